@@ -1,0 +1,40 @@
+// CachingAllocator: the CPU allocator behind every tensor. Freed blocks go
+// to a per-thread free list of their size class (no lock), overflow to a
+// shared pool (one mutex), and only a miss in both reaches the system.
+// A steady-state loop of ops therefore never calls malloc.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+namespace fastt {
+
+struct AllocatorStats {
+  int64_t allocated_bytes;       // handed out and not yet freed
+  int64_t peak_allocated_bytes;  // high-water mark of allocated_bytes
+  int64_t cached_bytes;          // held in free lists, ready for reuse
+  int64_t system_allocs;         // calls that reached the system allocator
+  int64_t system_frees;
+  int64_t alloc_requests;        // every allocate() call
+};
+
+class CachingAllocator {
+ public:
+  static constexpr size_t kAlignment = 64;
+
+  // Returns kAlignment-aligned memory of at least `nbytes` (0 allowed).
+  // Throws OutOfMemoryError after freeing the cache and retrying.
+  static void* allocate(size_t nbytes);
+  // `nbytes` must be the size passed to allocate().
+  static void deallocate(void* p, size_t nbytes);
+
+  static AllocatorStats stats();
+  static void reset_peak();
+  // Returns every cached block (this thread's and the shared pool's) to
+  // the system.
+  static void empty_cache();
+  // Size class index and the rounded size it serves (exposed for tests).
+  static int size_class(size_t nbytes);
+  static size_t class_size(int cls);
+};
+
+}  // namespace fastt

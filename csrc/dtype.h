@@ -1,0 +1,90 @@
+// DType: the element types, expanded from dtype.def, plus PyTorch's type
+// promotion rules. dtype_of<T> and FASTT_FOR_EACH_DTYPE map between the two.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "half.h"
+
+namespace fastt {
+
+enum class DType : uint8_t {
+#define FASTT_DTYPE(name, type, str, cat) name,
+#include "dtype.def"
+#undef FASTT_DTYPE
+};
+
+constexpr int kNumDTypes = 0
+#define FASTT_DTYPE(name, type, str, cat) +1
+#include "dtype.def"
+#undef FASTT_DTYPE
+    ;
+
+enum class DTypeCategory : uint8_t { Bool, Integral, Floating };
+
+constexpr size_t kDTypeSize[kNumDTypes] = {
+#define FASTT_DTYPE(name, type, str, cat) sizeof(type),
+#include "dtype.def"
+#undef FASTT_DTYPE
+};
+constexpr const char* kDTypeName[kNumDTypes] = {
+#define FASTT_DTYPE(name, type, str, cat) str,
+#include "dtype.def"
+#undef FASTT_DTYPE
+};
+constexpr DTypeCategory kDTypeCategory[kNumDTypes] = {
+#define FASTT_DTYPE(name, type, str, cat) DTypeCategory::cat,
+#include "dtype.def"
+#undef FASTT_DTYPE
+};
+
+constexpr size_t itemsize(DType t) { return kDTypeSize[int(t)]; }
+constexpr const char* dtype_name(DType t) { return kDTypeName[int(t)]; }
+constexpr DTypeCategory category(DType t) { return kDTypeCategory[int(t)]; }
+constexpr bool is_floating(DType t) {
+  return category(t) == DTypeCategory::Floating;
+}
+constexpr bool is_integral(DType t, bool include_bool) {
+  return category(t) == DTypeCategory::Integral ||
+         (include_bool && t == DType::Bool);
+}
+constexpr bool is_signed(DType t) {
+  return t != DType::Bool && t != DType::UInt8;
+}
+
+template <class T>
+struct DTypeOf;
+#define FASTT_DTYPE(name, type, str, cat)           \
+  template <>                                       \
+  struct DTypeOf<type> {                            \
+    static constexpr DType value = DType::name;     \
+  };
+#include "dtype.def"
+#undef FASTT_DTYPE
+template <class T>
+constexpr DType dtype_of = DTypeOf<T>::value;
+
+// PyTorch's promote_types: the smallest dtype both convert to safely.
+DType promote_types(DType a, DType b);
+// Parse "float32" / "float" / "int" style names (used by bindings, errors).
+bool dtype_from_name(const char* name, DType* out);
+
+// Default floating dtype (torch.get_default_dtype()); float32 or float64.
+DType default_dtype();
+void set_default_dtype(DType t);
+
+// Calls fn(T{}) with T the C++ type of `t`, e.g.
+//   visit_dtype(t, [&](auto tag) { using T = decltype(tag); ... });
+template <class F>
+inline decltype(auto) visit_dtype(DType t, F&& fn) {
+  switch (t) {
+#define FASTT_DTYPE(name, type, str, cat) \
+  case DType::name:                       \
+    return fn(type{});
+#include "dtype.def"
+#undef FASTT_DTYPE
+  }
+  return fn(float{});  // unreachable
+}
+
+}  // namespace fastt

@@ -1,0 +1,585 @@
+// Elementwise entry points. Every op funnels into `elementwise()`, which
+// promotes (PyTorch rules), broadcasts, allocates or checks the output,
+// builds the loop and makes one table call; the two-tensor case with equal
+// shapes, dtypes and dense layouts takes `binary_fast` first.
+#include "elementwise.h"
+
+#include <cstring>
+
+#include "loop_builder.h"
+
+namespace fastt {
+namespace {
+
+// How the result dtype follows from the promoted input dtype.
+enum class Rule : uint8_t {
+  Same,   // result = promoted inputs
+  Float,  // integer/bool promote to the default float dtype
+  Bool,   // computed in the promoted dtype, result is bool
+};
+
+struct Operand {
+  const Tensor* t = nullptr;
+  const Scalar* s = nullptr;
+  Operand(const Tensor& x) : t(&x) {}
+  Operand(const Scalar& x) : s(&x) {}
+};
+
+struct Params {
+  double f0 = 1.0;
+  int64_t i0 = 1;
+};
+
+[[noreturn]] FASTT_NOINLINE void throw_device_mismatch(Op op, Device a,
+                                                       Device b) {
+  throw RuntimeError(fmt::format(
+      "{}: expected all tensors to be on the same device, but found at "
+      "least two devices, {} and {}!",
+      op_name(op), a.str(), b.str()));
+}
+
+void check_no_internal_overlap(Op op, const Tensor& out) {
+  for (int64_t d = 0; d < out.dim(); ++d)
+    FASTT_CHECK(out.sizes()[d] <= 1 || out.strides()[d] != 0, RuntimeError,
+                "{}: unsupported operation: more than one element of the "
+                "written-to tensor refers to a single memory location. "
+                "Please clone() the tensor before performing the operation.",
+                op_name(op));
+}
+
+// The general path. `first_promoted` skips inputs before it in promotion
+// (where's condition). `out` may alias an input (in-place).
+Tensor elementwise(Op op, Rule rule, const Operand* ins, int nin, Tensor* out,
+                   const Params& p, int first_promoted = 0,
+                   DType forced_compute = DType(255)) {
+  // Device, promotion, broadcast shape.
+  Device device = kCPU;
+  bool have_device = false;
+  ResultTypeState state;
+  int64_t shape[kMaxDims];
+  int ndim = 0;
+  for (int k = 0; k < nin; ++k) {
+    if (ins[k].t) {
+      const Tensor& t = *ins[k].t;
+      FASTT_CHECK(t.defined(), ValueError, "{}: got an undefined tensor",
+                  op_name(op));
+      if (!have_device) {
+        device = t.device();
+        have_device = true;
+      } else if (t.device() != device) {
+        throw_device_mismatch(op, device, t.device());
+      }
+      if (k >= first_promoted) state.add(t);
+      ndim = broadcast_shapes(IntList(shape, ndim), t.sizes(), shape,
+                              op_name(op));
+    } else if (k >= first_promoted) {
+      state.add(*ins[k].s);
+    }
+  }
+  if (out && out->defined() && out->device() != device)
+    throw_device_mismatch(op, device, out->device());
+  DType compute = forced_compute != DType(255) ? forced_compute
+                                               : state.result();
+  if (rule == Rule::Float && !is_floating(compute)) compute = default_dtype();
+  DType result = rule == Rule::Bool ? DType::Bool : compute;
+
+  Tensor fresh;
+  Tensor* dst = out;
+  Tensor staging;  // when out's dtype differs from the result dtype
+  if (dst && dst->defined()) {
+    FASTT_CHECK(dst->sizes().equals(IntList(shape, ndim)), RuntimeError,
+                "{}: output with shape {} doesn't match the broadcast shape {}",
+                op_name(op), shape_str(dst->sizes()),
+                shape_str(IntList(shape, ndim)));
+    FASTT_CHECK(can_cast(result, dst->dtype()), RuntimeError,
+                "{}: result type {} can't be cast to the desired output type "
+                "{}",
+                op_name(op), dtype_name(result), dtype_name(dst->dtype()));
+    check_no_internal_overlap(op, *dst);
+    if (dst->dtype() != result) {
+      staging = Tensor::empty(IntList(shape, ndim), result, device);
+      dst = &staging;
+    }
+  } else {
+    fresh = Tensor::empty(IntList(shape, ndim), result, device);
+    dst = &fresh;
+  }
+
+  // Inputs in the compute dtype (a copy only when they differ).
+  Tensor converted[kMaxOperands];
+  const Tensor* tensors[kMaxOperands + 1];
+  KernelArgs args;
+  tensors[0] = dst;
+  for (int k = 0; k < nin; ++k) {
+    if (ins[k].t) {
+      const Tensor& t = *ins[k].t;
+      bool keep = k < first_promoted || t.dtype() == compute;
+      if (!keep) converted[k] = t.to(compute);
+      tensors[k + 1] = keep ? &t : &converted[k];
+    } else {
+      tensors[k + 1] = nullptr;
+      store_scalar(args, k + 1, *ins[k].s,
+                   k < first_promoted ? ins[k].s->natural_dtype() : compute);
+    }
+  }
+  args.f0 = p.f0;
+  args.i0 = p.i0;
+  KernelFn fn = lookup_kernel(op, device.type, compute);
+  if (dst->numel() > 0) {
+    build_loop(args, tensors, nin + 1);
+    fn(args);
+  }
+  if (out && out->defined()) {
+    if (dst != out) out->copy_(*dst);
+    out->bump_version();
+    return *out;
+  }
+  return fresh;
+}
+
+// Same shape, dtype and dense layout: no promotion or broadcasting work.
+inline bool dense_pair(const Tensor& a, const Tensor& b) {
+  return a.dtype() == b.dtype() && a.is_contiguous() && b.is_contiguous() &&
+         a.device() == b.device() && a.sizes().equals(b.sizes());
+}
+
+inline Tensor binary(Op op, Rule rule, const Tensor& a, const Tensor& b,
+                     const Params& p = {}) {
+  if (FASTT_LIKELY(a.defined() && b.defined() && dense_pair(a, b) &&
+                   (rule != Rule::Float || a.is_floating_point()))) {
+    KernelFn fn = lookup_kernel(op, a.device().type, a.dtype());
+    Tensor out = Tensor::empty(a.sizes(), rule == Rule::Bool ? DType::Bool
+                                                             : a.dtype(),
+                               a.device());
+    KernelArgs args;
+    const Tensor* ts[3] = {&out, &a, &b};
+    build_dense_loop(args, ts, 3);
+    args.f0 = p.f0;
+    args.i0 = p.i0;
+    fn(args);
+    return out;
+  }
+  Operand ins[2] = {a, b};
+  return elementwise(op, rule, ins, 2, nullptr, p);
+}
+
+// Tensor-scalar: the scalar rides in args.scalar_buf with stride 0.
+inline Tensor binary(Op op, Rule rule, const Tensor& a, const Scalar& b,
+                     const Params& p = {}) {
+  if (FASTT_LIKELY(a.defined() && a.is_contiguous() &&
+                   (is_floating(a.dtype()) || !b.is_floating()) &&
+                   (rule != Rule::Float || a.is_floating_point()) &&
+                   a.dtype() != DType::Bool && !b.is_bool())) {
+    DType t = a.dtype();
+    KernelFn fn = lookup_kernel(op, a.device().type, t);
+    Tensor out =
+        Tensor::empty(a.sizes(), rule == Rule::Bool ? DType::Bool : t,
+                      a.device());
+    KernelArgs args;
+    args.nops = 3;
+    args.ndim = 1;
+    args.numel = a.numel();
+    args.sizes[0] = args.numel;
+    args.contiguous = false;
+    args.data[0] = static_cast<char*>(out.data_ptr());
+    args.data[1] = static_cast<char*>(a.data_ptr());
+    args.strides[0][0] = int64_t(out.itemsize());
+    args.strides[1][0] = int64_t(a.itemsize());
+    args.strides[2][0] = 0;
+    args.dtypes[0] = out.dtype();
+    args.dtypes[1] = t;
+    store_scalar(args, 2, b, t);
+    args.f0 = p.f0;
+    args.i0 = p.i0;
+    if (args.numel > 0) fn(args);
+    return out;
+  }
+  Operand ins[2] = {a, b};
+  return elementwise(op, rule, ins, 2, nullptr, p);
+}
+
+inline Tensor binary(Op op, Rule rule, const Scalar& a, const Tensor& b,
+                     const Params& p = {}) {
+  Operand ins[2] = {a, b};
+  return elementwise(op, rule, ins, 2, nullptr, p);
+}
+
+template <class B>
+inline Tensor& binary_inplace(Op op, Rule rule, Tensor& a, const B& b,
+                              const Params& p = {}) {
+  Operand ins[2] = {Operand(a), Operand(b)};
+  elementwise(op, rule, ins, 2, &a, p);
+  return a;
+}
+
+inline Tensor& binary_out(Op op, Rule rule, Tensor& out, const Tensor& a,
+                          const Tensor& b, const Params& p = {}) {
+  Operand ins[2] = {a, b};
+  elementwise(op, rule, ins, 2, &out, p);
+  return out;
+}
+
+inline Tensor unary(Op op, Rule rule, const Tensor& a, const Params& p = {}) {
+  if (FASTT_LIKELY(a.defined() && a.is_contiguous() &&
+                   (rule != Rule::Float || a.is_floating_point()))) {
+    KernelFn fn = lookup_kernel(op, a.device().type, a.dtype());
+    Tensor out = Tensor::empty(
+        a.sizes(), rule == Rule::Bool ? DType::Bool : a.dtype(), a.device());
+    KernelArgs args;
+    const Tensor* ts[2] = {&out, &a};
+    build_dense_loop(args, ts, 2);
+    args.f0 = p.f0;
+    args.i0 = p.i0;
+    fn(args);
+    return out;
+  }
+  Operand ins[1] = {a};
+  return elementwise(op, rule, ins, 1, nullptr, p);
+}
+
+inline Tensor& unary_out(Op op, Rule rule, Tensor& out, const Tensor& a,
+                         const Params& p = {}) {
+  Operand ins[1] = {a};
+  elementwise(op, rule, ins, 1, &out, p);
+  return out;
+}
+
+Params alpha_params(const Scalar& alpha) {
+  Params p;
+  p.f0 = alpha.to_double();
+  p.i0 = alpha.to_int();
+  return p;
+}
+
+// Rule per binary op (the table column is the compute dtype).
+constexpr Rule rule_of(Op op) {
+  switch (op) {
+    case Op::div:
+    case Op::atan2:
+      return Rule::Float;
+    case Op::eq: case Op::ne: case Op::lt: case Op::le: case Op::gt:
+    case Op::ge: case Op::logical_and: case Op::logical_or:
+    case Op::logical_xor: case Op::logical_not:
+      return Rule::Bool;
+    case Op::exp: case Op::expm1: case Op::log: case Op::log1p:
+    case Op::log2: case Op::sqrt: case Op::rsqrt: case Op::sin:
+    case Op::cos: case Op::tanh: case Op::sigmoid: case Op::silu:
+    case Op::erf: case Op::reciprocal: case Op::gelu: case Op::gelu_tanh:
+    case Op::leaky_relu:
+      return Rule::Float;
+    default:
+      return Rule::Same;
+  }
+}
+
+void check_alpha(Op op, DType a, DType b, const Scalar& alpha) {
+  DType r = promote_types(a, b);
+  FASTT_CHECK(is_floating(r) || !alpha.is_floating(), TypeError,
+              "{}: for integral input tensors, argument alpha must not be a "
+              "floating point number.",
+              op_name(op));
+}
+
+void check_pow_scalar(const Tensor& a, const Scalar& e) {
+  FASTT_CHECK(is_floating(a.dtype()) || e.is_floating() || e.to_int() >= 0,
+              RuntimeError,
+              "pow: integers to negative integer powers are not allowed.");
+}
+
+}  // namespace
+
+bool can_cast(DType from, DType to) {
+  if (is_floating(from) && !is_floating(to)) return false;
+  if (from != DType::Bool && to == DType::Bool) return false;
+  return true;
+}
+
+// ---- unary ----
+#define FASTT_DEFINE_UNARY(name)                                     \
+  Tensor name(const Tensor& a) { return unary(Op::name, rule_of(Op::name), a); } \
+  Tensor& name##_(Tensor& a) {                                       \
+    return unary_out(Op::name, rule_of(Op::name), a, a);             \
+  }                                                                  \
+  Tensor& name##_out(Tensor& out, const Tensor& a) {                 \
+    return unary_out(Op::name, rule_of(Op::name), out, a);           \
+  }
+FASTT_UNARY_OPS(FASTT_DEFINE_UNARY)
+#undef FASTT_DEFINE_UNARY
+
+static Op gelu_op(const char* approximate) {
+  if (!approximate || std::strcmp(approximate, "none") == 0) return Op::gelu;
+  FASTT_CHECK(std::strcmp(approximate, "tanh") == 0, ValueError,
+              "gelu: approximate argument must be either none or tanh, got "
+              "'{}'",
+              approximate);
+  return Op::gelu_tanh;
+}
+Tensor gelu(const Tensor& a, const char* approximate) {
+  return unary(gelu_op(approximate), Rule::Float, a);
+}
+Tensor& gelu_(Tensor& a, const char* approximate) {
+  return unary_out(gelu_op(approximate), Rule::Float, a, a);
+}
+Tensor leaky_relu(const Tensor& a, double slope) {
+  Params p;
+  p.f0 = slope;
+  return unary(Op::leaky_relu, Rule::Float, a, p);
+}
+Tensor& leaky_relu_(Tensor& a, double slope) {
+  Params p;
+  p.f0 = slope;
+  return unary_out(Op::leaky_relu, Rule::Float, a, a, p);
+}
+
+// ---- binary ----
+#define FASTT_DEFINE_BINARY_AS(name, op)                                   \
+  Tensor name(const Tensor& a, const Tensor& b) {                          \
+    return binary(op, rule_of(op), a, b);                                  \
+  }                                                                        \
+  Tensor name(const Tensor& a, const Scalar& b) {                          \
+    return binary(op, rule_of(op), a, b);                                  \
+  }                                                                        \
+  Tensor name(const Scalar& a, const Tensor& b) {                          \
+    return binary(op, rule_of(op), a, b);                                  \
+  }                                                                        \
+  Tensor& name##_(Tensor& a, const Tensor& b) {                            \
+    return binary_inplace(op, rule_of(op), a, b);                          \
+  }                                                                        \
+  Tensor& name##_(Tensor& a, const Scalar& b) {                            \
+    return binary_inplace(op, rule_of(op), a, b);                          \
+  }                                                                        \
+  Tensor& name##_out(Tensor& out, const Tensor& a, const Tensor& b) {      \
+    return binary_out(op, rule_of(op), out, a, b);                         \
+  }
+#define FASTT_DEFINE_BINARY(name) FASTT_DEFINE_BINARY_AS(name, Op::name)
+FASTT_DEFINE_BINARY(mul)
+FASTT_DEFINE_BINARY(div)
+FASTT_DEFINE_BINARY_AS(floor_divide, Op::div_floor)
+FASTT_DEFINE_BINARY(remainder)
+FASTT_DEFINE_BINARY(fmod)
+FASTT_DEFINE_BINARY(maximum)
+FASTT_DEFINE_BINARY(minimum)
+FASTT_DEFINE_BINARY(atan2)
+FASTT_DEFINE_BINARY(eq)
+FASTT_DEFINE_BINARY(ne)
+FASTT_DEFINE_BINARY(lt)
+FASTT_DEFINE_BINARY(le)
+FASTT_DEFINE_BINARY(gt)
+FASTT_DEFINE_BINARY(ge)
+FASTT_DEFINE_BINARY(logical_and)
+FASTT_DEFINE_BINARY(logical_or)
+FASTT_DEFINE_BINARY(logical_xor)
+FASTT_DEFINE_BINARY(bitwise_and)
+FASTT_DEFINE_BINARY(bitwise_or)
+FASTT_DEFINE_BINARY(bitwise_xor)
+#undef FASTT_DEFINE_BINARY
+
+// pow: a negative integer exponent on an integer tensor is an error.
+Tensor pow(const Tensor& a, const Tensor& b) {
+  return binary(Op::pow, Rule::Same, a, b);
+}
+Tensor pow(const Tensor& a, const Scalar& b) {
+  check_pow_scalar(a, b);
+  return binary(Op::pow, Rule::Same, a, b);
+}
+Tensor pow(const Scalar& a, const Tensor& b) {
+  return binary(Op::pow, Rule::Same, a, b);
+}
+Tensor& pow_(Tensor& a, const Tensor& b) {
+  return binary_inplace(Op::pow, Rule::Same, a, b);
+}
+Tensor& pow_(Tensor& a, const Scalar& b) {
+  check_pow_scalar(a, b);
+  return binary_inplace(Op::pow, Rule::Same, a, b);
+}
+Tensor& pow_out(Tensor& out, const Tensor& a, const Tensor& b) {
+  return binary_out(Op::pow, Rule::Same, out, a, b);
+}
+
+#define FASTT_DEFINE_ALPHA(name)                                             \
+  Tensor name(const Tensor& a, const Tensor& b, const Scalar& alpha) {       \
+    if (!(alpha.is_integral() && alpha.to_int() == 1))                       \
+      check_alpha(Op::name, a.dtype(), b.dtype(), alpha);                    \
+    return binary(Op::name, Rule::Same, a, b, alpha_params(alpha));          \
+  }                                                                          \
+  Tensor name(const Tensor& a, const Scalar& b, const Scalar& alpha) {       \
+    if (!(alpha.is_integral() && alpha.to_int() == 1))                       \
+      check_alpha(Op::name, a.dtype(), b.natural_dtype(), alpha);            \
+    return binary(Op::name, Rule::Same, a, b, alpha_params(alpha));          \
+  }                                                                          \
+  Tensor name(const Scalar& a, const Tensor& b, const Scalar& alpha) {       \
+    return binary(Op::name, Rule::Same, a, b, alpha_params(alpha));          \
+  }                                                                          \
+  Tensor& name##_(Tensor& a, const Tensor& b, const Scalar& alpha) {         \
+    return binary_inplace(Op::name, Rule::Same, a, b, alpha_params(alpha));  \
+  }                                                                          \
+  Tensor& name##_(Tensor& a, const Scalar& b, const Scalar& alpha) {         \
+    return binary_inplace(Op::name, Rule::Same, a, b, alpha_params(alpha));  \
+  }                                                                          \
+  Tensor& name##_out(Tensor& out, const Tensor& a, const Tensor& b,          \
+                     const Scalar& alpha) {                                  \
+    return binary_out(Op::name, Rule::Same, out, a, b, alpha_params(alpha)); \
+  }
+FASTT_DEFINE_ALPHA(add)
+FASTT_DEFINE_ALPHA(sub)
+#undef FASTT_DEFINE_ALPHA
+
+static Op div_op(const char* mode) {
+  if (!mode) return Op::div;
+  if (std::strcmp(mode, "trunc") == 0) return Op::div_trunc;
+  if (std::strcmp(mode, "floor") == 0) return Op::div_floor;
+  throw ValueError(fmt::format(
+      "div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
+      "found '{}'",
+      mode));
+}
+Tensor div(const Tensor& a, const Tensor& b, const char* mode) {
+  Op op = div_op(mode);
+  return binary(op, rule_of(op), a, b);
+}
+Tensor div(const Tensor& a, const Scalar& b, const char* mode) {
+  Op op = div_op(mode);
+  return binary(op, rule_of(op), a, b);
+}
+
+// ---- ternary ----
+static Tensor where_impl(const Operand& c, const Operand& a,
+                         const Operand& b) {
+  FASTT_CHECK(c.t->dtype() == DType::Bool, TypeError,
+              "where expected condition to be a boolean tensor, but got a "
+              "tensor with dtype {}",
+              dtype_name(c.t->dtype()));
+  Operand ins[3] = {c, a, b};
+  return elementwise(Op::where, Rule::Same, ins, 3, nullptr, {}, 1);
+}
+Tensor where(const Tensor& c, const Tensor& a, const Tensor& b) {
+  return where_impl(c, a, b);
+}
+Tensor where(const Tensor& c, const Tensor& a, const Scalar& b) {
+  return where_impl(c, a, b);
+}
+Tensor where(const Tensor& c, const Scalar& a, const Tensor& b) {
+  return where_impl(c, a, b);
+}
+Tensor where(const Tensor& c, const Scalar& a, const Scalar& b) {
+  return where_impl(c, a, b);
+}
+
+static Tensor clamp_impl(const Tensor& a, const Operand* lo,
+                         const Operand* hi, Tensor* out) {
+  FASTT_CHECK(lo || hi, RuntimeError,
+              "clamp: at least one of 'min' or 'max' must not be None");
+  FASTT_CHECK(a.dtype() != DType::Bool, NotImplementedError,
+              "clamp: not implemented for dtype 'bool'");
+  Params p;
+  p.i0 = (lo ? 1 : 0) | (hi ? 2 : 0);
+  Operand ins[3] = {a, a, a};
+  int n = 1;
+  if (lo) ins[n++] = *lo;
+  if (hi) ins[n++] = *hi;
+  return elementwise(Op::clamp, Rule::Same, ins, n, out, p);
+}
+Tensor clamp(const Tensor& a, const Tensor& min, const Tensor& max) {
+  Operand lo(min), hi(max);
+  return clamp_impl(a, min.defined() ? &lo : nullptr,
+                    max.defined() ? &hi : nullptr, nullptr);
+}
+Tensor clamp(const Tensor& a, const Scalar* min, const Scalar* max) {
+  Operand lo = min ? Operand(*min) : Operand(Scalar(0));
+  Operand hi = max ? Operand(*max) : Operand(Scalar(0));
+  return clamp_impl(a, min ? &lo : nullptr, max ? &hi : nullptr, nullptr);
+}
+Tensor clamp(const Tensor& a, const Scalar& min, const Scalar& max) {
+  return clamp(a, &min, &max);
+}
+Tensor& clamp_(Tensor& a, const Scalar* min, const Scalar* max) {
+  Operand lo = min ? Operand(*min) : Operand(Scalar(0));
+  Operand hi = max ? Operand(*max) : Operand(Scalar(0));
+  clamp_impl(a, min ? &lo : nullptr, max ? &hi : nullptr, &a);
+  return a;
+}
+Tensor& clamp_(Tensor& a, const Tensor& min, const Tensor& max) {
+  Operand lo(min), hi(max);
+  clamp_impl(a, min.defined() ? &lo : nullptr, max.defined() ? &hi : nullptr,
+             &a);
+  return a;
+}
+Tensor clamp_min(const Tensor& a, const Scalar& min) {
+  return clamp(a, &min, nullptr);
+}
+Tensor clamp_max(const Tensor& a, const Scalar& max) {
+  return clamp(a, nullptr, &max);
+}
+
+Tensor lerp(const Tensor& a, const Tensor& end, const Tensor& weight) {
+  Operand ins[3] = {a, end, weight};
+  return elementwise(Op::lerp, Rule::Same, ins, 3, nullptr, {});
+}
+Tensor lerp(const Tensor& a, const Tensor& end, const Scalar& weight) {
+  Operand ins[3] = {a, end, weight};
+  return elementwise(Op::lerp, Rule::Same, ins, 3, nullptr, {}, 0,
+                     promote_types(a.dtype(), end.dtype()));
+}
+Tensor& lerp_(Tensor& a, const Tensor& end, const Scalar& weight) {
+  Operand ins[3] = {a, end, weight};
+  elementwise(Op::lerp, Rule::Same, ins, 3, &a, {}, 0, a.dtype());
+  return a;
+}
+
+static Tensor addc(Op op, const Tensor& a, const Tensor& t1, const Tensor& t2,
+                   const Scalar& value, Tensor* out) {
+  Params p = alpha_params(value);
+  Operand ins[3] = {a, t1, t2};
+  if (op == Op::addcdiv) {
+    DType r = promote_types(promote_types(a.dtype(), t1.dtype()), t2.dtype());
+    FASTT_CHECK(is_floating(r), RuntimeError,
+                "addcdiv: integer division with addcdiv is no longer "
+                "supported; use true division of floating inputs instead");
+  }
+  return elementwise(op, Rule::Same, ins, 3, out, p);
+}
+Tensor addcmul(const Tensor& a, const Tensor& t1, const Tensor& t2,
+               const Scalar& value) {
+  return addc(Op::addcmul, a, t1, t2, value, nullptr);
+}
+Tensor& addcmul_(Tensor& a, const Tensor& t1, const Tensor& t2,
+                 const Scalar& value) {
+  addc(Op::addcmul, a, t1, t2, value, &a);
+  return a;
+}
+Tensor addcdiv(const Tensor& a, const Tensor& t1, const Tensor& t2,
+               const Scalar& value) {
+  return addc(Op::addcdiv, a, t1, t2, value, nullptr);
+}
+Tensor& addcdiv_(Tensor& a, const Tensor& t1, const Tensor& t2,
+                 const Scalar& value) {
+  addc(Op::addcdiv, a, t1, t2, value, &a);
+  return a;
+}
+
+static void check_mask(const Tensor& mask) {
+  FASTT_CHECK(mask.dtype() == DType::Bool, TypeError,
+              "masked_fill_ only supports boolean masks, but got mask with "
+              "dtype {}",
+              dtype_name(mask.dtype()));
+}
+Tensor masked_fill(const Tensor& a, const Tensor& mask, const Scalar& value) {
+  Tensor out = a.clone();
+  return masked_fill_(out, mask, value);
+}
+Tensor& masked_fill_(Tensor& a, const Tensor& mask, const Scalar& value) {
+  check_mask(mask);
+  Operand ins[3] = {mask, value, a};
+  elementwise(Op::where, Rule::Same, ins, 3, &a, {}, 1, a.dtype());
+  return a;
+}
+Tensor masked_fill(const Tensor& a, const Tensor& mask, const Tensor& value) {
+  check_mask(mask);
+  FASTT_CHECK(value.dim() == 0, RuntimeError,
+              "masked_fill only supports a 0-dimensional value tensor, but "
+              "got tensor with {} dimension(s).",
+              value.dim());
+  return masked_fill(a, mask, value.item());
+}
+
+}  // namespace fastt

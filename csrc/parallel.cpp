@@ -1,0 +1,25 @@
+// Thread count for intra-op parallelism (OpenMP's pool when built with it).
+#include "parallel.h"
+
+#include "errors.h"
+
+namespace fastt {
+
+#if defined(_OPENMP)
+int get_num_threads() { return omp_get_max_threads(); }
+void set_num_threads(int n) {
+  FASTT_CHECK(n >= 1, ValueError,
+              "set_num_threads expects a positive integer, got {}", n);
+  omp_set_num_threads(n);
+}
+bool in_parallel_region() { return omp_in_parallel(); }
+#else
+int get_num_threads() { return 1; }
+void set_num_threads(int n) {
+  FASTT_CHECK(n >= 1, ValueError,
+              "set_num_threads expects a positive integer, got {}", n);
+}
+bool in_parallel_region() { return false; }
+#endif
+
+}  // namespace fastt

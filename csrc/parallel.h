@@ -1,0 +1,42 @@
+// Intra-op parallelism: OpenMP when built with it, one thread otherwise.
+// Work below `grain` elements never leaves the calling thread.
+#pragma once
+#include <algorithm>
+#include <cstdint>
+
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
+namespace fastt {
+
+int get_num_threads();
+void set_num_threads(int n);  // n >= 1
+bool in_parallel_region();
+
+template <class F>
+inline void parallel_for(int64_t begin, int64_t end, int64_t grain, F&& f) {
+  if (end <= begin) return;
+#if defined(_OPENMP)
+  int64_t n = end - begin;
+  if (n > grain && !in_parallel_region()) {
+    int nthreads = int(std::min<int64_t>(get_num_threads(),
+                                         (n + grain - 1) / grain));
+    if (nthreads > 1) {
+#pragma omp parallel num_threads(nthreads)
+      {
+        int tid = omp_get_thread_num();
+        int nt = omp_get_num_threads();
+        int64_t chunk = (n + nt - 1) / nt;
+        int64_t b = begin + tid * chunk;
+        int64_t e = std::min(end, b + chunk);
+        if (b < e) f(b, e);
+      }
+      return;
+    }
+  }
+#endif
+  f(begin, end);
+}
+
+}  // namespace fastt

@@ -1,0 +1,740 @@
+// TensorImpl lifetime, shape helpers, views, copies and type promotion.
+// Views only build a new TensorImpl over the same Storage; copies go
+// through the `copy` kernel of the dispatch table.
+#include "tensor.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "allocator.h"
+#include "dispatch.h"
+#include "ops/loop_builder.h"
+
+namespace fastt {
+
+// ---------------------------------------------------------------- impl --
+void* TensorImpl::operator new(size_t n) {
+  return CachingAllocator::allocate(n);
+}
+void TensorImpl::operator delete(void* p) {
+  CachingAllocator::deallocate(p, sizeof(TensorImpl));
+}
+TensorImpl::~TensorImpl() {
+  delete autograd;
+  if (storage) storage->decref();
+}
+void TensorImpl::refresh() {
+  int64_t n = 1;
+  for (int d = 0; d < ndim; ++d) n *= sizes[d];
+  numel = n;
+  bool c = true;
+  int64_t expected = 1;
+  for (int d = ndim - 1; d >= 0; --d) {
+    if (sizes[d] == 1) continue;
+    if (strides[d] != expected) {
+      c = false;
+      break;
+    }
+    expected *= sizes[d];
+  }
+  contiguous = c || n == 0;
+  data = static_cast<char*>(storage->data()) + offset * int64_t(fastt::itemsize(dtype));
+}
+
+// ------------------------------------------------------- shape helpers --
+int64_t wrap_dim(int64_t d, int64_t ndim, const char* op) {
+  int64_t n = ndim > 0 ? ndim : 1;  // 0-d tensors accept dims -1 and 0
+  if (FASTT_UNLIKELY(d < -n || d >= n))
+    throw IndexError(fmt::format(
+        "{}: Dimension out of range (expected to be in range of [{}, {}], but "
+        "got {})",
+        op, -n, n - 1, d));
+  return d < 0 ? d + n : d;
+}
+
+std::string shape_str(IntList sizes) {
+  return fmt::format("[{}]", fmt::join(sizes.begin(), sizes.end(), ", "));
+}
+
+int broadcast_shapes(IntList a, IntList b, int64_t* out, const char* op) {
+  const int na = int(a.size()), nb = int(b.size());
+  const int n = std::max(na, nb);
+  FASTT_CHECK(n <= kMaxDims, ValueError,
+              "{}: tensors with more than {} dimensions are not supported", op,
+              kMaxDims);
+  int64_t tmp[kMaxDims];
+  for (int i = 0; i < n; ++i) {
+    int ia = na - n + i, ib = nb - n + i;
+    int64_t sa = ia >= 0 ? a[ia] : 1;
+    int64_t sb = ib >= 0 ? b[ib] : 1;
+    if (sa == sb || sb == 1) {
+      tmp[i] = sa;
+    } else if (sa == 1) {
+      tmp[i] = sb;
+    } else {
+      throw RuntimeError(fmt::format(
+          "{}: The size of tensor a ({}) must match the size of tensor b ({}) "
+          "at non-singleton dimension {}. Shapes: {} and {}",
+          op, sa, sb, i, shape_str(a), shape_str(b)));
+    }
+  }
+  std::copy(tmp, tmp + n, out);
+  return n;
+}
+
+std::vector<int64_t> broadcast_shapes(IntList a, IntList b) {
+  int64_t out[kMaxDims];
+  int n = broadcast_shapes(a, b, out, "broadcast_shapes");
+  return std::vector<int64_t>(out, out + n);
+}
+
+int64_t checked_numel(IntList sizes, const char* op) {
+  FASTT_CHECK(sizes.size() <= size_t(kMaxDims), ValueError,
+              "{}: tensors with more than {} dimensions are not supported "
+              "(got {})",
+              op, kMaxDims, sizes.size());
+  int64_t n = 1;
+  bool overflow = false;
+  for (int64_t s : sizes) {
+    FASTT_CHECK(s >= 0, RuntimeError,
+                "{}: Trying to create tensor with negative dimension {}: {}",
+                op, s, shape_str(sizes));
+    if (__builtin_mul_overflow(n, s, &n)) overflow = true;
+  }
+  FASTT_CHECK(!overflow && n <= (int64_t(1) << 56), RuntimeError,
+              "{}: size {} is too large (the number of elements overflows)",
+              op, shape_str(sizes));
+  return n;
+}
+
+void contiguous_strides(IntList sizes, int64_t* strides) {
+  int64_t s = 1;
+  for (int d = int(sizes.size()) - 1; d >= 0; --d) {
+    strides[d] = s;
+    s *= std::max<int64_t>(sizes[d], 1);
+  }
+}
+
+// ------------------------------------------------------------- creation --
+Tensor Tensor::empty(IntList sizes, DType dtype, Device device) {
+  const int nd = int(sizes.size());
+  int64_t numel = 1;
+  bool ok = nd <= kMaxDims;
+  for (int d = 0; ok && d < nd; ++d) {
+    ok = sizes[d] >= 0 && !__builtin_mul_overflow(numel, sizes[d], &numel);
+  }
+  if (FASTT_UNLIKELY(!ok || numel > (int64_t(1) << 56)))
+    checked_numel(sizes, "empty");  // throws the right error
+  TensorImpl* impl = new TensorImpl();
+  Tensor t(impl);  // owns impl from here, so a failed alloc frees it
+  impl->dtype = dtype;
+  impl->device = device;
+  impl->ndim = int8_t(nd);
+  int64_t stride = 1;
+  for (int d = nd - 1; d >= 0; --d) {
+    impl->sizes[d] = sizes[d];
+    impl->strides[d] = stride;
+    stride *= sizes[d] > 1 ? sizes[d] : 1;
+  }
+  impl->numel = numel;
+  impl->contiguous = true;
+  impl->storage = Storage::create(size_t(numel) * fastt::itemsize(dtype), device);
+  impl->data = static_cast<char*>(impl->storage->data());
+  return t;
+}
+
+Tensor Tensor::from_storage(Storage* storage, IntList sizes, IntList strides,
+                            int64_t offset, DType dtype) {
+  FASTT_CHECK(sizes.size() == strides.size(), ValueError,
+              "from_storage: mismatch in length of strides and shape ({} vs "
+              "{})",
+              strides.size(), sizes.size());
+  checked_numel(sizes, "from_storage");
+  TensorImpl* impl = new TensorImpl();
+  Tensor t(impl);
+  storage->incref();
+  impl->storage = storage;
+  impl->dtype = dtype;
+  impl->device = storage->device();
+  impl->ndim = int8_t(sizes.size());
+  impl->offset = offset;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    impl->sizes[d] = sizes[d];
+    impl->strides[d] = strides[d];
+  }
+  impl->refresh();
+  return t;
+}
+
+int64_t Tensor::size(int64_t d) const {
+  return impl_->sizes[wrap_dim(d, impl_->ndim, "size")];
+}
+int64_t Tensor::stride(int64_t d) const {
+  return impl_->strides[wrap_dim(d, impl_->ndim, "stride")];
+}
+
+// --------------------------------------------------------------- views --
+namespace {
+
+// A new impl sharing self's storage, with the given geometry.
+Tensor make_view(const TensorImpl* self, int nd, const int64_t* sizes,
+                 const int64_t* strides, int64_t offset) {
+  TensorImpl* impl = new TensorImpl();
+  Tensor t(impl);
+  self->storage->incref();
+  impl->storage = self->storage;
+  impl->dtype = self->dtype;
+  impl->device = self->device;
+  impl->ndim = int8_t(nd);
+  impl->offset = offset;
+  for (int d = 0; d < nd; ++d) {
+    impl->sizes[d] = sizes[d];
+    impl->strides[d] = strides[d];
+  }
+  impl->refresh();
+  return t;
+}
+
+// Resolves one -1 in a requested shape against numel.
+int infer_size(IntList req, int64_t numel, int64_t* out, const char* op) {
+  FASTT_CHECK(req.size() <= size_t(kMaxDims), ValueError,
+              "{}: tensors with more than {} dimensions are not supported", op,
+              kMaxDims);
+  int infer = -1;
+  int64_t prod = 1;
+  for (size_t i = 0; i < req.size(); ++i) {
+    if (req[i] == -1) {
+      FASTT_CHECK(infer < 0, RuntimeError, "{}: only one dimension can be inferred", op);
+      infer = int(i);
+    } else {
+      FASTT_CHECK(req[i] >= 0, RuntimeError, "{}: invalid shape dimension {}", op, req[i]);
+      prod *= req[i];
+    }
+    out[i] = req[i];
+  }
+  if (infer >= 0) {
+    FASTT_CHECK(prod != 0 && numel % prod == 0, RuntimeError,
+                "shape '{}' is invalid for input of size {}", shape_str(req),
+                numel);
+    out[infer] = numel / prod;
+  } else {
+    FASTT_CHECK(prod == numel, RuntimeError,
+                "shape '{}' is invalid for input of size {}", shape_str(req),
+                numel);
+  }
+  return int(req.size());
+}
+
+// torch's computeStride: strides for viewing (sizes, strides) as newshape
+// without copying, or false when the memory layout does not allow it.
+bool view_strides(const TensorImpl* t, const int64_t* newshape, int nnew,
+                  int64_t* newstride) {
+  if (t->ndim == 0 || t->numel == 0 || t->contiguous) {
+    contiguous_strides(IntList(newshape, size_t(nnew)), newstride);
+    return t->contiguous || t->ndim == 0 || t->numel == 0;
+  }
+  int64_t view_d = nnew - 1;
+  int64_t chunk_base_stride = t->strides[t->ndim - 1];
+  int64_t tensor_numel = 1, view_numel = 1;
+  for (int64_t td = t->ndim - 1; td >= 0; --td) {
+    tensor_numel *= t->sizes[td];
+    if (td == 0 || (t->sizes[td - 1] != 1 &&
+                    t->strides[td - 1] != tensor_numel * chunk_base_stride)) {
+      while (view_d >= 0 &&
+             (view_numel < tensor_numel || newshape[view_d] == 1)) {
+        newstride[view_d] = view_numel * chunk_base_stride;
+        view_numel *= newshape[view_d];
+        --view_d;
+      }
+      if (view_numel != tensor_numel) return false;
+      if (td > 0) {
+        chunk_base_stride = t->strides[td - 1];
+        tensor_numel = 1;
+        view_numel = 1;
+      }
+    }
+  }
+  return view_d == -1;
+}
+
+}  // namespace
+
+Tensor Tensor::view(IntList req) const {
+  int64_t shape[kMaxDims], strides[kMaxDims];
+  int nd = infer_size(req, impl_->numel, shape, "view");
+  FASTT_CHECK(view_strides(impl_, shape, nd, strides), RuntimeError,
+              "view size is not compatible with input tensor's size and "
+              "stride (at least one dimension spans across two contiguous "
+              "subspaces). Use .reshape(...) instead.");
+  return make_view(impl_, nd, shape, strides, impl_->offset);
+}
+
+Tensor Tensor::reshape(IntList req) const {
+  int64_t shape[kMaxDims], strides[kMaxDims];
+  int nd = infer_size(req, impl_->numel, shape, "reshape");
+  if (view_strides(impl_, shape, nd, strides))
+    return make_view(impl_, nd, shape, strides, impl_->offset);
+  return contiguous().view(IntList(shape, size_t(nd)));
+}
+
+Tensor Tensor::transpose(int64_t d0, int64_t d1) const {
+  const int nd = impl_->ndim;
+  d0 = wrap_dim(d0, nd, "transpose");
+  d1 = wrap_dim(d1, nd, "transpose");
+  int64_t sizes[kMaxDims], strides[kMaxDims];
+  std::copy(impl_->sizes, impl_->sizes + nd, sizes);
+  std::copy(impl_->strides, impl_->strides + nd, strides);
+  if (nd > 0) {
+    std::swap(sizes[d0], sizes[d1]);
+    std::swap(strides[d0], strides[d1]);
+  }
+  return make_view(impl_, nd, sizes, strides, impl_->offset);
+}
+
+Tensor Tensor::permute(IntList dims) const {
+  const int nd = impl_->ndim;
+  FASTT_CHECK(int(dims.size()) == nd, RuntimeError,
+              "permute(sparse_coo): number of dimensions in the tensor input "
+              "does not match the length of the desired ordering of "
+              "dimensions i.e. input.dim() = {} is not equal to len(dims) = {}",
+              nd, dims.size());
+  int64_t sizes[kMaxDims], strides[kMaxDims];
+  bool seen[kMaxDims] = {};
+  for (int i = 0; i < nd; ++i) {
+    int64_t d = wrap_dim(dims[i], nd, "permute");
+    FASTT_CHECK(!seen[d], RuntimeError, "permute: repeated dim {} in {}", d,
+                shape_str(dims));
+    seen[d] = true;
+    sizes[i] = impl_->sizes[d];
+    strides[i] = impl_->strides[d];
+  }
+  return make_view(impl_, nd, sizes, strides, impl_->offset);
+}
+
+Tensor Tensor::t() const {
+  FASTT_CHECK(impl_->ndim <= 2, RuntimeError,
+              "t() expects a tensor with <= 2 dimensions, but self is {}D",
+              int(impl_->ndim));
+  if (impl_->ndim < 2) return alias();
+  return transpose(0, 1);
+}
+
+Tensor Tensor::mT() const {
+  FASTT_CHECK(impl_->ndim >= 2, RuntimeError,
+              "tensor.mT is only supported on matrices or batches of "
+              "matrices. Got {}-D tensor.",
+              int(impl_->ndim));
+  return transpose(-2, -1);
+}
+
+Tensor Tensor::squeeze() const {
+  int64_t sizes[kMaxDims], strides[kMaxDims];
+  int nd = 0;
+  for (int d = 0; d < impl_->ndim; ++d) {
+    if (impl_->sizes[d] == 1) continue;
+    sizes[nd] = impl_->sizes[d];
+    strides[nd++] = impl_->strides[d];
+  }
+  return make_view(impl_, nd, sizes, strides, impl_->offset);
+}
+
+Tensor Tensor::squeeze(int64_t dim) const {
+  const int nd = impl_->ndim;
+  dim = wrap_dim(dim, nd, "squeeze");
+  if (nd == 0 || impl_->sizes[dim] != 1) return alias();
+  int64_t sizes[kMaxDims], strides[kMaxDims];
+  int k = 0;
+  for (int d = 0; d < nd; ++d) {
+    if (d == dim) continue;
+    sizes[k] = impl_->sizes[d];
+    strides[k++] = impl_->strides[d];
+  }
+  return make_view(impl_, k, sizes, strides, impl_->offset);
+}
+
+Tensor Tensor::unsqueeze(int64_t dim) const {
+  const int nd = impl_->ndim;
+  dim = wrap_dim(dim, nd + 1, "unsqueeze");
+  FASTT_CHECK(nd < kMaxDims, ValueError,
+              "unsqueeze: tensors with more than {} dimensions are not "
+              "supported",
+              kMaxDims);
+  int64_t sizes[kMaxDims], strides[kMaxDims];
+  for (int d = 0, k = 0; d <= nd; ++d) {
+    if (d == dim) {
+      sizes[d] = 1;
+      strides[d] = d < nd ? impl_->sizes[k] * impl_->strides[k] : 1;
+    } else {
+      sizes[d] = impl_->sizes[k];
+      strides[d] = impl_->strides[k++];
+    }
+  }
+  return make_view(impl_, nd + 1, sizes, strides, impl_->offset);
+}
+
+Tensor Tensor::expand(IntList req) const {
+  const int nd = impl_->ndim;
+  const int nn = int(req.size());
+  FASTT_CHECK(nn >= nd, RuntimeError,
+              "expand: the number of sizes provided ({}) must be greater or "
+              "equal to the number of dimensions in the tensor ({})",
+              nn, nd);
+  FASTT_CHECK(nn <= kMaxDims, ValueError,
+              "expand: tensors with more than {} dimensions are not supported",
+              kMaxDims);
+  int64_t sizes[kMaxDims], strides[kMaxDims];
+  for (int i = nn - 1; i >= 0; --i) {
+    int j = i - (nn - nd);
+    int64_t want = req[i];
+    if (j >= 0) {
+      int64_t have = impl_->sizes[j];
+      if (want == -1) want = have;
+      FASTT_CHECK(have == want || have == 1, RuntimeError,
+                  "The expanded size of the tensor ({}) must match the "
+                  "existing size ({}) at non-singleton dimension {}.  Target "
+                  "sizes: {}.  Tensor sizes: {}",
+                  want, have, i, shape_str(req), shape_str(this->sizes()));
+      FASTT_CHECK(want >= 0, RuntimeError,
+                  "expand: invalid size {} at dimension {}", want, i);
+      sizes[i] = want;
+      strides[i] = have == want ? impl_->strides[j] : 0;
+    } else {
+      FASTT_CHECK(want >= 0, RuntimeError,
+                  "The expanded size of the tensor ({}) isn't allowed in a "
+                  "leading, non-existing dimension {}",
+                  want, i);
+      sizes[i] = want;
+      strides[i] = 0;
+    }
+  }
+  return make_view(impl_, nn, sizes, strides, impl_->offset);
+}
+
+Tensor Tensor::flatten(int64_t start, int64_t end) const {
+  const int nd = impl_->ndim;
+  if (nd == 0) return reshape({1});
+  start = wrap_dim(start, nd, "flatten");
+  end = wrap_dim(end, nd, "flatten");
+  FASTT_CHECK(start <= end, RuntimeError,
+              "flatten() has invalid args: start_dim cannot come after "
+              "end_dim");
+  if (start == end) return alias();
+  int64_t shape[kMaxDims];
+  int k = 0;
+  for (int d = 0; d < start; ++d) shape[k++] = impl_->sizes[d];
+  int64_t m = 1;
+  for (int64_t d = start; d <= end; ++d) m *= impl_->sizes[d];
+  shape[k++] = m;
+  for (int d = int(end) + 1; d < nd; ++d) shape[k++] = impl_->sizes[d];
+  return reshape(IntList(shape, size_t(k)));
+}
+
+Tensor Tensor::unflatten(int64_t dim, IntList sizes_req) const {
+  const int nd = impl_->ndim;
+  dim = wrap_dim(dim, nd, "unflatten");
+  int64_t inferred[kMaxDims];
+  infer_size(sizes_req, impl_->sizes[dim], inferred, "unflatten");
+  int64_t shape[kMaxDims];
+  int k = 0;
+  for (int d = 0; d < dim; ++d) shape[k++] = impl_->sizes[d];
+  FASTT_CHECK(nd - 1 + int(sizes_req.size()) <= kMaxDims, ValueError,
+              "unflatten: too many dimensions");
+  for (size_t i = 0; i < sizes_req.size(); ++i) shape[k++] = inferred[i];
+  for (int d = int(dim) + 1; d < nd; ++d) shape[k++] = impl_->sizes[d];
+  return view(IntList(shape, size_t(k)));
+}
+
+Tensor Tensor::narrow(int64_t dim, int64_t start, int64_t length) const {
+  FASTT_CHECK(impl_->ndim > 0, RuntimeError,
+              "narrow() cannot be applied to a 0-dim tensor.");
+  dim = wrap_dim(dim, impl_->ndim, "narrow");
+  int64_t size = impl_->sizes[dim];
+  FASTT_CHECK(start >= -size && start <= size, IndexError,
+              "start out of range (expected to be in range of [{}, {}], but "
+              "got {})",
+              -size, size, start);
+  if (start < 0) start += size;
+  FASTT_CHECK(length >= 0 && start <= size - length, RuntimeError,
+              "start ({}) + length ({}) exceeds dimension size ({}).", start,
+              length, size);
+  return slice(dim, start, start + length, 1);
+}
+
+Tensor Tensor::select(int64_t dim, int64_t index) const {
+  FASTT_CHECK(impl_->ndim > 0, IndexError,
+              "select() cannot be applied to a 0-dim tensor.");
+  const int nd = impl_->ndim;
+  dim = wrap_dim(dim, nd, "select");
+  int64_t size = impl_->sizes[dim];
+  FASTT_CHECK(index >= -size && index < size, IndexError,
+              "index {} is out of bounds for dimension {} with size {}", index,
+              dim, size);
+  if (index < 0) index += size;
+  int64_t sizes[kMaxDims], strides[kMaxDims];
+  int k = 0;
+  for (int d = 0; d < nd; ++d) {
+    if (d == dim) continue;
+    sizes[k] = impl_->sizes[d];
+    strides[k++] = impl_->strides[d];
+  }
+  return make_view(impl_, k, sizes, strides,
+                   impl_->offset + index * impl_->strides[dim]);
+}
+
+Tensor Tensor::slice(int64_t dim, int64_t start, int64_t end,
+                     int64_t step) const {
+  FASTT_CHECK(impl_->ndim > 0, IndexError,
+              "slice() cannot be applied to a 0-dim tensor.");
+  const int nd = impl_->ndim;
+  dim = wrap_dim(dim, nd, "slice");
+  FASTT_CHECK(step > 0, ValueError, "slice step must be positive, got {}",
+              step);
+  int64_t size = impl_->sizes[dim];
+  if (start < 0) start += size;
+  if (end < 0) end += size;
+  start = std::min(std::max<int64_t>(start, 0), size);
+  end = std::min(std::max<int64_t>(end, start), size);
+  int64_t len = (end - start + step - 1) / step;
+  int64_t sizes[kMaxDims], strides[kMaxDims];
+  std::copy(impl_->sizes, impl_->sizes + nd, sizes);
+  std::copy(impl_->strides, impl_->strides + nd, strides);
+  sizes[dim] = len;
+  strides[dim] *= step;
+  return make_view(impl_, nd, sizes, strides,
+                   impl_->offset + start * impl_->strides[dim]);
+}
+
+Tensor Tensor::as_strided(IntList sizes, IntList strides,
+                          int64_t offset) const {
+  if (offset < 0) offset = impl_->offset;
+  FASTT_CHECK(sizes.size() == strides.size(), RuntimeError,
+              "as_strided: mismatch in length of strides and shape");
+  FASTT_CHECK(sizes.size() <= size_t(kMaxDims), ValueError,
+              "as_strided: tensors with more than {} dimensions are not "
+              "supported",
+              kMaxDims);
+  int64_t numel = checked_numel(sizes, "as_strided");
+  int64_t max_index = offset;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    FASTT_CHECK(strides[d] >= 0, RuntimeError,
+                "as_strided: Negative strides are not supported at the moment, "
+                "got strides: {}",
+                shape_str(strides));
+    if (sizes[d] > 0) max_index += (sizes[d] - 1) * strides[d];
+  }
+  int64_t storage_elems = int64_t(impl_->storage->nbytes() / itemsize());
+  FASTT_CHECK(numel == 0 || max_index < storage_elems, RuntimeError,
+              "setStorage: sizes {}, strides {}, storage offset {}, and "
+              "itemsize {} requiring a storage size of {} are out of bounds "
+              "for storage of size {}",
+              shape_str(sizes), shape_str(strides), offset, itemsize(),
+              (max_index + 1) * int64_t(itemsize()),
+              impl_->storage->nbytes());
+  FASTT_CHECK(offset >= 0, RuntimeError,
+              "as_strided: negative storage offset {}", offset);
+  return make_view(impl_, int(sizes.size()), sizes.data(), strides.data(),
+                   offset);
+}
+
+Tensor Tensor::diagonal(int64_t off, int64_t d0, int64_t d1) const {
+  const int nd = impl_->ndim;
+  FASTT_CHECK(nd >= 2, RuntimeError,
+              "diagonal dimensions requires at least 2 dimensions, got {}", nd);
+  d0 = wrap_dim(d0, nd, "diagonal");
+  d1 = wrap_dim(d1, nd, "diagonal");
+  FASTT_CHECK(d0 != d1, RuntimeError,
+              "diagonal dimensions cannot be identical {}, {}", d0, d1);
+  int64_t offset = impl_->offset;
+  int64_t len;
+  if (off >= 0) {
+    len = std::max<int64_t>(
+        std::min(impl_->sizes[d0], impl_->sizes[d1] - off), 0);
+    if (len > 0) offset += off * impl_->strides[d1];
+  } else {
+    len = std::max<int64_t>(
+        std::min(impl_->sizes[d0] + off, impl_->sizes[d1]), 0);
+    if (len > 0) offset -= off * impl_->strides[d0];
+  }
+  int64_t sizes[kMaxDims], strides[kMaxDims];
+  int k = 0;
+  for (int d = 0; d < nd; ++d) {
+    if (d == d0 || d == d1) continue;
+    sizes[k] = impl_->sizes[d];
+    strides[k++] = impl_->strides[d];
+  }
+  sizes[k] = len;
+  strides[k++] = impl_->strides[d0] + impl_->strides[d1];
+  return make_view(impl_, k, sizes, strides, offset);
+}
+
+Tensor Tensor::unfold(int64_t dim, int64_t size, int64_t step) const {
+  const int nd = impl_->ndim;
+  dim = wrap_dim(dim, nd, "unfold");
+  int64_t have = nd == 0 ? 1 : impl_->sizes[dim];
+  FASTT_CHECK(size >= 0 && size <= have, RuntimeError,
+              "maximum size for tensor at dimension {} is {} but size is {}",
+              dim, have, size);
+  FASTT_CHECK(step > 0, RuntimeError, "step is {} but must be > 0", step);
+  FASTT_CHECK(nd < kMaxDims, ValueError, "unfold: too many dimensions");
+  int64_t sizes[kMaxDims], strides[kMaxDims];
+  std::copy(impl_->sizes, impl_->sizes + nd, sizes);
+  std::copy(impl_->strides, impl_->strides + nd, strides);
+  int64_t st = nd == 0 ? 1 : impl_->strides[dim];
+  if (nd > 0) {
+    sizes[dim] = (have - size) / step + 1;
+    strides[dim] = st * step;
+  }
+  sizes[nd] = size;
+  strides[nd] = st;
+  return make_view(impl_, nd + 1, sizes, strides, impl_->offset);
+}
+
+Tensor Tensor::alias() const {
+  return make_view(impl_, impl_->ndim, impl_->sizes, impl_->strides,
+                   impl_->offset);
+}
+
+// -------------------------------------------------------------- copies --
+Tensor& Tensor::copy_(const Tensor& src) {
+  FASTT_CHECK(src.defined(), ValueError, "copy_: source tensor is undefined");
+  int64_t shape[kMaxDims];
+  int nd = broadcast_shapes(sizes(), src.sizes(), shape, "copy_");
+  FASTT_CHECK(sizes().equals(IntList(shape, size_t(nd))), RuntimeError,
+              "copy_: output with shape {} doesn't match the broadcast shape "
+              "{}",
+              shape_str(sizes()), shape_str(IntList(shape, size_t(nd))));
+  for (int d = 0; d < impl_->ndim; ++d)
+    FASTT_CHECK(impl_->sizes[d] <= 1 || impl_->strides[d] != 0, RuntimeError,
+                "copy_: unsupported operation: more than one element of the "
+                "written-to tensor refers to a single memory location. "
+                "Please clone() the tensor before performing the operation.");
+  if (device() != src.device()) {
+    // Cross-device: stage through a contiguous tensor on the source device,
+    // then hand the bytes to the backend's copy hook.
+    FASTT_CHECK(false, RuntimeError,
+                "copy_: copies between {} and {} need the CUDA backend, which "
+                "this build does not have",
+                device().str(), src.device().str());
+  }
+  if (numel() == 0) return *this;
+  KernelArgs args;
+  const Tensor* ts[2] = {this, &src};
+  if (is_contiguous() && src.is_contiguous() && src.numel() == numel())
+    build_dense_loop(args, ts, 2);
+  else
+    build_loop(args, ts, 2);
+  lookup_kernel(Op::copy, device().type, dtype())(args);
+  bump_version();
+  return *this;
+}
+
+Tensor Tensor::contiguous() const {
+  if (impl_->contiguous) return *this;
+  return clone();
+}
+
+Tensor Tensor::clone() const {
+  Tensor out = empty(sizes(), dtype(), device());
+  out.copy_(*this);
+  return out;
+}
+
+Tensor Tensor::to(DType dt, bool copy) const {
+  if (dt == dtype() && !copy) return *this;
+  Tensor out = empty(sizes(), dt, device());
+  out.copy_(*this);
+  return out;
+}
+
+Tensor Tensor::to(Device dev, bool copy) const {
+  if (dev == device() && !copy) return *this;
+  Tensor out = empty(sizes(), dtype(), dev);
+  out.copy_(*this);
+  return out;
+}
+
+Tensor& Tensor::fill_(const Scalar& value) {
+  for (int d = 0; d < impl_->ndim; ++d)
+    FASTT_CHECK(impl_->sizes[d] <= 1 || impl_->strides[d] != 0, RuntimeError,
+                "fill_: unsupported operation: more than one element of the "
+                "written-to tensor refers to a single memory location.");
+  if (numel() > 0) {
+    KernelArgs args;
+    const Tensor* ts[1] = {this};
+    if (is_contiguous())
+      build_dense_loop(args, ts, 1);
+    else
+      build_loop(args, ts, 1);
+    args.s0 = value;
+    lookup_kernel(Op::fill, device().type, dtype())(args);
+  }
+  bump_version();
+  return *this;
+}
+
+Scalar Tensor::item() const {
+  FASTT_CHECK(numel() == 1, RuntimeError,
+              "a Tensor with {} elements cannot be converted to Scalar",
+              numel());
+  if (!is_cpu()) return to(kCPU).item();
+  return visit_dtype(dtype(), [&](auto tag) -> Scalar {
+    using T = decltype(tag);
+    return Scalar(*reinterpret_cast<const T*>(impl_->data));
+  });
+}
+
+// ------------------------------------------------------ type promotion --
+DType Scalar::natural_dtype() const {
+  switch (kind_) {
+    case Kind::Bool: return DType::Bool;
+    case Kind::Int: return DType::Int64;
+    case Kind::Float: return default_dtype();
+  }
+  return DType::Int64;
+}
+
+namespace {
+int promote_slot(int cur, DType t) {
+  return cur < 0 ? int(t) : int(promote_types(DType(cur), t));
+}
+// torch's combine_categories: `higher` tier wins unless `lower` is of a
+// higher category (bool < integral < floating).
+int combine(int higher, int lower) {
+  if (higher < 0) return lower;
+  if (lower < 0) return higher;
+  DType h = DType(higher), l = DType(lower);
+  if (is_floating(h)) return higher;
+  if (h == DType::Bool || is_floating(l)) return int(promote_types(h, l));
+  return higher;
+}
+}  // namespace
+
+void ResultTypeState::add(const Tensor& t) {
+  if (t.dim() > 0)
+    dim_ = promote_slot(dim_, t.dtype());
+  else
+    zero_ = promote_slot(zero_, t.dtype());
+}
+void ResultTypeState::add(const Scalar& s) {
+  // A Python float promotes as the default dtype, an int as int64.
+  wrapped_ = promote_slot(wrapped_, s.natural_dtype());
+}
+DType ResultTypeState::result() const {
+  int r = combine(dim_, combine(zero_, wrapped_));
+  return r < 0 ? default_dtype() : DType(r);
+}
+
+DType result_type(const Tensor& a, const Tensor& b) {
+  ResultTypeState s;
+  s.add(a);
+  s.add(b);
+  return s.result();
+}
+DType result_type(const Tensor& a, const Scalar& b) {
+  ResultTypeState s;
+  s.add(a);
+  s.add(b);
+  return s.result();
+}
+
+}  // namespace fastt

@@ -1,0 +1,217 @@
+// Tensor: an intrusive-refcounted handle to TensorImpl (sizes, strides,
+// offset, dtype, device, storage). Views are TensorImpls sharing a Storage.
+// Shapes live inline (up to kMaxDims), so a tensor is two pooled blocks:
+// the impl and its storage (header and data together).
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "device.h"
+#include "dtype.h"
+#include "errors.h"
+#include "scalar.h"
+#include "storage.h"
+
+namespace fastt {
+
+constexpr int kMaxDims = 16;
+
+// A non-owning view of int64 values: sizes, strides, dims.
+class IntList {
+ public:
+  IntList() = default;
+  IntList(const int64_t* data, size_t size) : data_(data), size_(size) {}
+  IntList(std::initializer_list<int64_t> l) : data_(l.begin()), size_(l.size()) {}
+  IntList(const std::vector<int64_t>& v) : data_(v.data()), size_(v.size()) {}
+  IntList(const int64_t& single) : data_(&single), size_(1) {}
+  const int64_t* begin() const { return data_; }
+  const int64_t* end() const { return data_ + size_; }
+  const int64_t* data() const { return data_; }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  int64_t operator[](size_t i) const { return data_[i]; }
+  std::vector<int64_t> vec() const { return {begin(), end()}; }
+  bool equals(IntList o) const {
+    if (size_ != o.size_) return false;
+    for (size_t i = 0; i < size_; ++i)
+      if (data_[i] != o.data_[i]) return false;
+    return true;
+  }
+
+ private:
+  const int64_t* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+// Autograd state attached to a tensor (defined by autograd/); the core only
+// owns and frees it.
+struct AutogradMeta {
+  virtual ~AutogradMeta() = default;
+};
+
+struct TensorImpl {
+  std::atomic<int32_t> refcount{1};
+  DType dtype = DType::Float32;
+  Device device;
+  int8_t ndim = 0;
+  bool contiguous = true;
+  int64_t numel = 1;
+  char* data = nullptr;  // storage data + offset * itemsize
+  int64_t offset = 0;    // in elements
+  Storage* storage = nullptr;
+  AutogradMeta* autograd = nullptr;
+  int64_t sizes[kMaxDims];
+  int64_t strides[kMaxDims];
+
+  static void* operator new(size_t n);
+  static void operator delete(void* p);
+  ~TensorImpl();
+  // Recomputes numel and contiguous from sizes/strides.
+  void refresh();
+};
+
+class Tensor {
+ public:
+  Tensor() = default;
+  explicit Tensor(TensorImpl* impl) : impl_(impl) {}  // adopts a reference
+  Tensor(const Tensor& o) : impl_(o.impl_) {
+    if (impl_) impl_->refcount.fetch_add(1, std::memory_order_relaxed);
+  }
+  Tensor(Tensor&& o) noexcept : impl_(o.impl_) { o.impl_ = nullptr; }
+  Tensor& operator=(const Tensor& o) {
+    Tensor(o).swap(*this);
+    return *this;
+  }
+  Tensor& operator=(Tensor&& o) noexcept {
+    Tensor(std::move(o)).swap(*this);
+    return *this;
+  }
+  ~Tensor() {
+    if (impl_ && impl_->refcount.fetch_sub(1, std::memory_order_acq_rel) == 1)
+      delete impl_;
+  }
+  void swap(Tensor& o) noexcept { std::swap(impl_, o.impl_); }
+
+  // Fresh, contiguous, uninitialised.
+  static Tensor empty(IntList sizes, DType dtype, Device device = kCPU);
+  // A tensor over an existing storage (takes a new reference to it).
+  static Tensor from_storage(Storage* storage, IntList sizes, IntList strides,
+                             int64_t offset, DType dtype);
+
+  bool defined() const { return impl_ != nullptr; }
+  TensorImpl* impl() const { return impl_; }
+  TensorImpl* release() {
+    TensorImpl* p = impl_;
+    impl_ = nullptr;
+    return p;
+  }
+  int32_t use_count() const { return impl_ ? impl_->refcount.load() : 0; }
+  bool is_same(const Tensor& o) const { return impl_ == o.impl_; }
+
+  DType dtype() const { return impl_->dtype; }
+  Device device() const { return impl_->device; }
+  bool is_cpu() const { return impl_->device.is_cpu(); }
+  bool is_cuda() const { return impl_->device.is_cuda(); }
+  int64_t dim() const { return impl_->ndim; }
+  int64_t ndim() const { return impl_->ndim; }
+  IntList sizes() const { return {impl_->sizes, size_t(impl_->ndim)}; }
+  IntList shape() const { return sizes(); }
+  IntList strides() const { return {impl_->strides, size_t(impl_->ndim)}; }
+  int64_t size(int64_t d) const;
+  int64_t stride(int64_t d) const;
+  int64_t numel() const { return impl_->numel; }
+  size_t itemsize() const { return fastt::itemsize(impl_->dtype); }
+  size_t nbytes() const { return size_t(impl_->numel) * itemsize(); }
+  bool is_contiguous() const { return impl_->contiguous; }
+  bool is_floating_point() const { return is_floating(impl_->dtype); }
+  int64_t storage_offset() const { return impl_->offset; }
+  Storage* storage() const { return impl_->storage; }
+  void* data_ptr() const { return impl_->data; }
+  template <class T>
+  T* data_ptr() const {
+    FASTT_CHECK(dtype_of<T> == impl_->dtype, TypeError,
+                "data_ptr: expected dtype {} but tensor is {}",
+                dtype_name(dtype_of<T>), dtype_name(impl_->dtype));
+    return reinterpret_cast<T*>(impl_->data);
+  }
+  // The value of a one-element tensor.
+  Scalar item() const;
+  template <class T>
+  T item() const {
+    return item().to<T>();
+  }
+
+  // ---- Views (share storage; no data is copied) ----
+  Tensor view(IntList sizes) const;
+  Tensor reshape(IntList sizes) const;  // a view when possible, else a copy
+  Tensor transpose(int64_t d0, int64_t d1) const;
+  Tensor permute(IntList dims) const;
+  Tensor t() const;   // 2-D transpose (0-D and 1-D unchanged)
+  Tensor mT() const;  // transpose of the last two dims
+  Tensor squeeze() const;
+  Tensor squeeze(int64_t d) const;
+  Tensor unsqueeze(int64_t d) const;
+  Tensor expand(IntList sizes) const;
+  Tensor expand_as(const Tensor& other) const { return expand(other.sizes()); }
+  Tensor flatten(int64_t start = 0, int64_t end = -1) const;
+  Tensor unflatten(int64_t d, IntList sizes) const;
+  Tensor narrow(int64_t d, int64_t start, int64_t length) const;
+  Tensor select(int64_t d, int64_t index) const;
+  // Python-style slice along `d`: start/end clamp, step > 0.
+  Tensor slice(int64_t d, int64_t start, int64_t end, int64_t step = 1) const;
+  Tensor as_strided(IntList sizes, IntList strides, int64_t offset = -1) const;
+  Tensor diagonal(int64_t offset = 0, int64_t d0 = 0, int64_t d1 = 1) const;
+  Tensor unfold(int64_t d, int64_t size, int64_t step) const;
+  Tensor alias() const;  // a new TensorImpl over the same data
+
+  // ---- Copies ----
+  Tensor contiguous() const;  // self when already contiguous
+  Tensor clone() const;
+  Tensor& copy_(const Tensor& src);  // broadcasts src, converts dtype
+  Tensor to(DType dtype, bool copy = false) const;
+  Tensor to(Device device, bool copy = false) const;
+  Tensor& fill_(const Scalar& value);
+  Tensor& zero_() { return fill_(Scalar(0)); }
+
+  // Marks an in-place write (autograd's version counter).
+  void bump_version() const { impl_->storage->bump_version(); }
+
+  std::string str() const;  // torch-style repr: tensor([...], dtype=...)
+
+ private:
+  TensorImpl* impl_ = nullptr;
+};
+
+// ---- Shape helpers shared by ops ----
+// Wraps a possibly negative dim into [0, ndim); IndexError otherwise.
+int64_t wrap_dim(int64_t d, int64_t ndim, const char* op);
+// NumPy broadcasting of two shapes; RuntimeError naming both otherwise.
+// Writes into out (kMaxDims) and returns the ndim.
+int broadcast_shapes(IntList a, IntList b, int64_t* out, const char* op);
+std::vector<int64_t> broadcast_shapes(IntList a, IntList b);
+// Product of sizes with overflow and negative-size checks.
+int64_t checked_numel(IntList sizes, const char* op);
+// Strides of a contiguous (row-major) tensor of these sizes.
+void contiguous_strides(IntList sizes, int64_t* strides);
+std::string shape_str(IntList sizes);  // "[2, 3]"
+
+// The result dtype of an op over tensors and Python scalars, with PyTorch's
+// rules: dimensioned tensors > 0-d tensors > Python scalars, where a lower
+// tier only matters when its category (bool < int < float) is higher.
+DType result_type(const Tensor& a, const Tensor& b);
+DType result_type(const Tensor& a, const Scalar& b);
+class ResultTypeState {
+ public:
+  void add(const Tensor& t);
+  void add(const Scalar& s);
+  DType result() const;
+
+ private:
+  int dim_ = -1, zero_ = -1, wrapped_ = -1;  // -1: none seen
+};
+
+}  // namespace fastt

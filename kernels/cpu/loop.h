@@ -1,0 +1,194 @@
+// CPU loop machinery shared by every elementwise kernel: a parallel_for that
+// only spawns threads above a grain size, and strided iteration over a
+// KernelArgs loop (dim 0 fastest) that hands the body runs of the innermost
+// dim so the common dense case compiles to a vectorizable loop.
+#pragma once
+#include <cstdint>
+#include <cstring>
+
+#include "csrc/dispatch.h"
+#include "csrc/parallel.h"
+
+namespace fastt {
+namespace cpu {
+
+// Elements below which an elementwise kernel stays on one thread.
+constexpr int64_t kGrainSize = 32768;
+
+// Calls body(ptrs, strides, n) for runs of the innermost dim covering the
+// linear range [begin, end) of the iteration space.
+template <int N, class Body>
+inline void strided_range(const KernelArgs& a, int64_t begin, int64_t end,
+                          Body&& body) {
+  int64_t idx[kMaxDims];
+  char* ptr[N];
+  int64_t inner_stride[N];
+  // Decompose begin into a multi-index.
+  int64_t rem = begin;
+  for (int d = 0; d < a.ndim; ++d) {
+    idx[d] = a.sizes[d] ? rem % a.sizes[d] : 0;
+    rem = a.sizes[d] ? rem / a.sizes[d] : 0;
+  }
+  for (int k = 0; k < N; ++k) {
+    inner_stride[k] = a.strides[k][0];
+    char* p = a.data[k];
+    for (int d = 0; d < a.ndim; ++d) p += idx[d] * a.strides[k][d];
+    ptr[k] = p;
+  }
+  int64_t pos = begin;
+  while (pos < end) {
+    int64_t n = a.sizes[0] - idx[0];
+    if (n > end - pos) n = end - pos;
+    body(ptr, inner_stride, n);
+    pos += n;
+    if (pos >= end) break;
+    // Advance: the inner run is done; carry into the outer dims.
+    for (int k = 0; k < N; ++k) ptr[k] += n * inner_stride[k];
+    idx[0] += n;
+    for (int d = 0; d < a.ndim - 1 && idx[d] == a.sizes[d]; ++d) {
+      for (int k = 0; k < N; ++k)
+        ptr[k] += a.strides[k][d + 1] - a.sizes[d] * a.strides[k][d];
+      idx[d] = 0;
+      ++idx[d + 1];
+    }
+  }
+}
+
+// Runs body over the whole iteration space, in parallel above the grain.
+template <int N, class Body>
+inline void strided_loop(const KernelArgs& a, Body&& body,
+                         int64_t grain = kGrainSize) {
+  parallel_for(0, a.numel, grain, [&](int64_t b, int64_t e) {
+    strided_range<N>(a, b, e, body);
+  });
+}
+
+template <class T>
+FASTT_HD opmath_t<T> load(const char* p) {
+  return static_cast<opmath_t<T>>(*reinterpret_cast<const T*>(p));
+}
+
+// out = f(in) where out has type O and the input type I.
+template <class O, class I, class F>
+inline void unary_loop(const KernelArgs& a, F f) {
+  if (a.contiguous) {
+    O* o = reinterpret_cast<O*>(a.data[0]);
+    const I* x = reinterpret_cast<const I*>(a.data[1]);
+    parallel_for(0, a.numel, kGrainSize, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i)
+        o[i] = static_cast<O>(f(static_cast<opmath_t<I>>(x[i])));
+    });
+    return;
+  }
+  strided_loop<2>(a, [&](char** p, const int64_t* s, int64_t n) {
+    if (s[0] == sizeof(O) && s[1] == sizeof(I)) {
+      O* o = reinterpret_cast<O*>(p[0]);
+      const I* x = reinterpret_cast<const I*>(p[1]);
+      for (int64_t i = 0; i < n; ++i)
+        o[i] = static_cast<O>(f(static_cast<opmath_t<I>>(x[i])));
+    } else {
+      for (int64_t i = 0; i < n; ++i)
+        *reinterpret_cast<O*>(p[0] + i * s[0]) =
+            static_cast<O>(f(load<I>(p[1] + i * s[1])));
+    }
+  });
+}
+
+// out = f(x, y). Dense, scalar-y and scalar-x runs get their own loops.
+template <class O, class I, class F>
+inline void binary_loop(const KernelArgs& a, F f) {
+  using M = opmath_t<I>;
+  if (a.contiguous) {
+    O* o = reinterpret_cast<O*>(a.data[0]);
+    const I* x = reinterpret_cast<const I*>(a.data[1]);
+    const I* y = reinterpret_cast<const I*>(a.data[2]);
+    parallel_for(0, a.numel, kGrainSize, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i)
+        o[i] = static_cast<O>(f(static_cast<M>(x[i]), static_cast<M>(y[i])));
+    });
+    return;
+  }
+  strided_loop<3>(a, [&](char** p, const int64_t* s, int64_t n) {
+    O* o = reinterpret_cast<O*>(p[0]);
+    const I* x = reinterpret_cast<const I*>(p[1]);
+    const I* y = reinterpret_cast<const I*>(p[2]);
+    if (s[0] == sizeof(O) && s[1] == sizeof(I) && s[2] == 0) {
+      const M yv = static_cast<M>(*y);
+      for (int64_t i = 0; i < n; ++i)
+        o[i] = static_cast<O>(f(static_cast<M>(x[i]), yv));
+    } else if (s[0] == sizeof(O) && s[1] == 0 && s[2] == sizeof(I)) {
+      const M xv = static_cast<M>(*x);
+      for (int64_t i = 0; i < n; ++i)
+        o[i] = static_cast<O>(f(xv, static_cast<M>(y[i])));
+    } else if (s[0] == sizeof(O) && s[1] == sizeof(I) && s[2] == sizeof(I)) {
+      for (int64_t i = 0; i < n; ++i)
+        o[i] = static_cast<O>(f(static_cast<M>(x[i]), static_cast<M>(y[i])));
+    } else {
+      for (int64_t i = 0; i < n; ++i)
+        *reinterpret_cast<O*>(p[0] + i * s[0]) = static_cast<O>(
+            f(load<I>(p[1] + i * s[1]), load<I>(p[2] + i * s[2])));
+    }
+  });
+}
+
+// out = f(x, y, z) with element types X, Y, Z (where's condition is bool).
+template <class O, class X, class Y, class Z, class F>
+inline void ternary_loop(const KernelArgs& a, F f) {
+  strided_loop<4>(a, [&](char** p, const int64_t* s, int64_t n) {
+    if (s[0] == sizeof(O) && s[1] == sizeof(X) && s[2] == sizeof(Y) &&
+        s[3] == sizeof(Z)) {
+      O* o = reinterpret_cast<O*>(p[0]);
+      const X* x = reinterpret_cast<const X*>(p[1]);
+      const Y* y = reinterpret_cast<const Y*>(p[2]);
+      const Z* z = reinterpret_cast<const Z*>(p[3]);
+      for (int64_t i = 0; i < n; ++i)
+        o[i] = static_cast<O>(f(static_cast<opmath_t<X>>(x[i]),
+                                static_cast<opmath_t<Y>>(y[i]),
+                                static_cast<opmath_t<Z>>(z[i])));
+    } else {
+      for (int64_t i = 0; i < n; ++i)
+        *reinterpret_cast<O*>(p[0] + i * s[0]) = static_cast<O>(
+            f(load<X>(p[1] + i * s[1]), load<Y>(p[2] + i * s[2]),
+              load<Z>(p[3] + i * s[3])));
+    }
+  });
+}
+
+// Registers `kernel<T>` for each listed dtype of `op` on the CPU.
+template <template <class> class K, class... Ts>
+struct RegisterFor {
+  static void on(Op op) {
+    (register_kernel(op, DeviceType::CPU, dtype_of<Ts>, &K<Ts>::run), ...);
+  }
+};
+
+}  // namespace cpu
+}  // namespace fastt
+
+namespace fastt {
+namespace cpu {
+
+// Dtype sets for registration.
+template <class... Ts>
+struct Types {};
+using FloatTypes = Types<Half, BFloat16, float, double>;
+using IntTypes = Types<uint8_t, int8_t, int16_t, int32_t, int64_t>;
+using IntBoolTypes = Types<bool, uint8_t, int8_t, int16_t, int32_t, int64_t>;
+using NumericTypes = Types<uint8_t, int8_t, int16_t, int32_t, int64_t, Half,
+                           BFloat16, float, double>;
+using SignedNumericTypes =
+    Types<int8_t, int16_t, int32_t, int64_t, Half, BFloat16, float, double>;
+using AllTypes = Types<bool, uint8_t, int8_t, int16_t, int32_t, int64_t, Half,
+                       BFloat16, float, double>;
+
+// Registers Kernel<T> for every T in the set and marks every other dtype
+// of the op's CPU row explicitly unsupported.
+template <template <class> class Kernel, class... Ts>
+void register_only(Op op, Types<Ts...>) {
+  for (int t = 0; t < kNumDTypes; ++t)
+    mark_unsupported(op, DeviceType::CPU, DType(t), Unsupported::DType);
+  (register_kernel(op, DeviceType::CPU, dtype_of<Ts>, &Kernel<Ts>::run), ...);
+}
+
+}  // namespace cpu
+}  // namespace fastt

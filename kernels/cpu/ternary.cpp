@@ -1,0 +1,54 @@
+// Three-input elementwise kernels: where, clamp, lerp, addcmul, addcdiv.
+#include "kernels/cpu/loop.h"
+#include "kernels/functors.h"
+
+namespace fastt {
+namespace {
+using namespace cpu;
+namespace F = functors;
+
+template <class T>
+struct WhereK {
+  static void run(KernelArgs& a) {
+    ternary_loop<T, bool, T, T>(a, F::Where{});
+  }
+};
+// i0: bit 0 = has min, bit 1 = has max. With one bound the loop is binary.
+template <class T>
+struct ClampK {
+  static void run(KernelArgs& a) {
+    if (a.i0 == 3) return ternary_loop<T, T, T, T>(a, F::ClampBoth{});
+    if (a.i0 == 1) return binary_loop<T, T>(a, F::ClampMin{});
+    binary_loop<T, T>(a, F::ClampMax{});
+  }
+};
+template <class T>
+struct LerpK {
+  static void run(KernelArgs& a) { ternary_loop<T, T, T, T>(a, F::Lerp{}); }
+};
+template <class T>
+struct AddcmulK {
+  static void run(KernelArgs& a) {
+    using M = opmath_t<T>;
+    M v = std::is_floating_point<M>::value ? M(a.f0) : M(a.i0);
+    ternary_loop<T, T, T, T>(a, F::Addcmul<M>{v});
+  }
+};
+template <class T>
+struct AddcdivK {
+  static void run(KernelArgs& a) {
+    ternary_loop<T, T, T, T>(a, F::Addcdiv<opmath_t<T>>{opmath_t<T>(a.f0)});
+  }
+};
+
+}  // namespace
+
+void register_ternary_kernels() {
+  register_only<WhereK>(Op::where, AllTypes{});
+  register_only<ClampK>(Op::clamp, NumericTypes{});
+  register_only<LerpK>(Op::lerp, FloatTypes{});
+  register_only<AddcmulK>(Op::addcmul, NumericTypes{});
+  register_only<AddcdivK>(Op::addcdiv, FloatTypes{});
+}
+
+}  // namespace fastt

@@ -1,0 +1,66 @@
+// Unary elementwise kernels: one registration line per op, math in
+// kernels/functors.h. Float-only ops see integer inputs already promoted
+// by the op layer (csrc/ops/elementwise.cpp).
+#include "kernels/cpu/loop.h"
+#include "kernels/functors.h"
+
+namespace fastt {
+namespace {
+using namespace cpu;
+namespace F = functors;
+
+template <class Fn>
+struct Same {  // out dtype == in dtype
+  template <class T>
+  struct K {
+    static void run(KernelArgs& a) { unary_loop<T, T>(a, Fn{}); }
+  };
+};
+template <class Fn>
+struct ToBool {
+  template <class T>
+  struct K {
+    static void run(KernelArgs& a) { unary_loop<bool, T>(a, Fn{}); }
+  };
+};
+template <class T>
+struct LeakyReluK {
+  static void run(KernelArgs& a) {
+    unary_loop<T, T>(a, F::LeakyRelu{a.f0});
+  }
+};
+
+}  // namespace
+
+void register_unary_kernels() {
+  register_only<Same<F::Neg>::K>(Op::neg, SignedNumericTypes{});
+  register_only<Same<F::Abs>::K>(Op::abs, NumericTypes{});
+  register_only<Same<F::Exp>::K>(Op::exp, FloatTypes{});
+  register_only<Same<F::Expm1>::K>(Op::expm1, FloatTypes{});
+  register_only<Same<F::Log>::K>(Op::log, FloatTypes{});
+  register_only<Same<F::Log1p>::K>(Op::log1p, FloatTypes{});
+  register_only<Same<F::Log2>::K>(Op::log2, FloatTypes{});
+  register_only<Same<F::Sqrt>::K>(Op::sqrt, FloatTypes{});
+  register_only<Same<F::Rsqrt>::K>(Op::rsqrt, FloatTypes{});
+  register_only<Same<F::Sin>::K>(Op::sin, FloatTypes{});
+  register_only<Same<F::Cos>::K>(Op::cos, FloatTypes{});
+  register_only<Same<F::Tanh>::K>(Op::tanh, FloatTypes{});
+  register_only<Same<F::Sigmoid>::K>(Op::sigmoid, FloatTypes{});
+  register_only<Same<F::Relu>::K>(Op::relu, NumericTypes{});
+  register_only<LeakyReluK>(Op::leaky_relu, FloatTypes{});
+  register_only<Same<F::Gelu>::K>(Op::gelu, FloatTypes{});
+  register_only<Same<F::GeluTanh>::K>(Op::gelu_tanh, FloatTypes{});
+  register_only<Same<F::Silu>::K>(Op::silu, FloatTypes{});
+  register_only<Same<F::Erf>::K>(Op::erf, FloatTypes{});
+  register_only<Same<F::Sign>::K>(Op::sign, AllTypes{});
+  register_only<Same<F::Floor>::K>(Op::floor, NumericTypes{});
+  register_only<Same<F::Ceil>::K>(Op::ceil, NumericTypes{});
+  register_only<Same<F::Round>::K>(Op::round, NumericTypes{});
+  register_only<Same<F::Trunc>::K>(Op::trunc, NumericTypes{});
+  register_only<Same<F::Reciprocal>::K>(Op::reciprocal, FloatTypes{});
+  register_only<Same<F::Square>::K>(Op::square, NumericTypes{});
+  register_only<ToBool<F::LogicalNot>::K>(Op::logical_not, AllTypes{});
+  register_only<Same<F::BitwiseNot>::K>(Op::bitwise_not, IntBoolTypes{});
+}
+
+}  // namespace fastt

@@ -1,0 +1,7 @@
+// One include for Catch2 2 (Debian 12) and Catch2 3 (Debian 13).
+#pragma once
+#if defined(FASTT_CATCH2_V3)
+#include <catch2/catch_all.hpp>
+#else
+#include <catch2/catch.hpp>
+#endif
