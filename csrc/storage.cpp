@@ -21,6 +21,10 @@ void set_device_allocator(DeviceType type, DeviceAllocatorHooks hooks) {
   g_hooks[int(type)] = hooks;
 }
 
+const DeviceAllocatorHooks& device_hooks(DeviceType type) {
+  return g_hooks[int(type)];
+}
+
 Storage* Storage::create(size_t nbytes, Device device) {
   if (FASTT_LIKELY(device.is_cpu())) {
     FASTT_CHECK(nbytes < (size_t(1) << 56), OutOfMemoryError,

@@ -52,7 +52,12 @@ class Storage {
 struct DeviceAllocatorHooks {
   void* (*allocate)(size_t nbytes, int device_index) = nullptr;
   void (*deallocate)(void* p, size_t nbytes, int device_index) = nullptr;
+  // Byte copy between this device and another (or the host).
+  void (*copy)(void* dst, Device dst_device, const void* src,
+               Device src_device, size_t nbytes) = nullptr;
 };
+// The hooks of a device type (null members where none is installed).
+const DeviceAllocatorHooks& device_hooks(DeviceType type);
 void set_device_allocator(DeviceType type, DeviceAllocatorHooks hooks);
 
 }  // namespace fastt

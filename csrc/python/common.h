@@ -1,0 +1,161 @@
+// Shared pieces of the CPython binding fastt._C: the Tensor object layout,
+// wrap/unwrap, exception translation, scalar/int/dtype argument parsing and
+// a tiny FASTCALL keyword parser. The binding converts and nothing else.
+#pragma once
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <cstdint>
+#include <utility>
+
+#include "csrc/device.h"
+#include "csrc/dtype.h"
+#include "csrc/errors.h"
+#include "csrc/scalar.h"
+#include "csrc/tensor.h"
+
+namespace fastt {
+namespace py {
+
+// ---- The Tensor object: a fastt::Tensor stored inline, no __dict__ ----
+struct TensorObject {
+  PyObject_HEAD
+  Tensor t;
+  PyObject* weakrefs;
+};
+extern PyTypeObject TensorType;
+
+inline bool is_tensor(PyObject* o) {
+  return Py_TYPE(o) == &TensorType || PyObject_TypeCheck(o, &TensorType);
+}
+inline const Tensor& unwrap(PyObject* o) {
+  return reinterpret_cast<TensorObject*>(o)->t;
+}
+inline Tensor& unwrap_mut(PyObject* o) {
+  return reinterpret_cast<TensorObject*>(o)->t;
+}
+// A new Python tensor owning `t` (from the free list when possible).
+PyObject* wrap(Tensor&& t);
+inline PyObject* wrap(const Tensor& t) { return wrap(Tensor(t)); }
+
+// Thrown by helpers when a Python exception is already set.
+struct PyErrAlreadySet {};
+[[noreturn]] inline void throw_py() { throw PyErrAlreadySet{}; }
+// Sets the Python exception for the C++ exception in flight; returns NULL.
+PyObject* translate_exception();
+int translate_exception_int();
+
+// ---- dtype / device / Size objects ----
+struct DTypeObject {
+  PyObject_HEAD
+  DType dtype;
+};
+extern PyTypeObject DTypeType;
+extern PyObject* g_dtype_objects[kNumDTypes];  // borrowed singletons
+inline PyObject* dtype_object(DType t) {
+  PyObject* o = g_dtype_objects[int(t)];
+  Py_INCREF(o);
+  return o;
+}
+
+struct DeviceObject {
+  PyObject_HEAD
+  Device device;
+};
+extern PyTypeObject DeviceType;
+PyObject* device_object(Device d);
+
+extern PyTypeObject SizeType;
+PyObject* make_size(IntList sizes);
+
+// ---- Argument conversion (all throw PyErrAlreadySet on failure) ----
+// 1: converted, 0: not a Python number (no error set).
+int try_scalar(PyObject* o, Scalar* out);
+Scalar to_scalar(PyObject* o, const char* what);
+int64_t to_int(PyObject* o, const char* what);
+double to_double(PyObject* o, const char* what);
+bool to_bool(PyObject* o, const char* what);
+// None -> fallback.
+DType to_dtype(PyObject* o, DType fallback);
+bool is_dtype(PyObject* o);
+Device to_device(PyObject* o, Device fallback);
+// A tensor argument; scalars are not accepted.
+const Tensor& to_tensor(PyObject* o, const char* what);
+// A tensor, or a Python number / nested list made into one.
+Tensor to_tensor_like(PyObject* o, const char* what);
+
+// Int lists: a tuple/list/Size of ints, or ints given as varargs.
+struct SmallInts {
+  int64_t v[kMaxDims];
+  int n = 0;
+  IntList list() const { return {v, size_t(n)}; }
+};
+void parse_ints(PyObject* o, SmallInts* out, const char* what);
+void parse_varargs_ints(PyObject* const* args, Py_ssize_t nargs,
+                        SmallInts* out, const char* what);
+
+// A positional+keyword FASTCALL parser. `names` lists parameter names;
+// a leading '$' marks the first keyword-only one. Unset slots are NULL.
+struct Signature {
+  const char* fname;
+  const char* names[10];
+  int nreq;  // required positional count
+};
+void parse_args(const Signature& sig, PyObject* const* args, Py_ssize_t nargs,
+                PyObject* kwnames, PyObject** out);
+
+// Python value of a Scalar.
+PyObject* scalar_to_py(const Scalar& s);
+
+// Kernels on at least this many elements run without the GIL.
+constexpr int64_t kReleaseGILNumel = 32768;
+template <class F>
+inline auto maybe_release_gil(int64_t numel, F&& f) -> decltype(f()) {
+  if (FASTT_LIKELY(numel < kReleaseGILNumel)) return f();
+  PyThreadState* st = PyEval_SaveThread();
+  try {
+    auto r = f();
+    PyEval_RestoreThread(st);
+    return r;
+  } catch (...) {
+    PyEval_RestoreThread(st);
+    throw;
+  }
+}
+
+// ---- Module pieces defined in other files ----
+extern PyMethodDef g_tensor_methods[];
+extern PyMethodDef g_module_functions[];
+extern PyMethodDef g_convert_functions[];
+extern PyMethodDef g_factory_functions[];
+PyObject* tensor_getitem(PyObject* self, PyObject* index);
+int tensor_setitem(PyObject* self, PyObject* index, PyObject* value);
+// tensor(data, dtype, device) from nested sequences / scalars / buffers.
+Tensor tensor_from_data(PyObject* data, PyObject* dtype, PyObject* device,
+                        bool copy);
+PyObject* tensor_tolist(const Tensor& t);
+int tensor_getbuffer(PyObject* self, Py_buffer* view, int flags);
+PyObject* tensor_dlpack(PyObject* self, PyObject* const* args,
+                        Py_ssize_t nargs, PyObject* kwnames);
+PyObject* tensor_dlpack_device(PyObject* self, PyObject*);
+PyObject* tensor_numpy(PyObject* self, PyObject* const* args,
+                       Py_ssize_t nargs, PyObject* kwnames);
+PyObject* tensor_array(PyObject* self, PyObject* const* args,
+                       Py_ssize_t nargs, PyObject* kwnames);
+bool init_types(PyObject* module);
+
+}  // namespace py
+}  // namespace fastt
+
+// Wraps a binding body: C++ exceptions become Python exceptions.
+#define FASTT_PY_BEGIN try {
+#define FASTT_PY_END                               \
+  }                                                \
+  catch (...) {                                    \
+    return ::fastt::py::translate_exception();     \
+  }
+#define FASTT_PY_END_INT                           \
+  }                                                \
+  catch (...) {                                    \
+    return ::fastt::py::translate_exception_int(); \
+  }

@@ -1,0 +1,54 @@
+// CUDA copy (dtype-converting, strided) and fill, registered in the CUDA
+// column of the dispatch table. Other ops' CUDA kernels come per family.
+#include "kernels/cuda/loop.cuh"
+
+namespace fastt {
+namespace cuda {
+namespace {
+
+template <class O, class I>
+struct ConvertF {
+  __device__ O operator()(opmath_t<I> x) const {
+    if constexpr (std::is_same<O, bool>::value) return x != opmath_t<I>(0);
+    else return static_cast<O>(x);
+  }
+};
+
+template <class O>
+struct FillF {
+  O v;
+  template <class X>
+  __device__ O operator()(X) const { return v; }
+};
+
+template <class O>
+void copy_kernel(KernelArgs& a) {
+  visit_dtype(a.dtypes[1], [&](auto tag) {
+    using I = decltype(tag);
+    launch_unary<O, I>(a, ConvertF<O, I>{}, "copy");
+  });
+}
+
+template <class O>
+void fill_kernel(KernelArgs& a) {
+  // A fill is a unary loop whose input is the output itself (never read).
+  KernelArgs b = a;
+  b.nops = 2;
+  b.data[1] = b.data[0];
+  for (int i = 0; i < b.ndim; ++i) b.strides[1][i] = b.strides[0][i];
+  launch_unary<O, O>(b, FillF<O>{a.s0.to<O>()}, "fill");
+}
+
+}  // namespace
+
+void register_copy_cuda_kernels() {
+#define FASTT_DTYPE(name, type, str, cat)                                 \
+  register_kernel(Op::copy, DeviceType::CUDA, DType::name,                \
+                  &copy_kernel<type>);                                    \
+  register_kernel(Op::fill, DeviceType::CUDA, DType::name, &fill_kernel<type>);
+#include "csrc/dtype.def"
+#undef FASTT_DTYPE
+}
+
+}  // namespace cuda
+}  // namespace fastt

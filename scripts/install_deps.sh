@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs what fastt needs on a fresh Debian 12 or 13 machine: the C++
+# toolchain and libraries from apt, the Python tooling from pip. Idempotent;
+# skips apt when everything is already there. Needs root (or sudo).
+set -euo pipefail
+
+APT_PACKAGES=(build-essential cmake ninja-build ccache pkg-config git
+  libfmt-dev catch2 libopenblas-dev libbenchmark-dev python3-dev)
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
+    missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "[deps] apt-get install ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}" >/dev/null
+fi
+
+PY=${PYTHON:-python3}
+# numpy/pytest/hypothesis for the tests; pybind11/setuptools/cmake/ninja for
+# the extension build; matplotlib for the benchmark plots. torch (CPU build)
+# is the reference the tests and benchmarks compare against.
+"$PY" -m pip install -q --disable-pip-version-check \
+  numpy pytest hypothesis pybind11 setuptools wheel matplotlib
+if ! "$PY" -c "import torch" 2>/dev/null; then
+  "$PY" -m pip install -q --disable-pip-version-check torch==2.13.0 ||
+    echo "[deps] torch not installed: torch comparisons will be skipped"
+fi

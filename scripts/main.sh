@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The main job: install dependencies, build fastt, install the Python
+# package, run the C++ frontend demo and print the per-op latency tables
+# (C++ levels, then Python: fastt vs NumPy vs torch vs the C-API floor).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install_deps.sh
+
+PY=${PYTHON:-python3}
+BUILD=${FASTT_BUILD_DIR:-build}
+cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DPython_EXECUTABLE="$(command -v "$PY")" \
+  -DFASTT_PYTHON_OUTPUT_DIR="$PWD/python/fastt" ${FASTT_CMAKE_ARGS:-}
+cmake --build "$BUILD" -j"$(nproc)"
+
+echo "== pip install . =="
+"$PY" -m pip install -q --disable-pip-version-check .
+
+echo "== C++ frontend demo =="
+"$BUILD"/examples/cpp/fastt_demo
+
+echo "== C++ per-op latency (Google Benchmark, 1 thread) =="
+"$BUILD"/bench/cpp/fastt_bench_ops --benchmark_min_time=0.05s \
+  --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
+
+echo "== Python per-op latency =="
+(cd /tmp && "$PY" "$OLDPWD/bench/bench_python.py")
