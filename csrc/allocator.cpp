@@ -14,7 +14,7 @@
 namespace fastt {
 namespace {
 
-constexpr int kSmallClasses = 16;  // 64 .. 1024 step 64
+constexpr int kSmallClasses = CachingAllocator::kSmallClasses;
 constexpr int kNumClasses = kSmallClasses + 4 * 54;  // up to 2^64
 constexpr size_t kThreadCacheCap = size_t(64) << 20;  // bytes per thread
 
@@ -22,9 +22,13 @@ struct FreeBlock {
   FreeBlock* next;
 };
 
+// Global counters. The fast path touches only `allocated` (one atomic add
+// per allocate/deallocate, plus a plain load of `peak`); cached bytes are
+// derived as reserved - allocated, and request counts are per thread.
 struct Counters {
-  std::atomic<int64_t> allocated{0}, peak{0}, cached{0};
-  std::atomic<int64_t> system_allocs{0}, system_frees{0}, requests{0};
+  std::atomic<int64_t> allocated{0}, peak{0}, reserved{0};
+  std::atomic<int64_t> system_allocs{0}, system_frees{0};
+  std::atomic<int64_t> retired_requests{0};  // from exited threads
 };
 Counters g_counters;
 
@@ -42,77 +46,111 @@ void* system_alloc(size_t bytes) {
   if (posix_memalign(&p, CachingAllocator::kAlignment, bytes) != 0)
     return nullptr;
   g_counters.system_allocs.fetch_add(1, std::memory_order_relaxed);
+  g_counters.reserved.fetch_add(int64_t(bytes), std::memory_order_relaxed);
   return p;
 }
-void system_free(void* p) {
+void system_free(void* p, size_t bytes) {
   std::free(p);
   g_counters.system_frees.fetch_add(1, std::memory_order_relaxed);
+  g_counters.reserved.fetch_sub(int64_t(bytes), std::memory_order_relaxed);
 }
 
+// Per-thread free lists. Trivially destructible and zero-initialised, so a
+// thread_local access is a plain TLS load with no init guard; a separate
+// ThreadCacheReaper (armed on the slow path) empties it at thread exit.
+enum : uint8_t { kCacheFresh = 0, kCacheLive = 1, kCacheDead = 2 };
 struct ThreadCache {
-  FreeBlock* head[kNumClasses] = {};
-  size_t bytes = 0;
-  bool alive = true;
+  FreeBlock* head[kNumClasses];
+  size_t bytes;
+  // allocate() calls by this thread; written only by its thread, read by
+  // stats() from others, hence atomic but updated without a locked op.
+  std::atomic<int64_t> requests;
+  ThreadCache* next_live;  // registry of live caches (under g_registry_mu)
+  uint8_t state;
+
   void release_all() {
     for (int c = 0; c < kNumClasses; ++c) {
       while (FreeBlock* b = head[c]) {
         head[c] = b->next;
-        g_counters.cached.fetch_sub(
-            int64_t(CachingAllocator::class_size(c)),
-            std::memory_order_relaxed);
-        system_free(b);
+        system_free(b, CachingAllocator::class_size(c));
       }
     }
     bytes = 0;
   }
-  ~ThreadCache() {
-    release_all();
-    alive = false;
-  }
 };
 thread_local ThreadCache t_cache;
 
-void note_allocated(int64_t n) {
+std::mutex g_registry_mu;
+ThreadCache* g_live_caches = nullptr;
+
+struct ThreadCacheReaper {
+  ~ThreadCacheReaper() {
+    ThreadCache& tc = t_cache;
+    tc.release_all();
+    std::lock_guard<std::mutex> lock(g_registry_mu);
+    for (ThreadCache** p = &g_live_caches; *p; p = &(*p)->next_live)
+      if (*p == &tc) {
+        *p = tc.next_live;
+        break;
+      }
+    g_counters.retired_requests.fetch_add(
+        tc.requests.load(std::memory_order_relaxed),
+        std::memory_order_relaxed);
+    tc.requests.store(0, std::memory_order_relaxed);
+    tc.state = kCacheDead;
+  }
+};
+
+// First use on a thread: register the cache and arm its reaper. Returns
+// whether the cache may be used (false once the thread is exiting).
+FASTT_NOINLINE bool activate_thread_cache() {
+  ThreadCache& tc = t_cache;
+  if (tc.state == kCacheDead) return false;
+  static thread_local ThreadCacheReaper reaper;
+  (void)&reaper;
+  {
+    std::lock_guard<std::mutex> lock(g_registry_mu);
+    tc.next_live = g_live_caches;
+    g_live_caches = &tc;
+  }
+  tc.state = kCacheLive;
+  return true;
+}
+
+inline bool thread_cache_usable(ThreadCache& tc) {
+  return FASTT_LIKELY(tc.state == kCacheLive) || activate_thread_cache();
+}
+
+inline void note_allocated(int64_t n) {
   int64_t now =
       g_counters.allocated.fetch_add(n, std::memory_order_relaxed) + n;
-  int64_t peak = g_counters.peak.load(std::memory_order_relaxed);
-  while (now > peak && !g_counters.peak.compare_exchange_weak(
-                           peak, now, std::memory_order_relaxed)) {
+  if (FASTT_UNLIKELY(now > g_counters.peak.load(std::memory_order_relaxed))) {
+    int64_t peak = g_counters.peak.load(std::memory_order_relaxed);
+    while (now > peak && !g_counters.peak.compare_exchange_weak(
+                             peak, now, std::memory_order_relaxed)) {
+    }
   }
 }
 
 }  // namespace
 
-int CachingAllocator::size_class(size_t n) {
-  if (n <= 1024) return n == 0 ? 0 : int((n - 1) / 64);
-  // n > 1024: find power p with 2^p < n <= 2^(p+1), then quarter steps.
-  int p = 63 - __builtin_clzll(uint64_t(n - 1));  // 2^p <= n-1 < 2^(p+1)
-  size_t base = size_t(1) << p;
-  size_t step = base / 4;
-  int q = int((n - 1 - base) / step);  // 0..3
-  return kSmallClasses + (p - 10) * 4 + q;
-}
-
-size_t CachingAllocator::class_size(int c) {
-  if (c < kSmallClasses) return size_t(c + 1) * 64;
-  int p = (c - kSmallClasses) / 4 + 10;
-  int q = (c - kSmallClasses) % 4;
-  size_t base = size_t(1) << p;
-  return base + (base / 4) * size_t(q + 1);
-}
-
 void* CachingAllocator::allocate(size_t nbytes) {
-  g_counters.requests.fetch_add(1, std::memory_order_relaxed);
+  ThreadCache& tc = t_cache;
+  const bool cache_ok = thread_cache_usable(tc);
+  if (FASTT_LIKELY(cache_ok)) {
+    tc.requests.store(tc.requests.load(std::memory_order_relaxed) + 1,
+                      std::memory_order_relaxed);
+  } else {
+    g_counters.retired_requests.fetch_add(1, std::memory_order_relaxed);
+  }
   FASTT_CHECK(nbytes <= (size_t(1) << 56), OutOfMemoryError,
               "CPU out of memory: tried to allocate {} bytes", nbytes);
   int c = size_class(nbytes);
   size_t size = class_size(c);
-  ThreadCache& tc = t_cache;
-  if (FASTT_LIKELY(tc.alive)) {
+  if (FASTT_LIKELY(cache_ok)) {
     if (FreeBlock* b = tc.head[c]) {
       tc.head[c] = b->next;
       tc.bytes -= size;
-      g_counters.cached.fetch_sub(int64_t(size), std::memory_order_relaxed);
       note_allocated(int64_t(size));
       return b;
     }
@@ -122,7 +160,6 @@ void* CachingAllocator::allocate(size_t nbytes) {
     std::lock_guard<std::mutex> lock(pool.mu);
     if (FreeBlock* b = pool.head[c]) {
       pool.head[c] = b->next;
-      g_counters.cached.fetch_sub(int64_t(size), std::memory_order_relaxed);
       note_allocated(int64_t(size));
       return b;
     }
@@ -144,10 +181,9 @@ void CachingAllocator::deallocate(void* p, size_t nbytes) {
   int c = size_class(nbytes);
   size_t size = class_size(c);
   g_counters.allocated.fetch_sub(int64_t(size), std::memory_order_relaxed);
-  g_counters.cached.fetch_add(int64_t(size), std::memory_order_relaxed);
   auto* b = static_cast<FreeBlock*>(p);
   ThreadCache& tc = t_cache;
-  if (FASTT_LIKELY(tc.alive) && tc.bytes + size <= kThreadCacheCap) {
+  if (thread_cache_usable(tc) && tc.bytes + size <= kThreadCacheCap) {
     b->next = tc.head[c];
     tc.head[c] = b;
     tc.bytes += size;
@@ -163,10 +199,16 @@ AllocatorStats CachingAllocator::stats() {
   AllocatorStats s;
   s.allocated_bytes = g_counters.allocated.load();
   s.peak_allocated_bytes = g_counters.peak.load();
-  s.cached_bytes = g_counters.cached.load();
+  s.cached_bytes = g_counters.reserved.load() - s.allocated_bytes;
   s.system_allocs = g_counters.system_allocs.load();
   s.system_frees = g_counters.system_frees.load();
-  s.alloc_requests = g_counters.requests.load();
+  int64_t requests = g_counters.retired_requests.load();
+  {
+    std::lock_guard<std::mutex> lock(g_registry_mu);
+    for (ThreadCache* c = g_live_caches; c; c = c->next_live)
+      requests += c->requests.load(std::memory_order_relaxed);
+  }
+  s.alloc_requests = requests;
   return s;
 }
 
@@ -175,15 +217,14 @@ void CachingAllocator::reset_peak() {
 }
 
 void CachingAllocator::empty_cache() {
-  if (t_cache.alive) t_cache.release_all();
+  ThreadCache& tc = t_cache;
+  if (tc.state == kCacheLive) tc.release_all();
   SharedPool& pool = shared_pool();
   std::lock_guard<std::mutex> lock(pool.mu);
   for (int c = 0; c < kNumClasses; ++c) {
     while (FreeBlock* b = pool.head[c]) {
       pool.head[c] = b->next;
-      g_counters.cached.fetch_sub(int64_t(class_size(c)),
-                                  std::memory_order_relaxed);
-      system_free(b);
+      system_free(b, class_size(c));
     }
   }
 }

@@ -33,8 +33,28 @@ class CachingAllocator {
   // the system.
   static void empty_cache();
   // Size class index and the rounded size it serves (exposed for tests).
+  // Inline: both run on every allocate/deallocate.
   static int size_class(size_t nbytes);
   static size_t class_size(int cls);
+
+  static constexpr int kSmallClasses = 16;  // 64 .. 1024 B, step 64
 };
+
+inline int CachingAllocator::size_class(size_t n) {
+  if (n <= 1024) return n == 0 ? 0 : int((n - 1) / 64);
+  // n > 1024: 2^p <= n-1 < 2^(p+1), then four quarter steps per power.
+  int p = 63 - __builtin_clzll(uint64_t(n - 1));
+  size_t base = size_t(1) << p;
+  int q = int((n - 1 - base) / (base / 4));  // 0..3
+  return kSmallClasses + (p - 10) * 4 + q;
+}
+
+inline size_t CachingAllocator::class_size(int c) {
+  if (c < kSmallClasses) return size_t(c + 1) * 64;
+  int p = (c - kSmallClasses) / 4 + 10;
+  int q = (c - kSmallClasses) % 4;
+  size_t base = size_t(1) << p;
+  return base + (base / 4) * size_t(q + 1);
+}
 
 }  // namespace fastt

@@ -38,7 +38,8 @@ void TensorImpl::refresh() {
     expected *= sizes[d];
   }
   contiguous = c || n == 0;
-  data = static_cast<char*>(storage->data()) + offset * int64_t(fastt::itemsize(dtype));
+  data = static_cast<char*>(storage->data()) +
+         offset * int64_t(fastt::itemsize(dtype));
 }
 
 // ------------------------------------------------------- shape helpers --
@@ -115,6 +116,35 @@ void contiguous_strides(IntList sizes, int64_t* strides) {
   }
 }
 
+namespace {
+// First and last byte a tensor with numel > 0 touches.
+void byte_range(const Tensor& t, const char** lo, const char** hi) {
+  const char* p = static_cast<const char*>(t.data_ptr());
+  int64_t extent = 0;
+  for (int64_t d = 0; d < t.dim(); ++d)
+    extent += (t.sizes()[size_t(d)] - 1) * t.strides()[size_t(d)];
+  *lo = p;
+  *hi = p + (extent + 1) * int64_t(t.itemsize()) - 1;
+}
+}  // namespace
+
+void check_no_partial_overlap(const Tensor& out, const Tensor& in,
+                              const char* op) {
+  if (in.storage() != out.storage() || in.numel() == 0 || out.numel() == 0)
+    return;
+  if (in.data_ptr() == out.data_ptr() && in.dtype() == out.dtype() &&
+      in.sizes().equals(out.sizes()) && in.strides().equals(out.strides()))
+    return;
+  const char *a0, *a1, *b0, *b1;
+  byte_range(out, &a0, &a1);
+  byte_range(in, &b0, &b1);
+  FASTT_CHECK(a1 < b0 || b1 < a0, RuntimeError,
+              "{}: unsupported operation: some elements of the input tensor "
+              "and the written-to tensor refer to a single memory location. "
+              "Please clone() the tensor before performing the operation.",
+              op);
+}
+
 // ------------------------------------------------------------- creation --
 Tensor Tensor::empty(IntList sizes, DType dtype, Device device) {
   const int nd = int(sizes.size());
@@ -125,7 +155,8 @@ Tensor Tensor::empty(IntList sizes, DType dtype, Device device) {
   }
   if (FASTT_UNLIKELY(!ok || numel > (int64_t(1) << 56)))
     checked_numel(sizes, "empty");  // throws the right error
-  TensorImpl* impl = new TensorImpl();
+  TensorImpl* impl = new TensorImpl;  // default-init: no zeroing of the
+                                      // sizes/strides arrays
   Tensor t(impl);  // owns impl from here, so a failed alloc frees it
   impl->dtype = dtype;
   impl->device = device;
@@ -138,7 +169,8 @@ Tensor Tensor::empty(IntList sizes, DType dtype, Device device) {
   }
   impl->numel = numel;
   impl->contiguous = true;
-  impl->storage = Storage::create(size_t(numel) * fastt::itemsize(dtype), device);
+  impl->storage =
+      Storage::create(size_t(numel) * fastt::itemsize(dtype), device);
   impl->data = static_cast<char*>(impl->storage->data());
   return t;
 }
@@ -150,7 +182,7 @@ Tensor Tensor::from_storage(Storage* storage, IntList sizes, IntList strides,
               "{})",
               strides.size(), sizes.size());
   checked_numel(sizes, "from_storage");
-  TensorImpl* impl = new TensorImpl();
+  TensorImpl* impl = new TensorImpl;
   Tensor t(impl);
   storage->incref();
   impl->storage = storage;
@@ -179,7 +211,7 @@ namespace {
 // A new impl sharing self's storage, with the given geometry.
 Tensor make_view(const TensorImpl* self, int nd, const int64_t* sizes,
                  const int64_t* strides, int64_t offset) {
-  TensorImpl* impl = new TensorImpl();
+  TensorImpl* impl = new TensorImpl;
   Tensor t(impl);
   self->storage->incref();
   impl->storage = self->storage;
@@ -204,10 +236,12 @@ int infer_size(IntList req, int64_t numel, int64_t* out, const char* op) {
   int64_t prod = 1;
   for (size_t i = 0; i < req.size(); ++i) {
     if (req[i] == -1) {
-      FASTT_CHECK(infer < 0, RuntimeError, "{}: only one dimension can be inferred", op);
+      FASTT_CHECK(infer < 0, RuntimeError,
+                  "{}: only one dimension can be inferred", op);
       infer = int(i);
     } else {
-      FASTT_CHECK(req[i] >= 0, RuntimeError, "{}: invalid shape dimension {}", op, req[i]);
+      FASTT_CHECK(req[i] >= 0, RuntimeError,
+                  "{}: invalid shape dimension {}", op, req[i]);
       prod *= req[i];
     }
     out[i] = req[i];
@@ -617,6 +651,12 @@ Tensor& Tensor::copy_(const Tensor& src) {
                 device().str(), src.device().str());
   }
   if (numel() == 0) return *this;
+  check_no_partial_overlap(*this, src, "copy_");
+  if (src.data_ptr() == data_ptr() && src.dtype() == dtype() &&
+      src.strides().equals(strides()) && src.numel() == numel()) {
+    bump_version();  // copying a tensor onto itself: nothing to move
+    return *this;
+  }
   KernelArgs args;
   const Tensor* ts[2] = {this, &src};
   if (is_contiguous() && src.is_contiguous() && src.numel() == numel())

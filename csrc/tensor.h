@@ -198,6 +198,11 @@ int64_t checked_numel(IntList sizes, const char* op);
 // Strides of a contiguous (row-major) tensor of these sizes.
 void contiguous_strides(IntList sizes, int64_t* strides);
 std::string shape_str(IntList sizes);  // "[2, 3]"
+// RuntimeError when `in` shares memory with `out` without being exactly it
+// (same data, dtype, sizes, strides): a loop writing `out` would read
+// elements it already overwrote. Exact aliasing (in-place) is fine.
+void check_no_partial_overlap(const Tensor& out, const Tensor& in,
+                              const char* op);
 
 // The result dtype of an op over tensors and Python scalars, with PyTorch's
 // rules: dimensioned tensors > 0-d tensors > Python scalars, where a lower

@@ -63,9 +63,9 @@ struct Sigmoid {
     return T(1) / (T(1) + std::exp(-a));
   }
 };
-struct Relu {
+struct Relu {  // NaN propagates, like torch.relu
   template <class T> FASTT_HD T operator()(T a) const {
-    return a > T(0) ? a : T(0);
+    return a < T(0) ? T(0) : a;
   }
 };
 struct LeakyRelu {

@@ -91,7 +91,7 @@ FASTT_HD void box_muller(T u1, T u2, T* z0, T* z1) {
 // K values per block for each draw kind (the counter -> element map).
 // float-sized uniforms/normals: 4 per block; double-sized and 64-bit: 2.
 template <class M>
-constexpr int values_per_block() {
+FASTT_HD constexpr int values_per_block() {
   return sizeof(M) == 8 ? 2 : 4;
 }
 

@@ -5,6 +5,7 @@
 #include "elementwise.h"
 
 #include <cstring>
+#include <type_traits>
 
 #include "loop_builder.h"
 
@@ -36,6 +37,73 @@ struct Params {
       "{}: expected all tensors to be on the same device, but found at "
       "least two devices, {} and {}!",
       op_name(op), a.str(), b.str()));
+}
+
+// Integer division ops raise on a zero divisor, like torch's
+// "ZeroDivisionError"; float division follows IEEE (inf / nan).
+constexpr bool is_int_division(Op op) {
+  return op == Op::div_floor || op == Op::div_trunc || op == Op::remainder ||
+         op == Op::fmod;
+}
+
+[[noreturn]] FASTT_NOINLINE void throw_zero_division(Op op) {
+  throw RuntimeError(fmt::format(
+      "{}: ZeroDivisionError (integer division or modulo by zero)",
+      op_name(op)));
+}
+
+// Whether a CPU tensor of an integral dtype holds a zero (any layout).
+FASTT_NOINLINE bool has_zero(const Tensor& t) {
+  if (t.numel() == 0) return false;
+  return visit_dtype(t.dtype(), [&](auto tag) -> bool {
+    using T = decltype(tag);
+    if constexpr (!std::is_integral<T>::value) {
+      return false;
+    } else {
+      const T* base = static_cast<const T*>(t.data_ptr());
+      const int64_t n = t.numel();
+      if (t.is_contiguous()) {
+        for (int64_t i = 0; i < n; ++i)
+          if (base[i] == T(0)) return true;
+        return false;
+      }
+      const int nd = int(t.dim());
+      int64_t idx[kMaxDims] = {};
+      int64_t off = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        if (base[off] == T(0)) return true;
+        for (int d = nd - 1; d >= 0; --d) {  // odometer step
+          off += t.strides()[size_t(d)];
+          if (++idx[d] < t.sizes()[size_t(d)]) break;
+          off -= idx[d] * t.strides()[size_t(d)];
+          idx[d] = 0;
+        }
+      }
+      return false;
+    }
+  });
+}
+
+// Divisor operand k of a built (or scalar-filled) KernelArgs: a tensor
+// `t`, or the scalar stored in args.scalar_buf[k] in dtype `dt`.
+void check_divisor(Op op, DType dt, const Tensor* t, const KernelArgs& args,
+                   int k) {
+  if (!is_int_division(op) || !is_integral(dt, true)) return;
+  bool zero;
+  if (t) {
+    FASTT_CHECK(t->is_cpu(), NotImplementedError,
+                "{}: integer division needs a CPU divisor to check for zeros",
+                op_name(op));
+    zero = has_zero(*t);
+  } else {
+    zero = visit_dtype(dt, [&](auto tag) -> bool {
+      using T = decltype(tag);
+      T v;
+      std::memcpy(&v, args.scalar_buf[k], sizeof(T));
+      return static_cast<opmath_t<T>>(v) == opmath_t<T>(0);
+    });
+  }
+  if (zero) throw_zero_division(op);
 }
 
 void check_no_internal_overlap(Op op, const Tensor& out) {
@@ -96,6 +164,8 @@ Tensor elementwise(Op op, Rule rule, const Operand* ins, int nin, Tensor* out,
                 "{}",
                 op_name(op), dtype_name(result), dtype_name(dst->dtype()));
     check_no_internal_overlap(op, *dst);
+    for (int k = 0; k < nin; ++k)
+      if (ins[k].t) check_no_partial_overlap(*dst, *ins[k].t, op_name(op));
     if (dst->dtype() != result) {
       staging = Tensor::empty(IntList(shape, ndim), result, device);
       dst = &staging;
@@ -126,6 +196,7 @@ Tensor elementwise(Op op, Rule rule, const Operand* ins, int nin, Tensor* out,
   args.i0 = p.i0;
   KernelFn fn = lookup_kernel(op, device.type, compute);
   if (dst->numel() > 0) {
+    if (is_int_division(op)) check_divisor(op, compute, tensors[2], args, 2);
     build_loop(args, tensors, nin + 1);
     fn(args);
   }
@@ -148,6 +219,8 @@ inline Tensor binary(Op op, Rule rule, const Tensor& a, const Tensor& b,
   if (FASTT_LIKELY(a.defined() && b.defined() && dense_pair(a, b) &&
                    (rule != Rule::Float || a.is_floating_point()))) {
     KernelFn fn = lookup_kernel(op, a.device().type, a.dtype());
+    if (is_int_division(op) && is_integral(a.dtype(), true) && a.numel() > 0)
+      check_divisor(op, a.dtype(), &b, KernelArgs(), 2);
     Tensor out = Tensor::empty(a.sizes(), rule == Rule::Bool ? DType::Bool
                                                              : a.dtype(),
                                a.device());
@@ -189,6 +262,8 @@ inline Tensor binary(Op op, Rule rule, const Tensor& a, const Scalar& b,
     args.dtypes[0] = out.dtype();
     args.dtypes[1] = t;
     store_scalar(args, 2, b, t);
+    if (is_int_division(op) && args.numel > 0)
+      check_divisor(op, t, nullptr, args, 2);
     args.f0 = p.f0;
     args.i0 = p.i0;
     if (args.numel > 0) fn(args);
@@ -272,12 +347,29 @@ constexpr Rule rule_of(Op op) {
   }
 }
 
-void check_alpha(Op op, DType a, DType b, const Scalar& alpha) {
-  DType r = promote_types(a, b);
-  FASTT_CHECK(is_floating(r) || !alpha.is_floating(), TypeError,
-              "{}: for integral input tensors, argument alpha must not be a "
+// torch's alpha_check: no float alpha for integral results, and a bool
+// alpha only for bool results. `what` is "alpha" or "value" (addcmul).
+FASTT_NOINLINE void check_alpha(Op op, DType result, const Scalar& alpha,
+                                const char* what = "alpha") {
+  FASTT_CHECK(!alpha.is_bool() || result == DType::Bool, RuntimeError,
+              "{}: Boolean {} only supported for Boolean results.",
+              op_name(op), what);
+  FASTT_CHECK(is_floating(result) || !alpha.is_floating(), RuntimeError,
+              "{}: For integral input tensors, argument {} must not be a "
               "floating point number.",
-              op_name(op));
+              op_name(op), what);
+}
+template <class A, class B>
+inline Params checked_alpha(Op op, const A& a, const B& b,
+                            const Scalar& alpha) {
+  // An integral alpha is valid for every result dtype: skip promotion.
+  if (FASTT_UNLIKELY(!alpha.is_integral())) {
+    ResultTypeState s;
+    s.add(a);
+    s.add(b);
+    check_alpha(op, s.result(), alpha);
+  }
+  return alpha_params(alpha);
 }
 
 void check_pow_scalar(const Tensor& a, const Scalar& e) {
@@ -296,7 +388,9 @@ bool can_cast(DType from, DType to) {
 
 // ---- unary ----
 #define FASTT_DEFINE_UNARY(name)                                     \
-  Tensor name(const Tensor& a) { return unary(Op::name, rule_of(Op::name), a); } \
+  Tensor name(const Tensor& a) {                                     \
+    return unary(Op::name, rule_of(Op::name), a);                    \
+  }                                                                  \
   Tensor& name##_(Tensor& a) {                                       \
     return unary_out(Op::name, rule_of(Op::name), a, a);             \
   }                                                                  \
@@ -398,27 +492,29 @@ Tensor& pow_out(Tensor& out, const Tensor& a, const Tensor& b) {
 
 #define FASTT_DEFINE_ALPHA(name)                                             \
   Tensor name(const Tensor& a, const Tensor& b, const Scalar& alpha) {       \
-    if (!(alpha.is_integral() && alpha.to_int() == 1))                       \
-      check_alpha(Op::name, a.dtype(), b.dtype(), alpha);                    \
-    return binary(Op::name, Rule::Same, a, b, alpha_params(alpha));          \
+    return binary(Op::name, Rule::Same, a, b,                                \
+                  checked_alpha(Op::name, a, b, alpha));                     \
   }                                                                          \
   Tensor name(const Tensor& a, const Scalar& b, const Scalar& alpha) {       \
-    if (!(alpha.is_integral() && alpha.to_int() == 1))                       \
-      check_alpha(Op::name, a.dtype(), b.natural_dtype(), alpha);            \
-    return binary(Op::name, Rule::Same, a, b, alpha_params(alpha));          \
+    return binary(Op::name, Rule::Same, a, b,                                \
+                  checked_alpha(Op::name, a, b, alpha));                     \
   }                                                                          \
   Tensor name(const Scalar& a, const Tensor& b, const Scalar& alpha) {       \
-    return binary(Op::name, Rule::Same, a, b, alpha_params(alpha));          \
+    return binary(Op::name, Rule::Same, a, b,                                \
+                  checked_alpha(Op::name, b, a, alpha));                     \
   }                                                                          \
   Tensor& name##_(Tensor& a, const Tensor& b, const Scalar& alpha) {         \
-    return binary_inplace(Op::name, Rule::Same, a, b, alpha_params(alpha));  \
+    return binary_inplace(Op::name, Rule::Same, a, b,                        \
+                          checked_alpha(Op::name, a, b, alpha));             \
   }                                                                          \
   Tensor& name##_(Tensor& a, const Scalar& b, const Scalar& alpha) {         \
-    return binary_inplace(Op::name, Rule::Same, a, b, alpha_params(alpha));  \
+    return binary_inplace(Op::name, Rule::Same, a, b,                        \
+                          checked_alpha(Op::name, a, b, alpha));             \
   }                                                                          \
   Tensor& name##_out(Tensor& out, const Tensor& a, const Tensor& b,          \
                      const Scalar& alpha) {                                  \
-    return binary_out(Op::name, Rule::Same, out, a, b, alpha_params(alpha)); \
+    return binary_out(Op::name, Rule::Same, out, a, b,                       \
+                      checked_alpha(Op::name, a, b, alpha));                 \
   }
 FASTT_DEFINE_ALPHA(add)
 FASTT_DEFINE_ALPHA(sub)
@@ -529,6 +625,13 @@ Tensor& lerp_(Tensor& a, const Tensor& end, const Scalar& weight) {
 static Tensor addc(Op op, const Tensor& a, const Tensor& t1, const Tensor& t2,
                    const Scalar& value, Tensor* out) {
   Params p = alpha_params(value);
+  if (!value.is_integral()) {
+    ResultTypeState s;
+    s.add(a);
+    s.add(t1);
+    s.add(t2);
+    check_alpha(op, s.result(), value, "value");
+  }
   Operand ins[3] = {a, t1, t2};
   if (op == Op::addcdiv) {
     DType r = promote_types(promote_types(a.dtype(), t1.dtype()), t2.dtype());

@@ -94,7 +94,8 @@ struct ArangeK {
       step = Acc(a.f1);
     }
     parallel_for(0, a.out->numel(), kGrainSize, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) o[i] = static_cast<T>(start + step * Acc(i));
+      for (int64_t i = b; i < e; ++i)
+        o[i] = static_cast<T>(start + step * Acc(i));
     });
   }
 };
@@ -113,8 +114,9 @@ struct LinspaceK {
       const double step = (double(end) - double(start)) / double(steps - 1);
       parallel_for(0, steps, kGrainSize, [&](int64_t b, int64_t e) {
         for (int64_t i = b; i < e; ++i)
-          o[i] = i < halfway ? static_cast<T>(start + step * double(i))
-                             : static_cast<T>(end - step * double(steps - i - 1));
+          o[i] = static_cast<T>(i < halfway
+                                    ? start + step * double(i)
+                                    : end - step * double(steps - i - 1));
       });
     } else {
       using M = opmath_t<T>;
@@ -136,7 +138,7 @@ struct EyeK {
   static void run(KernelArgs& a) {
     T* o = static_cast<T*>(a.out->data_ptr());
     const int64_t n = a.out->size(0), m = a.out->size(1);
-    std::memset(o, 0, size_t(n * m) * sizeof(T));
+    std::memset(static_cast<void*>(o), 0, size_t(n * m) * sizeof(T));
     const int64_t k = n < m ? n : m;
     for (int64_t i = 0; i < k; ++i) o[i * m + i] = static_cast<T>(1);
   }
@@ -183,7 +185,8 @@ struct NormalK {
           philox::normal_block<M>(philox::block(seed, offset + blk), vals);
         },
         [&](M z, char** p, const int64_t* s, int64_t i) {
-          *reinterpret_cast<T*>(p[0] + i * s[0]) = static_cast<T>(mean + std * z);
+          *reinterpret_cast<T*>(p[0] + i * s[0]) =
+              static_cast<T>(mean + std * z);
         });
   }
 };
@@ -207,7 +210,8 @@ struct RandintK {
           std::memcpy(&v, &u, sizeof(v));
           T out;
           if constexpr (std::is_same<T, bool>::value) out = v != 0;
-          else if constexpr (std::is_integral<T>::value) out = static_cast<T>(v);
+          else if constexpr (std::is_integral<T>::value)
+            out = static_cast<T>(v);
           else out = static_cast<T>(static_cast<opmath_t<T>>(v));
           *reinterpret_cast<T*>(p[0] + i * s[0]) = out;
         });

@@ -15,6 +15,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <cstring>
 #include <type_traits>
@@ -26,16 +27,21 @@ namespace fastt {
 namespace {
 using namespace cpu;
 
-// Below this many multiply-adds (M*N*K) the plain loop beats a BLAS call,
-// whose fixed cost (argument checks, buffer setup, packing) is ~100-200 ns.
-// Measured on this machine (float32, square n: loop vs cblas_sgemm):
-// n=4 25 vs 200 ns, n=8 70 vs 290 ns, n=12 190 vs 440 ns, n=16 410 vs 640
-// ns, n=20 870 vs 930 ns, n=24 1450 vs 1090 ns. Crossover ~ 20^3.
-constexpr int64_t kTinyGemmMNK = 8000;
+// Below this many multiply-adds (M*N*K) a plain dot-product loop beats the
+// BLAS call, whose fixed cost (~60 ns here) dominates tiny products.
+// Measured (throwaway program, float32, one thread, median ns, loop vs
+// cblas_sgemm): 2^3 8 vs 58, 4^3 22 vs 63, 5^3 41 vs 77, 6^3 66 vs 84,
+// 7^3 100 vs 105, 8^3 154 vs 92; 8x8x4 / 4x8x8 / 16x4x4 / 4x4x16 (256)
+// 86/73/84/69 vs 77/70/81/82. Crossover ~ 256-343; float64 alike. (A
+// shared 2-core box under load: trust the ratios, not the ns.)
+constexpr int64_t kTinyGemmMNK = 256;
 // OpenBLAS runs a gemm on one thread below 4 * 65536 multiply-adds
 // (interface/gemm.c), so batches of matrices that small are spread over
 // our threads instead; bigger ones let OpenBLAS thread each call.
 constexpr int64_t kBlasSingleThreadMNK = 4 * 65536;
+// gemv and dot thread themselves above ~9216 elements, so those splits stop
+// earlier.
+constexpr int64_t kBlasVectorSingleThread = 8192;
 // Multiply-adds a thread should get before another one is worth starting.
 constexpr int64_t kGemmGrain = 1 << 16;
 // Columns of the loop kernel's accumulator block (kept on the stack).
@@ -74,7 +80,7 @@ void loop_gemm(const Geom& g, int64_t m0, int64_t m1, const T* A, const T* B,
   using Acc = acc_t<T>;
   const T* addend = I ? I : C;
   const int64_t sdm = I ? g.sim : g.scm, sdn = I ? g.sin : g.scn;
-  Acc acc[kColBlock];
+  Acc acc[kColBlock] = {};
   for (int64_t n0 = 0; n0 < g.N; n0 += kColBlock) {
     const int64_t nb = std::min(kColBlock, g.N - n0);
     for (int64_t m = m0; m < m1; ++m) {
@@ -98,6 +104,46 @@ void loop_gemm(const Geom& g, int64_t m0, int64_t m1, const T* A, const T* B,
         crow[j * g.scn] = static_cast<T>(v);
       }
     }
+  }
+}
+
+// The same product in dot form: fastest for tiny matrices (no accumulator
+// block to set up) and for a single row times a single column. KF > 0 fixes
+// K at compile time so the reduction unrolls (4x4 @ 4x4: ~1100 -> ~400
+// instructions); geometry lives in locals so stores to C (which may be
+// int64) cannot force reloads.
+template <class T, int KF>
+void dot_gemm_k(const Geom& g, const T* A, const T* B, T* C, const T* I,
+                acc_t<T> alpha, acc_t<T> beta, bool beta_zero) {
+  using Acc = acc_t<T>;
+  const int64_t M = g.M, N = g.N, K = KF > 0 ? KF : g.K;
+  const int64_t sam = g.sam, sak = g.sak, sbk = g.sbk, sbn = g.sbn;
+  const int64_t scm = g.scm, scn = g.scn;
+  const T* addend = I ? I : C;
+  const int64_t sdm = I ? g.sim : scm, sdn = I ? g.sin : scn;
+  for (int64_t m = 0; m < M; ++m) {
+    const T* a = A + m * sam;
+    for (int64_t n = 0; n < N; ++n) {
+      const T* b = B + n * sbn;
+      Acc acc(0);
+      for (int64_t k = 0; k < K; ++k)
+        acc += to_acc(a[k * sak]) * to_acc(b[k * sbk]);
+      Acc v = alpha * acc;
+      if (!beta_zero) v += beta * to_acc(addend[m * sdm + n * sdn]);
+      C[m * scm + n * scn] = static_cast<T>(v);
+    }
+  }
+}
+
+template <class T>
+void dot_gemm(const Geom& g, const T* A, const T* B, T* C, const T* I,
+              acc_t<T> alpha, acc_t<T> beta, bool beta_zero) {
+  switch (g.K) {
+    case 1: return dot_gemm_k<T, 1>(g, A, B, C, I, alpha, beta, beta_zero);
+    case 2: return dot_gemm_k<T, 2>(g, A, B, C, I, alpha, beta, beta_zero);
+    case 3: return dot_gemm_k<T, 3>(g, A, B, C, I, alpha, beta, beta_zero);
+    case 4: return dot_gemm_k<T, 4>(g, A, B, C, I, alpha, beta, beta_zero);
+    default: return dot_gemm_k<T, 0>(g, A, B, C, I, alpha, beta, beta_zero);
   }
 }
 
@@ -135,7 +181,8 @@ void copy_addend(const Geom& g, T* C, const T* I) {
 bool blas_view(int64_t rows, int64_t cols, int64_t sr, int64_t sc,
                CBLAS_TRANSPOSE* trans, int* ld) {
   int64_t l;
-  if ((cols == 1 || sc == 1) && (rows == 1 || sr >= std::max<int64_t>(1, cols))) {
+  if ((cols == 1 || sc == 1) &&
+      (rows == 1 || sr >= std::max<int64_t>(1, cols))) {
     *trans = CblasNoTrans;
     l = rows == 1 ? std::max<int64_t>(1, cols) : sr;
   } else if ((rows == 1 || sr == 1) &&
@@ -150,6 +197,7 @@ bool blas_view(int64_t rows, int64_t cols, int64_t sr, int64_t sc,
   return true;
 }
 
+// Thin overloads so the BLAS path is written once for float and double.
 inline void blas_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N,
                       int K, float alpha, const float* A, int lda,
                       const float* B, int ldb, float beta, float* C, int ldc) {
@@ -162,6 +210,100 @@ inline void blas_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N,
                       int ldc) {
   cblas_dgemm(CblasRowMajor, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C,
               ldc);
+}
+inline void blas_gemv(CBLAS_TRANSPOSE t, int rows, int cols, float alpha,
+                      const float* A, int lda, const float* x, int incx,
+                      float beta, float* y, int incy) {
+  cblas_sgemv(CblasRowMajor, t, rows, cols, alpha, A, lda, x, incx, beta, y,
+              incy);
+}
+inline void blas_gemv(CBLAS_TRANSPOSE t, int rows, int cols, double alpha,
+                      const double* A, int lda, const double* x, int incx,
+                      double beta, double* y, int incy) {
+  cblas_dgemv(CblasRowMajor, t, rows, cols, alpha, A, lda, x, incx, beta, y,
+              incy);
+}
+inline float blas_dot(int n, const float* x, int incx, const float* y,
+                      int incy) {
+  return cblas_sdot(n, x, incx, y, incy);
+}
+inline double blas_dot(int n, const double* x, int incx, const double* y,
+                       int incy) {
+  return cblas_ddot(n, x, incx, y, incy);
+}
+
+// OpenBLAS keeps its own thread count (all cores by default); products
+// big enough for it to thread follow fastt::set_num_threads instead.
+// Checked only there, so small products pay nothing.
+void sync_blas_threads() {
+  static std::atomic<int> current{-1};
+  const int n = get_num_threads();
+  if (current.load(std::memory_order_relaxed) != n) {
+    openblas_set_num_threads(n);
+    current.store(n, std::memory_order_relaxed);
+  }
+}
+
+// How BLAS reads the three operands of one product (same for every batch).
+struct BlasLayout {
+  CBLAS_TRANSPOSE ta, tb;
+  int lda, ldb, ldc;
+  int inca, incb, incc;  // vector strides for the dot / gemv forms
+};
+
+bool blas_layout(const Geom& g, BlasLayout* L) {
+  CBLAS_TRANSPOSE tc;
+  if (!blas_view(g.M, g.K, g.sam, g.sak, &L->ta, &L->lda) ||
+      !blas_view(g.K, g.N, g.sbk, g.sbn, &L->tb, &L->ldb) ||
+      !blas_view(g.M, g.N, g.scm, g.scn, &tc, &L->ldc) || tc != CblasNoTrans)
+    return false;
+  // Vector strides: along K for A's row and B's column, along the output.
+  const int64_t inca = g.K == 1 ? 1 : g.sak, incb = g.K == 1 ? 1 : g.sbk;
+  const int64_t incc = g.M == 1 ? (g.N == 1 ? 1 : g.scn) : g.scm;
+  if (inca > INT_MAX || incb > INT_MAX || incc > INT_MAX) return false;
+  L->inca = int(inca);
+  L->incb = int(incb);
+  L->incc = int(incc);
+  return true;
+}
+
+// C = beta*C + alpha*(A @ B) through BLAS (C already holds the addend).
+// One row or one column goes to gemv, both to dot: gemm with M or N of 1
+// is several times slower in OpenBLAS (64x64 @ 64x1: gemm 667 ns, gemv
+// 176 ns; 1x1024 . 1024: gemm 1367 ns, dot 40 ns).
+template <class T>
+void blas_product(const Geom& g, const BlasLayout& L, T alpha, const T* A,
+                  const T* B, T beta, bool beta_zero, T* C) {
+  const int M = int(g.M), N = int(g.N), K = int(g.K);
+  if (M == 1 && N == 1) {
+    T d = blas_dot(K, A, L.inca, B, L.incb);
+    *C = alpha * d + (beta_zero ? T(0) : beta * *C);
+    return;
+  }
+  if (M == 1 || N == 1) {
+    // Some BLAS scale y by 0 (keeping NaN) instead of zeroing it.
+    if (beta_zero) {
+      const int64_t n = M == 1 ? N : M;
+      for (int64_t i = 0; i < n; ++i) C[i * L.incc] = T(0);
+    }
+    if (N == 1) {  // y[M] = A x with x = B's column
+      if (L.ta == CblasNoTrans)
+        blas_gemv(CblasNoTrans, M, K, alpha, A, L.lda, B, L.incb, beta, C,
+                  L.incc);
+      else
+        blas_gemv(CblasTrans, K, M, alpha, A, L.lda, B, L.incb, beta, C,
+                  L.incc);
+    } else {  // y[N] = B^T x with x = A's row
+      if (L.tb == CblasNoTrans)
+        blas_gemv(CblasTrans, K, N, alpha, B, L.ldb, A, L.inca, beta, C,
+                  L.incc);
+      else
+        blas_gemv(CblasNoTrans, N, K, alpha, B, L.ldb, A, L.inca, beta, C,
+                  L.incc);
+    }
+    return;
+  }
+  blas_gemm(L.ta, L.tb, M, N, K, alpha, A, L.lda, B, L.ldb, beta, C, L.ldc);
 }
 
 // The per-call setup shared by every dtype: geometry, batch shape, scalars.
@@ -246,10 +388,14 @@ struct GemmCall {
 // Runs one(b) for every batch item, over threads when the items are small
 // enough that each runs single-threaded anyway.
 template <class T, class One>
-void for_each_matrix(const GemmCall<T>& c, bool may_split, One&& one) {
+void for_each_matrix(const GemmCall<T>& c, bool blas, One&& one) {
   if (c.batch == 1) return one(0);
   const int64_t work = std::max<int64_t>(1, c.mnk());
-  if (may_split && work <= kBlasSingleThreadMNK) {
+  const bool vector_form = c.g.M == 1 || c.g.N == 1;
+  const int64_t limit = !blas         ? INT64_MAX
+                        : vector_form ? kBlasVectorSingleThread
+                                      : kBlasSingleThreadMNK;
+  if (work <= limit) {
     const int64_t grain = std::max<int64_t>(1, kGemmGrain / work);
     parallel_for(0, c.batch, grain, [&](int64_t b0, int64_t b1) {
       for (int64_t b = b0; b < b1; ++b) one(b);
@@ -274,11 +420,15 @@ void run_loop(const GemmCall<T>& c) {
     });
     return;
   }
-  for_each_matrix(c, true, [&](int64_t bi) {
+  const bool dot_form = c.mnk() <= kTinyGemmMNK || (g.M == 1 && g.N == 1);
+  for_each_matrix(c, false, [&](int64_t bi) {
     const T *a, *b, *i;
     T* cc;
     c.at(bi, &a, &b, &cc, &i);
-    loop_gemm<T>(g, 0, g.M, a, b, cc, i, c.alpha, c.beta, c.beta_zero);
+    if (dot_form)
+      dot_gemm<T>(g, a, b, cc, i, c.alpha, c.beta, c.beta_zero);
+    else
+      loop_gemm<T>(g, 0, g.M, a, b, cc, i, c.alpha, c.beta, c.beta_zero);
   });
 }
 
@@ -298,21 +448,17 @@ bool trivial(const GemmCall<T>& c) {
   return false;
 }
 
-// float / double: BLAS unless tiny or the layout is not BLAS-shaped.
+// float / double: BLAS unless tiny or the layout is not BLAS-shaped (the
+// op layer makes operands BLAS-shaped; the loop is only a safety net).
 template <class T>
 struct BlasGemm {
   static void run(KernelArgs& args) {
     GemmCall<T> c(args);
     if (trivial(c)) return;
     const Geom& g = c.g;
-    CBLAS_TRANSPOSE ta, tb, tc;
-    int lda, ldb, ldc;
-    const bool blas_ok = c.mnk() > kTinyGemmMNK &&
-                         blas_view(g.M, g.K, g.sam, g.sak, &ta, &lda) &&
-                         blas_view(g.K, g.N, g.sbk, g.sbn, &tb, &ldb) &&
-                         blas_view(g.M, g.N, g.scm, g.scn, &tc, &ldc) &&
-                         tc == CblasNoTrans;
-    if (!blas_ok) return run_loop(c);
+    BlasLayout L;
+    if (c.mnk() <= kTinyGemmMNK || !blas_layout(g, &L)) return run_loop(c);
+    if (c.mnk() > kBlasVectorSingleThread) sync_blas_threads();
     // With an addend, C first takes its values and BLAS applies beta.
     const T beta = c.beta_zero ? T(0) : c.beta;
     for_each_matrix(c, true, [&](int64_t bi) {
@@ -320,14 +466,14 @@ struct BlasGemm {
       T* cc;
       c.at(bi, &a, &b, &cc, &i);
       if (i && !c.beta_zero) copy_addend<T>(g, cc, i);
-      blas_gemm(ta, tb, int(g.M), int(g.N), int(g.K), c.alpha, a, lda, b, ldb,
-                beta, cc, ldc);
+      blas_product<T>(g, L, c.alpha, a, b, beta, c.beta_zero, cc);
     });
   }
 };
 
 // float16 / bfloat16: tiny ones loop in float; larger ones are converted
-// to float32, multiplied by sgemm and rounded back once.
+// to float32, multiplied by BLAS and rounded back once (like torch's CPU
+// path, which also accumulates in float).
 template <class T>
 struct HalfGemm {
   static void run(KernelArgs& args) {
@@ -339,6 +485,13 @@ struct HalfGemm {
       return run_loop(c);
     std::vector<float> fa(size_t(g.M * g.K)), fb(size_t(g.K * g.N)),
         fc(size_t(g.M * g.N));
+    // The packed float operands are dense row-major.
+    Geom fg = g;
+    fg.sam = g.K, fg.sak = 1, fg.sbk = g.N, fg.sbn = 1, fg.scm = g.N;
+    fg.scn = 1;
+    BlasLayout L;
+    blas_layout(fg, &L);
+    if (c.mnk() > kBlasVectorSingleThread) sync_blas_threads();
     for (int64_t bi = 0; bi < c.batch; ++bi) {
       const T *a, *b, *i;
       T* cc;
@@ -355,9 +508,9 @@ struct HalfGemm {
         for (int64_t m = 0; m < g.M; ++m)
           for (int64_t n = 0; n < g.N; ++n)
             fc[size_t(m * g.N + n)] = float(d[m * sdm + n * sdn]);
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(g.M),
-                  int(g.N), int(g.K), c.alpha, fa.data(), int(g.K), fb.data(),
-                  int(g.N), c.beta_zero ? 0.0f : c.beta, fc.data(), int(g.N));
+      blas_product<float>(fg, L, c.alpha, fa.data(), fb.data(),
+                          c.beta_zero ? 0.0f : c.beta, c.beta_zero,
+                          fc.data());
       for (int64_t m = 0; m < g.M; ++m)
         for (int64_t n = 0; n < g.N; ++n)
           cc[m * g.scm + n * g.scn] = T(fc[size_t(m * g.N + n)]);

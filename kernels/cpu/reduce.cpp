@@ -95,13 +95,15 @@ template <class T>
 using M = opmath_t<T>;
 
 // Folds n elements at stride `stride` into s; idx is the reduced index of
-// the first. Order-insensitive ops (kLanes) use independent accumulators
-// on dense runs so the loop vectorizes.
+// the first. Order-insensitive ops (kLanes) on floating inputs use
+// independent accumulators on dense runs so the loop vectorizes (integer
+// loops vectorize without help; GCC 12 -O3 also miscompiled the lanes form
+// for int8 inputs).
 template <class T, class R>
 inline typename R::state reduce_run(const R& r, typename R::state s,
                                     const T* x, int64_t stride, int64_t n,
                                     int64_t idx) {
-  if constexpr (R::kLanes) {
+  if constexpr (R::kLanes && !std::is_integral<T>::value) {
     constexpr int L = 8;
     if (stride == 1 && n >= 2 * L) {
       typename R::state acc[L];

@@ -33,7 +33,7 @@ struct LeakyReluK {
 }  // namespace
 
 void register_unary_kernels() {
-  register_only<Same<F::Neg>::K>(Op::neg, SignedNumericTypes{});
+  register_only<Same<F::Neg>::K>(Op::neg, NumericTypes{});  // uint8 wraps
   register_only<Same<F::Abs>::K>(Op::abs, NumericTypes{});
   register_only<Same<F::Exp>::K>(Op::exp, FloatTypes{});
   register_only<Same<F::Expm1>::K>(Op::expm1, FloatTypes{});

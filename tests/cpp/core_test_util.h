@@ -87,7 +87,7 @@ inline std::vector<double> sample(DType dt, int64_t n, uint32_t seed,
                                   bool nonzero = false, double lo = -4,
                                   double hi = 4) {
   std::mt19937 rng(seed);
-  std::vector<double> v(size_t(n));
+  std::vector<double> v(static_cast<size_t>(n));
   for (auto& x : v) {
     if (dt == DType::Bool) {
       x = nonzero ? 1 : double(rng() % 2);

@@ -108,6 +108,13 @@ TEST_CASE("copy_ broadcasts and converts", "[core]") {
       make({1}, {1}, DType::Float32).expand({4}).copy_(
           make({1, 2, 3, 4}, {4}, DType::Float32)),
       RuntimeError);
+  // Overlapping source and destination.
+  Tensor y = make({1, 2, 3, 4, 5}, {5}, DType::Float32);
+  CHECK_THROWS_AS(y.slice(0, 1, 5).copy_(y.slice(0, 0, 4)), RuntimeError);
+  y.slice(0, 0, 2).copy_(y.slice(0, 3, 5));  // disjoint parts are fine
+  CHECK(values(y) == D{4, 5, 3, 4, 5});
+  y.copy_(y);
+  CHECK(values(y) == D{4, 5, 3, 4, 5});
   // Empty.
   Tensor e = Tensor::empty({0, 3}, DType::Float32);
   e.copy_(make({1, 2, 3}, {3}, DType::Float32));
@@ -245,7 +252,7 @@ TEST_CASE("str prints like torch", "[core]") {
   CHECK(make({1, 0}, {2}, DType::Bool).str() == "tensor([ True, False])");
   CHECK(scalar_tensor(3, DType::Float32).str() == "tensor(3.)");
   CHECK(make({1, 2}, {2}, DType::Int32).str() ==
-        "tensor([1, 2], dtype=torch.int32)");
+        "tensor([1, 2], dtype=fastt.int32)");
   CHECK(Tensor::empty({0}, DType::Float32).str() == "tensor([])");
 }
 

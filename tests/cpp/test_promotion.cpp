@@ -24,6 +24,7 @@ constexpr DType kTorchPromotion[10][10] = {
     {D::BFloat16, D::BFloat16, D::BFloat16, D::BFloat16, D::BFloat16, D::BFloat16, D::Float32, D::BFloat16, D::Float32, D::Float64},
     {D::Float32, D::Float32, D::Float32, D::Float32, D::Float32, D::Float32, D::Float32, D::Float32, D::Float32, D::Float64},
     {D::Float64, D::Float64, D::Float64, D::Float64, D::Float64, D::Float64, D::Float64, D::Float64, D::Float64, D::Float64},
+};
 
 struct ScalarCase {
   DType t;
@@ -33,7 +34,6 @@ struct ScalarCase {
 };
 // torch.result_type(tensor of `ndim` dims, python scalar).
 const ScalarCase kScalarCases[] = {
-    };
     {D::Bool, 1, Scalar(true), D::Bool},
     {D::Bool, 1, Scalar(3), D::Int64},
     {D::Bool, 1, Scalar(1000), D::Int64},

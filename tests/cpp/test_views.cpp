@@ -15,7 +15,7 @@ namespace {
 Tensor iota(IntList sizes, DType dt = DType::Float32) {
   int64_t n = 1;
   for (int64_t s : sizes) n *= s;
-  std::vector<double> v(size_t(n));
+  std::vector<double> v(static_cast<size_t>(n));
   std::iota(v.begin(), v.end(), 0.0);
   return make(v, sizes, dt);
 }

@@ -1,0 +1,760 @@
+// Every elementwise op in csrc/ops/elementwise.h against a double-precision
+// reference: all dtypes, 45x65, 0-d, empty, transposed and step-sliced
+// inputs, scalar forms, in-place and _out forms, mixed dtypes, broadcasting,
+// and the op-specific rules (integer division by zero, pow, alpha, where,
+// clamp, lerp, addcmul/addcdiv, masked_fill). To add an op: one row in the
+// unary or binary table below.
+#include <cmath>
+#include <functional>
+#include <limits>
+
+#include "catch.h"
+#include "core_test_util.h"
+#include "csrc/dispatch.h"
+#include "csrc/ops/elementwise.h"
+
+using namespace fastt;
+using namespace fastt::test;
+using D = std::vector<double>;
+
+namespace {
+
+enum class Rule { Same, Float, Bool };
+
+DType compute_of(Rule r, DType promoted) {
+  return r == Rule::Float && !is_floating(promoted) ? default_dtype()
+                                                    : promoted;
+}
+DType result_of(Rule r, DType compute) {
+  return r == Rule::Bool ? DType::Bool : compute;
+}
+bool has_kernel(Op op, DType dt) {
+  return registered_kernel(op, DeviceType::CPU, dt) != nullptr;
+}
+
+// Checks `got` against ref applied to the inputs' values converted to the
+// compute dtype, rounded to the result dtype.
+void check_values(const Tensor& got, const D& ref, DType result,
+                  const char* what) {
+  REQUIRE(got.numel() == int64_t(ref.size()));
+  double rtol = rtol_of(result);
+  int bad = 0;
+  for (int64_t i = 0; i < got.numel() && bad < 5; ++i) {
+    double g = get(got, i), r = round_to(result, ref[size_t(i)]);
+    if (!close(g, r, rtol, rtol)) {
+      ++bad;
+      FAIL_CHECK(what << " [" << dtype_name(result) << "] element " << i
+                      << ": got " << g << " expected " << r);
+    }
+  }
+}
+
+// ------------------------------------------------------------- unary --
+struct UnaryCase {
+  const char* name;
+  Op op;
+  Rule rule;
+  Tensor (*fn)(const Tensor&);
+  Tensor& (*inplace)(Tensor&);
+  Tensor& (*out)(Tensor&, const Tensor&);
+  double (*ref)(double);
+  double lo, hi;
+  bool nonzero;
+};
+
+double sgn(double x) { return double((0 < x) - (x < 0)); }
+
+#define UNARY(name, rule, ref, lo, hi, nz)                                  \
+  UnaryCase {                                                               \
+    #name, Op::name, Rule::rule, [](const Tensor& a) { return name(a); },   \
+        [](Tensor& a) -> Tensor& { return name##_(a); },                    \
+        [](Tensor& o, const Tensor& a) -> Tensor& {                         \
+          return name##_out(o, a);                                          \
+        },                                                                  \
+        ref, lo, hi, nz                                                     \
+  }
+
+const UnaryCase kUnary[] = {
+    UNARY(neg, Same, [](double x) { return -x; }, -4, 4, false),
+    UNARY(abs, Same, [](double x) { return std::fabs(x); }, -4, 4, false),
+    UNARY(relu, Same, [](double x) { return x < 0 ? 0.0 : x; }, -4, 4, false),
+    UNARY(sign, Same, sgn, -4, 4, false),
+    UNARY(floor, Same, [](double x) { return std::floor(x); }, -4, 4, false),
+    UNARY(ceil, Same, [](double x) { return std::ceil(x); }, -4, 4, false),
+    UNARY(round, Same, [](double x) { return std::nearbyint(x); }, -4, 4,
+          false),
+    UNARY(trunc, Same, [](double x) { return std::trunc(x); }, -4, 4, false),
+    UNARY(square, Same, [](double x) { return x * x; }, -4, 4, false),
+    UNARY(logical_not, Bool, [](double x) { return double(x == 0); }, -2, 2,
+          false),
+    UNARY(bitwise_not, Same, [](double x) { return double(~int64_t(x)); },
+          -4, 4, false),
+    UNARY(exp, Float, [](double x) { return std::exp(x); }, -4, 4, false),
+    UNARY(expm1, Float, [](double x) { return std::expm1(x); }, -4, 4, false),
+    UNARY(log, Float, [](double x) { return std::log(x); }, 0.25, 8, true),
+    UNARY(log1p, Float, [](double x) { return std::log1p(x); }, 0, 8, false),
+    UNARY(log2, Float, [](double x) { return std::log2(x); }, 0.25, 8, true),
+    UNARY(sqrt, Float, [](double x) { return std::sqrt(x); }, 0, 8, false),
+    UNARY(rsqrt, Float, [](double x) { return 1 / std::sqrt(x); }, 0.25, 8,
+          true),
+    UNARY(sin, Float, [](double x) { return std::sin(x); }, -4, 4, false),
+    UNARY(cos, Float, [](double x) { return std::cos(x); }, -4, 4, false),
+    UNARY(tanh, Float, [](double x) { return std::tanh(x); }, -4, 4, false),
+    UNARY(sigmoid, Float, [](double x) { return 1 / (1 + std::exp(-x)); },
+          -4, 4, false),
+    UNARY(silu, Float, [](double x) { return x / (1 + std::exp(-x)); }, -4, 4,
+          false),
+    UNARY(erf, Float, [](double x) { return std::erf(x); }, -4, 4, false),
+    UNARY(reciprocal, Float, [](double x) { return 1 / x; }, -4, 4, true),
+};
+
+// Inputs of one dtype in several layouts, all with the same values.
+struct Layout {
+  const char* name;
+  Tensor t;
+};
+std::vector<Layout> layouts(DType dt, double lo, double hi, bool nonzero,
+                            uint32_t seed) {
+  std::vector<Layout> out;
+  out.push_back({"45x65", make(sample(dt, 45 * 65, seed, nonzero, lo, hi),
+                               {45, 65}, dt)});
+  out.push_back({"transposed",
+                 make(sample(dt, 65 * 45, seed + 1, nonzero, lo, hi),
+                      {65, 45}, dt).t()});
+  out.push_back({"step-sliced",
+                 make(sample(dt, 9 * 20, seed + 2, nonzero, lo, hi), {9, 20},
+                      dt).slice(1, 1, 20, 3)});
+  out.push_back({"0-d", make(sample(dt, 1, seed + 3, nonzero, lo, hi),
+                             IntList(), dt)});
+  out.push_back({"empty", Tensor::empty({0, 3}, dt)});
+  return out;
+}
+
+// ------------------------------------------------------------ binary --
+struct BinaryCase {
+  const char* name;
+  Op op;
+  Rule rule;
+  Tensor (*tt)(const Tensor&, const Tensor&);
+  Tensor (*ts)(const Tensor&, const Scalar&);
+  Tensor (*st)(const Scalar&, const Tensor&);
+  Tensor& (*inplace)(Tensor&, const Tensor&);
+  Tensor& (*out)(Tensor&, const Tensor&, const Tensor&);
+  double (*ref)(double, double);
+  double lo, hi;
+  bool nonzero_rhs;
+};
+
+double floordiv(double a, double b) { return std::floor(a / b); }
+double pyrem(double a, double b) {
+  double m = std::fmod(a, b);
+  if (m != 0 && ((b < 0) != (m < 0))) m += b;
+  return m;
+}
+double ipow(double a, double b) { return std::pow(a, b); }
+int64_t I(double x) { return int64_t(x); }
+
+#define BINARY(name, op, rule, ref, lo, hi, nz)                               \
+  BinaryCase {                                                                \
+    #name, Op::op, Rule::rule,                                                \
+        [](const Tensor& a, const Tensor& b) { return name(a, b); },          \
+        [](const Tensor& a, const Scalar& b) { return name(a, b); },          \
+        [](const Scalar& a, const Tensor& b) { return name(a, b); },          \
+        [](Tensor& a, const Tensor& b) -> Tensor& { return name##_(a, b); },  \
+        [](Tensor& o, const Tensor& a, const Tensor& b) -> Tensor& {          \
+          return name##_out(o, a, b);                                         \
+        },                                                                    \
+        ref, lo, hi, nz                                                       \
+  }
+
+const BinaryCase kBinary[] = {
+    BINARY(add, add, Same, [](double a, double b) { return a + b; }, -4, 4,
+           false),
+    BINARY(sub, sub, Same, [](double a, double b) { return a - b; }, -4, 4,
+           false),
+    BINARY(mul, mul, Same, [](double a, double b) { return a * b; }, -4, 4,
+           false),
+    BINARY(div, div, Float, [](double a, double b) { return a / b; }, -4, 4,
+           true),
+    BINARY(floor_divide, div_floor, Same, floordiv, -8, 8, true),
+    BINARY(remainder, remainder, Same, pyrem, -8, 8, true),
+    BINARY(fmod, fmod, Same, [](double a, double b) { return std::fmod(a, b); },
+           -8, 8, true),
+    BINARY(pow, pow, Same, ipow, 0, 3, false),
+    BINARY(maximum, maximum, Same,
+           [](double a, double b) { return std::max(a, b); }, -4, 4, false),
+    BINARY(minimum, minimum, Same,
+           [](double a, double b) { return std::min(a, b); }, -4, 4, false),
+    BINARY(atan2, atan2, Float,
+           [](double a, double b) { return std::atan2(a, b); }, -4, 4, false),
+    BINARY(eq, eq, Bool, [](double a, double b) { return double(a == b); }, -2,
+           2, false),
+    BINARY(ne, ne, Bool, [](double a, double b) { return double(a != b); }, -2,
+           2, false),
+    BINARY(lt, lt, Bool, [](double a, double b) { return double(a < b); }, -2,
+           2, false),
+    BINARY(le, le, Bool, [](double a, double b) { return double(a <= b); }, -2,
+           2, false),
+    BINARY(gt, gt, Bool, [](double a, double b) { return double(a > b); }, -2,
+           2, false),
+    BINARY(ge, ge, Bool, [](double a, double b) { return double(a >= b); }, -2,
+           2, false),
+    BINARY(logical_and, logical_and, Bool,
+           [](double a, double b) { return double(a != 0 && b != 0); }, -1, 1,
+           false),
+    BINARY(logical_or, logical_or, Bool,
+           [](double a, double b) { return double(a != 0 || b != 0); }, -1, 1,
+           false),
+    BINARY(logical_xor, logical_xor, Bool,
+           [](double a, double b) { return double((a != 0) != (b != 0)); },
+           -1, 1, false),
+    BINARY(bitwise_and, bitwise_and, Same,
+           [](double a, double b) { return double(I(a) & I(b)); }, -8, 8,
+           false),
+    BINARY(bitwise_or, bitwise_or, Same,
+           [](double a, double b) { return double(I(a) | I(b)); }, -8, 8,
+           false),
+    BINARY(bitwise_xor, bitwise_xor, Same,
+           [](double a, double b) { return double(I(a) ^ I(b)); }, -8, 8,
+           false),
+};
+
+// Reference over broadcast inputs (a, b already of the output's shape).
+D binary_ref(const BinaryCase& c, const Tensor& a, const Tensor& b,
+             DType compute) {
+  D out(size_t(a.numel()));
+  for (int64_t i = 0; i < a.numel(); ++i)
+    out[size_t(i)] = c.ref(round_to(compute, get(a, i)),
+                           round_to(compute, get(b, i)));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("unary ops against a double reference, every dtype and layout",
+          "[elementwise]") {
+  for (const UnaryCase& c : kUnary) {
+    for (DType dt : kAllDTypes) {
+      DType compute = compute_of(c.rule, dt);
+      DType result = result_of(c.rule, compute);
+      INFO(c.name << " on " << dtype_name(dt));
+      if (!has_kernel(c.op, compute)) {
+        CHECK(unsupported_reason(c.op, DeviceType::CPU, compute) ==
+              Unsupported::DType);
+        CHECK_THROWS_AS(c.fn(make({1}, {1}, dt)), NotImplementedError);
+        continue;
+      }
+      for (Layout& l : layouts(dt, c.lo, c.hi, c.nonzero, 7)) {
+        INFO(l.name);
+        Tensor got = c.fn(l.t);
+        CHECK(got.dtype() == result);
+        CHECK(got.sizes().equals(l.t.sizes()));
+        D ref;
+        for (double x : values(l.t)) {
+          // bitwise_not on bool is logical not, not ~1.
+          if (c.op == Op::bitwise_not && dt == DType::Bool)
+            ref.push_back(x == 0);
+          else
+            ref.push_back(c.ref(round_to(compute, x)));
+        }
+        check_values(got, ref, result, c.name);
+        // _out into a fresh tensor of the result dtype.
+        Tensor o = Tensor::empty(l.t.sizes(), result);
+        c.out(o, l.t);
+        check_values(o, ref, result, c.name);
+        // In-place when the result fits the input's dtype.
+        Tensor in = l.t.clone();
+        if (can_cast(result, dt)) {
+          c.inplace(in);
+          check_values(in, ref, dt, c.name);
+        } else {
+          CHECK_THROWS_AS(c.inplace(in), RuntimeError);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("gelu, leaky_relu and NaN propagation", "[elementwise]") {
+  for (DType dt : {DType::Float16, DType::BFloat16, DType::Float32,
+                   DType::Float64}) {
+    Tensor x = make(sample(dt, 45 * 65, 3), {45, 65}, dt);
+    D ge, gt, lr;
+    for (double v : values(x)) {
+      ge.push_back(0.5 * v * (1 + std::erf(v / std::sqrt(2.0))));
+      gt.push_back(0.5 * v *
+                   (1 + std::tanh(std::sqrt(2 / 3.14159265358979323846) *
+                                  (v + 0.044715 * v * v * v))));
+      lr.push_back(v > 0 ? v : 0.2 * v);
+    }
+    check_values(gelu(x), ge, dt, "gelu");
+    check_values(gelu(x.t(), "tanh").t(), gt, dt, "gelu_tanh");
+    check_values(leaky_relu(x, 0.2), lr, dt, "leaky_relu");
+    Tensor y = x.clone();
+    gelu_(y);
+    check_values(y, ge, dt, "gelu_");
+    y = x.clone();
+    leaky_relu_(y, 0.2);
+    check_values(y, lr, dt, "leaky_relu_");
+  }
+  CHECK_THROWS_AS(gelu(make({1}, {1}, DType::Float32), "fast"), ValueError);
+  CHECK(gelu(make({1, 2}, {2}, DType::Int64)).dtype() == DType::Float32);
+  double nan = std::numeric_limits<double>::quiet_NaN();
+  Tensor n = make({nan, -1, 2}, {3}, DType::Float32);
+  CHECK(std::isnan(get(relu(n), 0)));
+  CHECK(std::isnan(get(abs(n), 0)));
+  CHECK(std::isnan(get(exp(n), 0)));
+  CHECK(std::isnan(get(maximum(n, make({0}, {1}, DType::Float32)), 0)));
+  CHECK(std::isnan(get(minimum(make({0}, {1}, DType::Float32), n), 0)));
+  CHECK(std::isnan(get(clamp(n, Scalar(0), Scalar(1)), 0)));
+  CHECK(values(round(make({0.5, 1.5, 2.5, -0.5, -2.5}, {5},
+                          DType::Float32))) == D{0, 2, 2, -0.0, -2});
+}
+
+TEST_CASE("binary ops against a double reference, every dtype and layout",
+          "[elementwise]") {
+  for (const BinaryCase& c : kBinary) {
+    for (DType dt : kAllDTypes) {
+      DType compute = compute_of(c.rule, dt);
+      DType result = result_of(c.rule, compute);
+      INFO(c.name << " on " << dtype_name(dt));
+      if (!has_kernel(c.op, compute)) {
+        CHECK_THROWS_AS(c.tt(make({1}, {1}, dt), make({1}, {1}, dt)),
+                        NotImplementedError);
+        continue;
+      }
+      auto la = layouts(dt, c.lo, c.hi, false, 11);
+      auto lb = layouts(dt, c.lo, c.hi, c.nonzero_rhs, 23);
+      for (size_t i = 0; i < la.size(); ++i) {
+        // Pair each layout with itself and with the contiguous 45x65.
+        for (size_t j : {i, size_t(0)}) {
+          const Tensor& a = la[i].t;
+          const Tensor& b = lb[j].t;
+          if (i != j && a.dim() != 0 && a.numel() != b.numel()) continue;
+          INFO(la[i].name << " x " << lb[j].name);
+          Tensor got = c.tt(a, b);
+          CHECK(got.dtype() == result);
+          std::vector<int64_t> shape = broadcast_shapes(a.sizes(), b.sizes());
+          Tensor ea = a.expand(shape), eb = b.expand(shape);
+          D ref = binary_ref(c, ea, eb, compute);
+          check_values(got, ref, result, c.name);
+          Tensor o = Tensor::empty(shape, result);
+          c.out(o, a, b);
+          check_values(o, ref, result, c.name);
+          if (a.sizes().equals(IntList(shape)) && can_cast(result, dt)) {
+            Tensor in = a.clone();
+            c.inplace(in, b);
+            check_values(in, ref, dt, c.name);
+          }
+        }
+      }
+      // Tensor-scalar and scalar-tensor with a scalar of the same category.
+      Tensor a = la[0].t, at = la[1].t;
+      double sv = dt == DType::Bool ? 1 : (c.nonzero_rhs || c.lo >= 0 ? 2 : -2);
+      Scalar s = dt == DType::Bool       ? Scalar(true)
+                 : is_floating(dt)       ? Scalar(sv + 0.5)
+                                         : Scalar(int64_t(sv));
+      if (is_floating(dt)) sv += 0.5;
+      for (const Tensor* t : {&a, &at}) {
+        D ref_ts, ref_st;
+        for (double x : values(*t)) {
+          ref_ts.push_back(
+              c.ref(round_to(compute, x), round_to(compute, sv)));
+          ref_st.push_back(
+              c.ref(round_to(compute, sv), round_to(compute, x)));
+        }
+        Tensor g1 = c.ts(*t, s);
+        CHECK(g1.dtype() == result);
+        check_values(g1, ref_ts, result, c.name);
+        bool zero_lhs_ok = !c.nonzero_rhs;
+        if (zero_lhs_ok) {
+          Tensor g2 = c.st(s, *t);
+          CHECK(g2.dtype() == result);
+          check_values(g2, ref_st, result, c.name);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("mixed-dtype binary ops promote before computing",
+          "[elementwise]") {
+  struct Pair {
+    DType a, b;
+  };
+  for (Pair p : {Pair{DType::Int32, DType::Float16},
+                 Pair{DType::UInt8, DType::Int8},
+                 Pair{DType::Bool, DType::Float32},
+                 Pair{DType::Int64, DType::Float64},
+                 Pair{DType::BFloat16, DType::Float16},
+                 Pair{DType::Int16, DType::BFloat16}}) {
+    Tensor a = make(sample(p.a, 45 * 65, 5, false, 1, 4), {45, 65}, p.a);
+    Tensor b = make(sample(p.b, 65, 6, true, 1, 4), {65}, p.b);
+    DType r = promote_types(p.a, p.b);
+    INFO(dtype_name(p.a) << " x " << dtype_name(p.b));
+    for (const BinaryCase& c : kBinary) {
+      DType compute = compute_of(c.rule, r);
+      if (!has_kernel(c.op, compute)) continue;
+      INFO(c.name);
+      Tensor got = c.tt(a, b.t());  // 1-d t() is a no-op view
+      CHECK(got.dtype() == result_of(c.rule, compute));
+      D ref = binary_ref(c, a, b.expand({45, 65}), compute);
+      check_values(got, ref, result_of(c.rule, compute), c.name);
+      Tensor got2 = c.tt(b, a);  // also the reversed order
+      D ref2 = binary_ref(c, b.expand({45, 65}), a, compute);
+      check_values(got2, ref2, result_of(c.rule, compute), c.name);
+    }
+  }
+  // A 0-d tensor of a higher category participates with its own dtype
+  // (torch: int32 + 0-d float64 -> float64); a Python float gives the
+  // default dtype; a 0-d tensor of the same category does not widen.
+  Tensor i = make({1, 2, 3}, {3}, DType::Int32);
+  CHECK(add(i, scalar_tensor(0.5, DType::Float64)).dtype() == DType::Float64);
+  CHECK(add(i, Scalar(0.5)).dtype() == DType::Float32);
+  CHECK(values(add(i, scalar_tensor(0.5, DType::Float64))) ==
+        D{1.5, 2.5, 3.5});
+  CHECK(add(i, scalar_tensor(7, DType::Int64)).dtype() == DType::Int32);
+  // _out into a wider dtype; into a narrower category is an error.
+  Tensor o = Tensor::empty({3}, DType::Float64);
+  add_out(o, i, i);
+  CHECK(values(o) == D{2, 4, 6});
+  Tensor oi = Tensor::empty({3}, DType::Int64);
+  CHECK_THROWS_AS(div_out(oi, i, i), RuntimeError);
+  Tensor ob = Tensor::empty({3}, DType::Bool);
+  CHECK_THROWS_AS(add_out(ob, i, i), RuntimeError);
+  Tensor wrong = Tensor::empty({4}, DType::Int32);
+  CHECK_THROWS_AS(add_out(wrong, i, i), RuntimeError);
+  // In-place with an input that would need a wider result.
+  Tensor ii = i.clone();
+  CHECK_THROWS_AS(add_(ii, Scalar(0.5)), RuntimeError);
+  CHECK_THROWS_AS(div_(ii, i), RuntimeError);
+  Tensor f = make({1, 2, 3}, {3}, DType::Float16);
+  add_(f, i);  // int32 into float16 is fine
+  CHECK(values(f) == D{2, 4, 6});
+}
+
+TEST_CASE("broadcasting in elementwise ops", "[elementwise]") {
+  Tensor a = make({0, 1, 2}, {3, 1}, DType::Float32);
+  Tensor b = make({0, 10, 20, 30}, {1, 4}, DType::Float32);
+  Tensor c = add(a, b);
+  CHECK(c.sizes().vec() == std::vector<int64_t>{3, 4});
+  CHECK(values(c) == D{0, 10, 20, 30, 1, 11, 21, 31, 2, 12, 22, 32});
+  Tensor s = scalar_tensor(5, DType::Float32);
+  CHECK(values(mul(s, b)) == D{0, 50, 100, 150});
+  CHECK(mul(s, s).dim() == 0);
+  CHECK(get(mul(s, s), 0) == 25);
+  Tensor e = add(Tensor::empty({0, 1}, DType::Float32), b);
+  CHECK(e.sizes().vec() == std::vector<int64_t>{0, 4});
+  CHECK(add(Tensor::empty({2, 0}, DType::Float32), s).numel() == 0);
+  CHECK_THROWS_AS(add(Tensor::empty({2, 0}, DType::Float32),
+                      Tensor::empty({3}, DType::Float32)),
+                  RuntimeError);
+  // Broadcast in-place: the output shape must be self's.
+  Tensor x = make({1, 2, 3, 4, 5, 6}, {2, 3}, DType::Int64);
+  add_(x, make({10, 20, 30}, {3}, DType::Int64));
+  CHECK(values(x) == D{11, 22, 33, 14, 25, 36});
+  Tensor small = make({1, 2, 3}, {3}, DType::Int64);
+  CHECK_THROWS_AS(add_(small, x), RuntimeError);
+  // Expanded (stride-0) inputs and a 3-d broadcast.
+  Tensor p = make({1, 2}, {2, 1, 1}, DType::Float64);
+  Tensor q = make({1, 2, 3}, {3}, DType::Float64).expand({4, 3});
+  Tensor r = mul(p, q);
+  CHECK(r.sizes().vec() == std::vector<int64_t>{2, 4, 3});
+  CHECK(get(r, 23) == 6);
+  CHECK(get(r, 2) == 3);
+}
+
+TEST_CASE("in-place ops reject outputs that overlap their inputs",
+          "[elementwise]") {
+  Tensor x = make({1, 2, 3, 4}, {2, 2}, DType::Float32);
+  CHECK_THROWS_AS(add_(x, x.t()), RuntimeError);
+  CHECK_THROWS_AS(add_(x, x.select(0, 0)), RuntimeError);
+  Tensor y = make({1, 2, 3, 4, 5}, {5}, DType::Float32);
+  Tensor o = y.slice(0, 1, 5);
+  CHECK_THROWS_AS(add_out(o, y.slice(0, 0, 4), y.slice(0, 0, 4)),
+                  RuntimeError);
+  // Exactly aliasing is fine, and disjoint halves of one storage too.
+  add_(x, x);
+  CHECK(values(x) == D{2, 4, 6, 8});
+  Tensor lo = y.slice(0, 0, 2), hi = y.slice(0, 3, 5);
+  add_(lo, hi);
+  CHECK(values(y) == D{5, 7, 3, 4, 5});
+  uint32_t v = y.storage()->version();
+  mul_(y, Scalar(2));
+  CHECK(y.storage()->version() > v);
+  Tensor ex = make({1}, {1}, DType::Float32).expand({3});
+  CHECK_THROWS_AS(add_(ex, make({1, 2, 3}, {3}, DType::Float32)),
+                  RuntimeError);
+}
+
+TEST_CASE("integer division by zero raises ZeroDivisionError",
+          "[elementwise]") {
+  for (DType dt : {DType::UInt8, DType::Int8, DType::Int16, DType::Int32,
+                   DType::Int64}) {
+    INFO(dtype_name(dt));
+    Tensor a = make({5, 6, 7}, {3}, dt);
+    Tensor z = make({1, 0, 2}, {3}, dt);
+    Tensor zt = make({1, 2, 3, 0, 4, 5}, {3, 2}, dt).t().select(0, 1);
+    for (auto f : {+[](const Tensor& x, const Tensor& y) {
+                     return floor_divide(x, y);
+                   },
+                   +[](const Tensor& x, const Tensor& y) {
+                     return remainder(x, y);
+                   },
+                   +[](const Tensor& x, const Tensor& y) {
+                     return fmod(x, y);
+                   },
+                   +[](const Tensor& x, const Tensor& y) {
+                     return div(x, y, "trunc");
+                   },
+                   +[](const Tensor& x, const Tensor& y) {
+                     return div(x, y, "floor");
+                   }}) {
+      try {
+        f(a, z);
+        FAIL("expected ZeroDivisionError");
+      } catch (const RuntimeError& e) {
+        CHECK(std::string(e.what()).find("ZeroDivisionError") !=
+              std::string::npos);
+      }
+      CHECK_THROWS_AS(f(a, zt), RuntimeError);  // strided divisor
+      CHECK_THROWS_AS(f(a, scalar_tensor(0, dt)), RuntimeError);
+      CHECK_NOTHROW(f(a, make({1, 2, 3}, {3}, dt)));
+      CHECK_NOTHROW(f(Tensor::empty({0}, dt), scalar_tensor(0, dt)));
+    }
+    CHECK_THROWS_AS(floor_divide(a, Scalar(0)), RuntimeError);
+    CHECK_THROWS_AS(remainder(a, Scalar(0)), RuntimeError);
+    CHECK_THROWS_AS(fmod(a, Scalar(0)), RuntimeError);
+    CHECK_THROWS_AS(div(a, Scalar(0), "trunc"), RuntimeError);
+    CHECK_THROWS_AS(remainder(Scalar(3), z), RuntimeError);
+    Tensor ip = a.clone();
+    CHECK_THROWS_AS(remainder_(ip, z), RuntimeError);
+    CHECK_THROWS_AS(fmod_(ip, Scalar(0)), RuntimeError);
+    Tensor o = Tensor::empty({3}, dt);
+    CHECK_THROWS_AS(floor_divide_out(o, a, z), RuntimeError);
+    // A scalar that wraps to 0 in the compute dtype is a zero divisor too.
+    if (itemsize(dt) == 1) {
+      CHECK_THROWS_AS(remainder(a, Scalar(256)), RuntimeError);
+    }
+    // True division promotes to float: inf, no error.
+    CHECK(std::isinf(get(div(a, z), 1)));
+  }
+  // Floats follow IEEE.
+  Tensor f = make({1, -1, 0}, {3}, DType::Float32);
+  Tensor fz = make({0, 0, 0}, {3}, DType::Float32);
+  D fd = values(floor_divide(f, fz));
+  CHECK(fd[0] == INFINITY);
+  CHECK(fd[1] == -INFINITY);
+  CHECK(std::isnan(fd[2]));
+  CHECK(std::isnan(get(remainder(f, fz), 0)));
+  CHECK(std::isnan(get(fmod(f, fz), 0)));
+  // Negative operands: floor vs trunc semantics.
+  Tensor n = make({-7, 7, -7, 7}, {4}, DType::Int32);
+  Tensor d = make({2, -2, -2, 2}, {4}, DType::Int32);
+  CHECK(values(floor_divide(n, d)) == D{-4, -4, 3, 3});
+  CHECK(values(div(n, d, "trunc")) == D{-3, -3, 3, 3});
+  CHECK(values(remainder(n, d)) == D{1, -1, -1, 1});
+  CHECK(values(fmod(n, d)) == D{-1, 1, -1, 1});
+  CHECK_THROWS_AS(div(n, d, "round"), ValueError);
+}
+
+TEST_CASE("pow rules", "[elementwise]") {
+  Tensor i = make({2, 3, -2}, {3}, DType::Int64);
+  CHECK(values(pow(i, Scalar(3))) == D{8, 27, -8});
+  CHECK(values(pow(i, Scalar(0))) == D{1, 1, 1});
+  CHECK_THROWS_AS(pow(i, Scalar(-1)), RuntimeError);
+  Tensor ii = i.clone();
+  CHECK_THROWS_AS(pow_(ii, Scalar(-2)), RuntimeError);
+  // Tensor exponents follow torch: 0 for |base| > 1, +-1 for base +-1.
+  Tensor base = make({2, 1, -1, -1}, {4}, DType::Int32);
+  Tensor e = make({-1, -5, -3, -2}, {4}, DType::Int32);
+  CHECK(values(pow(base, e)) == D{0, 1, -1, 1});
+  CHECK(pow(i, Scalar(0.5)).dtype() == DType::Float32);
+  D pr = values(pow(make({4, 9}, {2}, DType::Float32), Scalar(-0.5)));
+  CHECK(pr[0] == 0.5);
+  CHECK(close(pr[1], 1.0 / 3.0, 1e-6, 0));
+  CHECK(values(pow(Scalar(2), make({0, 1, 10}, {3}, DType::Int64))) ==
+        D{1, 2, 1024});
+  CHECK(pow(Scalar(2.0), make({1}, {1}, DType::Int64)).dtype() ==
+        DType::Float32);
+  // int8 wraps.
+  CHECK(get(pow(make({3}, {1}, DType::Int8), Scalar(5)), 0) ==
+        double(int8_t(243)));
+}
+
+TEST_CASE("alpha rules for add and sub", "[elementwise]") {
+  Tensor a = make({1, 2, 3}, {3}, DType::Int64);
+  Tensor b = make({1, 1, 1}, {3}, DType::Int64);
+  CHECK(values(add(a, b, 3)) == D{4, 5, 6});
+  CHECK(values(sub(a, b, 2)) == D{-1, 0, 1});
+  CHECK(values(add(a, Scalar(2), 3)) == D{7, 8, 9});
+  CHECK(values(sub(Scalar(10), a, 2)) == D{8, 6, 4});
+  CHECK(values(add(Scalar(1), a, -1)) == D{0, -1, -2});
+  // Float alpha on integral results: an error in every form.
+  CHECK_THROWS_AS(add(a, b, 2.5), RuntimeError);
+  CHECK_THROWS_AS(sub(a, Scalar(1), 0.5), RuntimeError);
+  CHECK_THROWS_AS(add(Scalar(1), a, 0.5), RuntimeError);
+  Tensor c = a.clone();
+  CHECK_THROWS_AS(add_(c, b, 1.5), RuntimeError);
+  CHECK_THROWS_AS(sub_(c, Scalar(1), 1.5), RuntimeError);
+  Tensor o = Tensor::empty({3}, DType::Int64);
+  CHECK_THROWS_AS(add_out(o, a, b, 0.5), RuntimeError);
+  CHECK(values(c) == D{1, 2, 3});  // untouched
+  // Float alpha is fine once the result is floating.
+  CHECK(values(add(a, Scalar(0.5), 2.0)) == D{2, 3, 4});
+  Tensor f = make({1, 2}, {2}, DType::Float16);
+  CHECK(values(add(f, f, 0.5)) == D{1.5, 3});
+  CHECK(values(sub(f, f, 0.25)) == D{0.75, 1.5});
+  // Bool alpha only for bool results.
+  Tensor t = make({1, 0}, {2}, DType::Bool);
+  CHECK(values(add(t, t, true)) == D{1, 0});
+  CHECK_THROWS_AS(add(a, b, true), RuntimeError);
+  // sub on bool is not supported.
+  CHECK_THROWS_AS(sub(t, t), NotImplementedError);
+}
+
+TEST_CASE("where", "[elementwise]") {
+  Tensor c = make({1, 0, 1, 0, 0, 1}, {2, 3}, DType::Bool);
+  Tensor a = make({1, 2, 3, 4, 5, 6}, {2, 3}, DType::Float32);
+  Tensor b = make({-1, -2, -3}, {3}, DType::Int64);
+  Tensor w = where(c, a, b);
+  CHECK(w.dtype() == DType::Float32);
+  CHECK(values(w) == D{1, -2, 3, -1, -2, 6});
+  CHECK(values(where(c, a, Scalar(0))) == D{1, 0, 3, 0, 0, 6});
+  CHECK(values(where(c, Scalar(9), b)) == D{9, -2, 9, -1, -2, 9});
+  CHECK(where(c, Scalar(9), b).dtype() == DType::Int64);
+  Tensor ws = where(c, Scalar(1.5), Scalar(2));
+  CHECK(ws.dtype() == DType::Float32);
+  CHECK(values(ws) == D{1.5, 2, 1.5, 2, 2, 1.5});
+  // Non-contiguous condition and values, every dtype.
+  for (DType dt : kAllDTypes) {
+    Tensor x = make(sample(dt, 65 * 45, 1), {65, 45}, dt).t();
+    Tensor y = make(sample(dt, 45 * 65, 2), {45, 65}, dt);
+    Tensor m = make(sample(DType::Bool, 45 * 130, 3), {45, 130},
+                    DType::Bool).slice(1, 0, 130, 2);
+    Tensor r = where(m, x, y);
+    CHECK(r.dtype() == dt);
+    D ref;
+    for (int64_t k = 0; k < r.numel(); ++k)
+      ref.push_back(get(m, k) != 0 ? get(x, k) : get(y, k));
+    check_values(r, ref, dt, "where");
+  }
+  CHECK_THROWS_AS(where(a, a, a), TypeError);
+  CHECK_THROWS_AS(where(c, a, Tensor::empty({2}, DType::Float32)),
+                  RuntimeError);
+}
+
+TEST_CASE("clamp", "[elementwise]") {
+  for (DType dt : {DType::UInt8, DType::Int8, DType::Int32, DType::Int64,
+                   DType::Float16, DType::BFloat16, DType::Float32,
+                   DType::Float64}) {
+    INFO(dtype_name(dt));
+    Tensor x = make(sample(dt, 45 * 65, 9, false, 0, 8), {45, 65}, dt);
+    Tensor xt = x.t();
+    D ref, refmin, refmax;
+    for (double v : values(xt)) {
+      ref.push_back(std::min(std::max(v, 2.0), 5.0));
+      refmin.push_back(std::max(v, 2.0));
+      refmax.push_back(std::min(v, 5.0));
+    }
+    check_values(clamp(xt, Scalar(2), Scalar(5)), ref, dt, "clamp");
+    Scalar lo(2), hi(5);
+    check_values(clamp(xt, &lo, nullptr), refmin, dt, "clamp min");
+    check_values(clamp(xt, nullptr, &hi), refmax, dt, "clamp max");
+    check_values(clamp_min(xt, lo), refmin, dt, "clamp_min");
+    check_values(clamp_max(xt, hi), refmax, dt, "clamp_max");
+    Tensor y = xt.clone();
+    clamp_(y, &lo, &hi);
+    check_values(y, ref, dt, "clamp_");
+    Tensor tl = scalar_tensor(2, dt), th = make({5}, {1}, dt);
+    check_values(clamp(xt, tl, th), ref, dt, "clamp tensors");
+    Tensor z = xt.clone();
+    clamp_(z, tl, th);
+    check_values(z, ref, dt, "clamp_ tensors");
+  }
+  // min > max: everything becomes max.
+  Tensor x = make({1, 5, 9}, {3}, DType::Float32);
+  CHECK(values(clamp(x, Scalar(6), Scalar(2))) == D{2, 2, 2});
+  // A float bound promotes an integer tensor.
+  Tensor i = make({1, 5, 9}, {3}, DType::Int32);
+  Tensor r = clamp(i, Scalar(2.5), Scalar(7));
+  CHECK(r.dtype() == DType::Float32);
+  CHECK(values(r) == D{2.5, 5, 7});
+  // Elementwise tensor bounds with broadcasting.
+  Tensor lo = make({0, 6, 0}, {3}, DType::Int32);
+  Tensor hi = make({10}, {1}, DType::Int32);
+  CHECK(values(clamp(i, lo, hi)) == D{1, 6, 9});
+  CHECK_THROWS_AS(clamp(i, nullptr, nullptr), RuntimeError);
+  CHECK_THROWS_AS(clamp(make({1}, {1}, DType::Bool), Scalar(0), Scalar(1)),
+                  NotImplementedError);
+}
+
+TEST_CASE("lerp, addcmul, addcdiv", "[elementwise]") {
+  for (DType dt : {DType::Float16, DType::BFloat16, DType::Float32,
+                   DType::Float64}) {
+    INFO(dtype_name(dt));
+    Tensor a = make(sample(dt, 45 * 65, 1), {45, 65}, dt);
+    Tensor b = make(sample(dt, 65 * 45, 2), {65, 45}, dt).t();
+    Tensor w = make(sample(dt, 65, 3, false, 0, 1), {65}, dt);
+    Tensor c = make(sample(dt, 45, 4, true), {45, 1}, dt);
+    D rl, rls, rm, rd;
+    for (int64_t k = 0; k < a.numel(); ++k) {
+      double x = get(a, k), y = get(b, k), wk = get(w, k % 65),
+             ck = get(c, k / 65);
+      rl.push_back(x + wk * (y - x));
+      rls.push_back(x + round_to(dt, 0.75) * (y - x));
+      rm.push_back(x + 0.5 * y * ck);
+      rd.push_back(x + 0.5 * y / ck);
+    }
+    check_values(lerp(a, b, w), rl, dt, "lerp");
+    check_values(lerp(a, b, Scalar(0.75)), rls, dt, "lerp scalar");
+    Tensor l = a.clone();
+    lerp_(l, b, Scalar(0.75));
+    check_values(l, rls, dt, "lerp_");
+    check_values(addcmul(a, b, c, 0.5), rm, dt, "addcmul");
+    check_values(addcdiv(a, b, c, 0.5), rd, dt, "addcdiv");
+    Tensor m = a.clone();
+    addcmul_(m, b, c, 0.5);
+    check_values(m, rm, dt, "addcmul_");
+    Tensor d = a.clone();
+    addcdiv_(d, b, c, 0.5);
+    check_values(d, rd, dt, "addcdiv_");
+  }
+  Tensor i = make({1, 2, 3}, {3}, DType::Int64);
+  CHECK(values(addcmul(i, i, i, 2)) == D{3, 10, 21});
+  CHECK_THROWS_AS(addcmul(i, i, i, 0.5), RuntimeError);
+  CHECK_THROWS_AS(addcdiv(i, i, i), RuntimeError);
+  CHECK_THROWS_AS(lerp(i, i, Scalar(0.5)), NotImplementedError);
+  // lerp's two-sided form is exact at weight 1.
+  Tensor s = make({1e8}, {1}, DType::Float32), e = make({1}, {1},
+                                                        DType::Float32);
+  CHECK(get(lerp(s, e, Scalar(1.0)), 0) == 1);
+}
+
+TEST_CASE("masked_fill", "[elementwise]") {
+  Tensor a = make({1, 2, 3, 4, 5, 6}, {2, 3}, DType::Int32);
+  Tensor m = make({1, 0, 1}, {3}, DType::Bool);
+  Tensor r = masked_fill(a, m, Scalar(-1));
+  CHECK(values(r) == D{-1, 2, -1, -1, 5, -1});
+  CHECK(values(a) == D{1, 2, 3, 4, 5, 6});
+  CHECK(r.dtype() == DType::Int32);
+  Tensor f = make({1, 2, 3}, {3}, DType::Float16);
+  CHECK(values(masked_fill(f, m, Scalar(0.5))) == D{0.5, 2, 0.5});
+  CHECK(values(masked_fill(f, m, scalar_tensor(7, DType::Float64))) ==
+        D{7, 2, 7});
+  Tensor t = a.t();  // non-contiguous in-place
+  masked_fill_(t, make({1, 0}, {2}, DType::Bool), Scalar(0));
+  CHECK(values(a) == D{0, 0, 0, 4, 5, 6});
+  uint32_t v = a.storage()->version();
+  masked_fill_(a, m, Scalar(8));
+  CHECK(a.storage()->version() > v);
+  CHECK_THROWS_AS(masked_fill(a, make({1, 0, 1}, {3}, DType::Int32),
+                              Scalar(0)),
+                  TypeError);
+  CHECK_THROWS_AS(masked_fill(a, m, make({1, 2}, {2}, DType::Float32)),
+                  RuntimeError);
+  CHECK_THROWS_AS(masked_fill(make({1, 2}, {2}, DType::Float32),
+                              make({1, 0, 1, 0}, {2, 2}, DType::Bool),
+                              Scalar(0)),
+                  RuntimeError);
+}
