@@ -22,9 +22,11 @@ struct FreeBlock {
   FreeBlock* next;
 };
 
-// Global counters. The fast path touches only `allocated` (one atomic add
-// per allocate/deallocate, plus a plain load of `peak`); cached bytes are
-// derived as reserved - allocated, and request counts are per thread.
+// Global counters, touched only off the fast path: the fast path keeps its
+// counts (requests, allocated, peak) in the thread's cache with plain
+// relaxed stores — no locked instruction — and stats() sums them. Cached
+// bytes are derived as reserved - allocated. `allocated`/`peak` here hold
+// what exited threads and cache-less paths contributed.
 struct Counters {
   std::atomic<int64_t> allocated{0}, peak{0}, reserved{0};
   std::atomic<int64_t> system_allocs{0}, system_frees{0};
@@ -55,8 +57,10 @@ void system_free(void* p, size_t bytes) {
   g_counters.reserved.fetch_sub(int64_t(bytes), std::memory_order_relaxed);
 }
 
-// Per-thread free lists. Trivially destructible and zero-initialised, so a
-// thread_local access is a plain TLS load with no init guard; a separate
+// Per-thread free lists, heap-allocated on a thread's first allocation and
+// reached through one initial-exec TLS pointer: inside the Python extension
+// (a dlopen'ed object) a plain thread_local would cost a __tls_get_addr
+// call per access, while 8 bytes of static TLS is a single load. A
 // ThreadCacheReaper (armed on the slow path) empties it at thread exit.
 enum : uint8_t { kCacheFresh = 0, kCacheLive = 1, kCacheDead = 2 };
 struct ThreadCache {
@@ -65,6 +69,10 @@ struct ThreadCache {
   // allocate() calls by this thread; written only by its thread, read by
   // stats() from others, hence atomic but updated without a locked op.
   std::atomic<int64_t> requests;
+  // Bytes handed out minus bytes returned through this thread (negative
+  // when it frees another thread's blocks) and that running value's max.
+  std::atomic<int64_t> allocated;
+  std::atomic<int64_t> peak;
   ThreadCache* next_live;  // registry of live caches (under g_registry_mu)
   uint8_t state;
 
@@ -78,14 +86,22 @@ struct ThreadCache {
     bytes = 0;
   }
 };
-thread_local ThreadCache t_cache;
+#if defined(__GNUC__)
+#define FASTT_TLS_FAST __attribute__((tls_model("initial-exec")))
+#else
+#define FASTT_TLS_FAST
+#endif
+FASTT_TLS_FAST thread_local ThreadCache* t_cache = nullptr;
+// Where t_cache points once its thread is exiting: its state is never
+// kCacheLive, so every allocation falls through to the shared pool.
+ThreadCache g_dead_cache{};
 
 std::mutex g_registry_mu;
 ThreadCache* g_live_caches = nullptr;
 
 struct ThreadCacheReaper {
   ~ThreadCacheReaper() {
-    ThreadCache& tc = t_cache;
+    ThreadCache& tc = *t_cache;
     tc.release_all();
     std::lock_guard<std::mutex> lock(g_registry_mu);
     for (ThreadCache** p = &g_live_caches; *p; p = &(*p)->next_live)
@@ -93,49 +109,71 @@ struct ThreadCacheReaper {
         *p = tc.next_live;
         break;
       }
+    g_counters.allocated.fetch_add(tc.allocated.load(std::memory_order_relaxed),
+                                   std::memory_order_relaxed);
+    g_counters.peak.fetch_add(tc.peak.load(std::memory_order_relaxed),
+                              std::memory_order_relaxed);
     g_counters.retired_requests.fetch_add(
         tc.requests.load(std::memory_order_relaxed),
         std::memory_order_relaxed);
-    tc.requests.store(0, std::memory_order_relaxed);
-    tc.state = kCacheDead;
+    t_cache = &g_dead_cache;
+    delete &tc;
   }
 };
 
-// First use on a thread: register the cache and arm its reaper. Returns
-// whether the cache may be used (false once the thread is exiting).
-FASTT_NOINLINE bool activate_thread_cache() {
-  ThreadCache& tc = t_cache;
-  if (tc.state == kCacheDead) return false;
+// First use on a thread: create and register the cache, arm its reaper.
+FASTT_NOINLINE ThreadCache* activate_thread_cache() {
+  ThreadCache* tc = new ThreadCache{};
+  t_cache = tc;
   static thread_local ThreadCacheReaper reaper;
   (void)&reaper;
   {
     std::lock_guard<std::mutex> lock(g_registry_mu);
-    tc.next_live = g_live_caches;
-    g_live_caches = &tc;
+    tc->next_live = g_live_caches;
+    g_live_caches = tc;
   }
-  tc.state = kCacheLive;
-  return true;
+  tc->state = kCacheLive;
+  return tc;
 }
 
+inline ThreadCache& thread_cache() {
+  ThreadCache* tc = t_cache;
+  return FASTT_LIKELY(tc != nullptr) ? *tc : *activate_thread_cache();
+}
 inline bool thread_cache_usable(ThreadCache& tc) {
-  return FASTT_LIKELY(tc.state == kCacheLive) || activate_thread_cache();
+  return FASTT_LIKELY(tc.state == kCacheLive);
 }
 
-inline void note_allocated(int64_t n) {
+// Adds n (negative on free) to the thread's running count, without a
+// locked instruction: only this thread writes these fields.
+inline void note_allocated(ThreadCache& tc, int64_t n) {
+  if (FASTT_LIKELY(tc.state == kCacheLive)) {
+    int64_t now = tc.allocated.load(std::memory_order_relaxed) + n;
+    tc.allocated.store(now, std::memory_order_relaxed);
+    if (now > tc.peak.load(std::memory_order_relaxed))
+      tc.peak.store(now, std::memory_order_relaxed);
+    return;
+  }
   int64_t now =
       g_counters.allocated.fetch_add(n, std::memory_order_relaxed) + n;
-  if (FASTT_UNLIKELY(now > g_counters.peak.load(std::memory_order_relaxed))) {
-    int64_t peak = g_counters.peak.load(std::memory_order_relaxed);
-    while (now > peak && !g_counters.peak.compare_exchange_weak(
-                             peak, now, std::memory_order_relaxed)) {
-    }
+  int64_t peak = g_counters.peak.load(std::memory_order_relaxed);
+  while (now > peak && !g_counters.peak.compare_exchange_weak(
+                           peak, now, std::memory_order_relaxed)) {
   }
+}
+
+int64_t total_allocated() {
+  int64_t total = g_counters.allocated.load();
+  std::lock_guard<std::mutex> lock(g_registry_mu);
+  for (ThreadCache* c = g_live_caches; c; c = c->next_live)
+    total += c->allocated.load(std::memory_order_relaxed);
+  return total;
 }
 
 }  // namespace
 
 void* CachingAllocator::allocate(size_t nbytes) {
-  ThreadCache& tc = t_cache;
+  ThreadCache& tc = thread_cache();
   const bool cache_ok = thread_cache_usable(tc);
   if (FASTT_LIKELY(cache_ok)) {
     tc.requests.store(tc.requests.load(std::memory_order_relaxed) + 1,
@@ -151,7 +189,7 @@ void* CachingAllocator::allocate(size_t nbytes) {
     if (FreeBlock* b = tc.head[c]) {
       tc.head[c] = b->next;
       tc.bytes -= size;
-      note_allocated(int64_t(size));
+      note_allocated(tc, int64_t(size));
       return b;
     }
   }
@@ -160,7 +198,7 @@ void* CachingAllocator::allocate(size_t nbytes) {
     std::lock_guard<std::mutex> lock(pool.mu);
     if (FreeBlock* b = pool.head[c]) {
       pool.head[c] = b->next;
-      note_allocated(int64_t(size));
+      note_allocated(tc, int64_t(size));
       return b;
     }
   }
@@ -171,8 +209,8 @@ void* CachingAllocator::allocate(size_t nbytes) {
   }
   FASTT_CHECK(p != nullptr, OutOfMemoryError,
               "CPU out of memory: tried to allocate {} bytes ({} in use)",
-              nbytes, g_counters.allocated.load());
-  note_allocated(int64_t(size));
+              nbytes, total_allocated());
+  note_allocated(tc, int64_t(size));
   return p;
 }
 
@@ -180,9 +218,9 @@ void CachingAllocator::deallocate(void* p, size_t nbytes) {
   if (!p) return;
   int c = size_class(nbytes);
   size_t size = class_size(c);
-  g_counters.allocated.fetch_sub(int64_t(size), std::memory_order_relaxed);
   auto* b = static_cast<FreeBlock*>(p);
-  ThreadCache& tc = t_cache;
+  ThreadCache& tc = thread_cache();
+  note_allocated(tc, -int64_t(size));
   if (thread_cache_usable(tc) && tc.bytes + size <= kThreadCacheCap) {
     b->next = tc.head[c];
     tc.head[c] = b;
@@ -197,27 +235,38 @@ void CachingAllocator::deallocate(void* p, size_t nbytes) {
 
 AllocatorStats CachingAllocator::stats() {
   AllocatorStats s;
-  s.allocated_bytes = g_counters.allocated.load();
-  s.peak_allocated_bytes = g_counters.peak.load();
-  s.cached_bytes = g_counters.reserved.load() - s.allocated_bytes;
-  s.system_allocs = g_counters.system_allocs.load();
-  s.system_frees = g_counters.system_frees.load();
+  int64_t allocated = g_counters.allocated.load();
+  int64_t peak = g_counters.peak.load();
   int64_t requests = g_counters.retired_requests.load();
   {
     std::lock_guard<std::mutex> lock(g_registry_mu);
-    for (ThreadCache* c = g_live_caches; c; c = c->next_live)
+    for (ThreadCache* c = g_live_caches; c; c = c->next_live) {
+      allocated += c->allocated.load(std::memory_order_relaxed);
+      peak += c->peak.load(std::memory_order_relaxed);
       requests += c->requests.load(std::memory_order_relaxed);
+    }
   }
+  s.allocated_bytes = allocated;
+  // Exact on one thread; with several, the sum of per-thread peaks bounds
+  // the true peak from above.
+  s.peak_allocated_bytes = peak > allocated ? peak : allocated;
+  s.cached_bytes = g_counters.reserved.load() - allocated;
+  s.system_allocs = g_counters.system_allocs.load();
+  s.system_frees = g_counters.system_frees.load();
   s.alloc_requests = requests;
   return s;
 }
 
 void CachingAllocator::reset_peak() {
+  std::lock_guard<std::mutex> lock(g_registry_mu);
   g_counters.peak.store(g_counters.allocated.load());
+  for (ThreadCache* c = g_live_caches; c; c = c->next_live)
+    c->peak.store(c->allocated.load(std::memory_order_relaxed),
+                  std::memory_order_relaxed);
 }
 
 void CachingAllocator::empty_cache() {
-  ThreadCache& tc = t_cache;
+  ThreadCache& tc = thread_cache();
   if (tc.state == kCacheLive) tc.release_all();
   SharedPool& pool = shared_pool();
   std::lock_guard<std::mutex> lock(pool.mu);

@@ -10,7 +10,8 @@ namespace fastt {
 
 struct AllocatorStats {
   int64_t allocated_bytes;       // handed out and not yet freed
-  int64_t peak_allocated_bytes;  // high-water mark of allocated_bytes
+  int64_t peak_allocated_bytes;  // high-water mark (exact on one thread;
+                                 // an upper bound across threads)
   int64_t cached_bytes;          // held in free lists, ready for reuse
   int64_t system_allocs;         // calls that reached the system allocator
   int64_t system_frees;
