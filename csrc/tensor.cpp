@@ -629,6 +629,31 @@ Tensor Tensor::alias() const {
 }
 
 // -------------------------------------------------------------- copies --
+namespace {
+// Cross-device copy: convert and densify on the source device, move the
+// bytes with the backend's copy hook, then scatter into the destination's
+// layout on its own device when it is not dense.
+Tensor& copy_across_devices(Tensor& dst, const Tensor& src) {
+  const Device other = dst.is_cpu() ? src.device() : dst.device();
+  const DeviceAllocatorHooks& hooks = device_hooks(other.type);
+  FASTT_CHECK(hooks.copy != nullptr, RuntimeError,
+              "copy_: copies between {} and {} need the {} backend, which "
+              "this build does not have",
+              src.device().str(), dst.device().str(),
+              device_type_name(other.type));
+  if (dst.numel() == 0) return dst;
+  Tensor dense = src.expand(dst.sizes()).contiguous().to(dst.dtype());
+  Tensor target = dst.is_contiguous()
+                      ? dst
+                      : Tensor::empty(dst.sizes(), dst.dtype(), dst.device());
+  hooks.copy(target.data_ptr(), target.device(), dense.data_ptr(),
+             dense.device(), dst.nbytes());
+  if (!target.is_same(dst)) dst.copy_(target);
+  dst.bump_version();
+  return dst;
+}
+}  // namespace
+
 Tensor& Tensor::copy_(const Tensor& src) {
   FASTT_CHECK(src.defined(), ValueError, "copy_: source tensor is undefined");
   int64_t shape[kMaxDims];
@@ -642,14 +667,7 @@ Tensor& Tensor::copy_(const Tensor& src) {
                 "copy_: unsupported operation: more than one element of the "
                 "written-to tensor refers to a single memory location. "
                 "Please clone() the tensor before performing the operation.");
-  if (device() != src.device()) {
-    // Cross-device: stage through a contiguous tensor on the source device,
-    // then hand the bytes to the backend's copy hook.
-    FASTT_CHECK(false, RuntimeError,
-                "copy_: copies between {} and {} need the CUDA backend, which "
-                "this build does not have",
-                device().str(), src.device().str());
-  }
+  if (device() != src.device()) return copy_across_devices(*this, src);
   if (numel() == 0) return *this;
   check_no_partial_overlap(*this, src, "copy_");
   if (src.data_ptr() == data_ptr() && src.dtype() == dtype() &&

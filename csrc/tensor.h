@@ -25,7 +25,17 @@ class IntList {
  public:
   IntList() = default;
   IntList(const int64_t* data, size_t size) : data_(data), size_(size) {}
-  IntList(std::initializer_list<int64_t> l) : data_(l.begin()), size_(l.size()) {}
+  // For arguments like f({2, 3}): the braced list lives until the end of
+  // the full expression, so never store an IntList made from one.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winit-list-lifetime"
+#endif
+  IntList(std::initializer_list<int64_t> l)
+      : data_(l.begin()), size_(l.size()) {}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
   IntList(const std::vector<int64_t>& v) : data_(v.data()), size_(v.size()) {}
   IntList(const int64_t& single) : data_(&single), size_(1) {}
   const int64_t* begin() const { return data_; }

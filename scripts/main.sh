@@ -20,7 +20,7 @@ echo "== C++ frontend demo =="
 "$BUILD"/examples/cpp/fastt_demo
 
 echo "== C++ per-op latency (Google Benchmark, 1 thread) =="
-"$BUILD"/bench/cpp/fastt_bench_ops --benchmark_min_time=0.05s \
+"$BUILD"/bench/cpp/fastt_bench_ops --benchmark_min_time=0.1 \
   --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
 
 echo "== Python per-op latency =="
