@@ -6,6 +6,7 @@
 #include <Python.h>
 
 #include <cstdint>
+#include <new>
 #include <utility>
 
 #include "csrc/device.h"
@@ -34,8 +35,28 @@ inline const Tensor& unwrap(PyObject* o) {
 inline Tensor& unwrap_mut(PyObject* o) {
   return reinterpret_cast<TensorObject*>(o)->t;
 }
-// A new Python tensor owning `t` (from the free list when possible).
-PyObject* wrap(Tensor&& t);
+// A new Python tensor owning `t`, from a free list of dead Tensor objects
+// when possible (inline: it is on every op's path).
+constexpr int kFreeListMax = 1024;
+extern TensorObject* g_free_list[kFreeListMax];
+extern int g_free_count;
+PyObject* wrap_slow(Tensor&& t);
+__attribute__((always_inline)) inline PyObject* wrap(Tensor&& t) {
+  if (FASTT_UNLIKELY(g_free_count == 0)) return wrap_slow(std::move(t));
+  TensorObject* o = g_free_list[--g_free_count];
+  PyObject* op = reinterpret_cast<PyObject*>(o);
+#if !defined(Py_TRACE_REFS) && !defined(Py_GIL_DISABLED)
+  // What PyObject_Init does for a static type, inline (a recycled object
+  // keeps tracemalloc's record of its first allocation).
+  Py_SET_TYPE(op, &TensorType);
+  Py_SET_REFCNT(op, 1);
+#else
+  PyObject_Init(op, &TensorType);
+#endif
+  new (&o->t) Tensor(std::move(t));
+  o->weakrefs = nullptr;
+  return op;
+}
 inline PyObject* wrap(const Tensor& t) { return wrap(Tensor(t)); }
 
 // Thrown by helpers when a Python exception is already set.
@@ -72,6 +93,20 @@ PyObject* make_size(IntList sizes);
 // 1: converted, 0: not a Python number (no error set).
 int try_scalar(PyObject* o, Scalar* out);
 Scalar to_scalar(PyObject* o, const char* what);
+// What an operator operand is: 1 a Tensor, 2 a Python number (stored in
+// *s), 0 anything else. Exact types are tested first so a float operand
+// never pays for a subtype walk.
+enum { kOperandOther = 0, kOperandTensor = 1, kOperandScalar = 2 };
+inline int classify_operand(PyObject* o, Scalar* s) {
+  PyTypeObject* tp = Py_TYPE(o);
+  if (tp == &TensorType) return kOperandTensor;
+  if (tp == &PyFloat_Type) {
+    *s = Scalar(PyFloat_AS_DOUBLE(o));
+    return kOperandScalar;
+  }
+  if (is_tensor(o)) return kOperandTensor;
+  return try_scalar(o, s) ? kOperandScalar : kOperandOther;
+}
 int64_t to_int(PyObject* o, const char* what);
 double to_double(PyObject* o, const char* what);
 bool to_bool(PyObject* o, const char* what);
@@ -114,7 +149,7 @@ inline auto maybe_release_gil(int64_t numel, F&& f) -> decltype(f()) {
   if (FASTT_LIKELY(numel < kReleaseGILNumel)) return f();
   PyThreadState* st = PyEval_SaveThread();
   try {
-    auto r = f();
+    decltype(f()) r = f();
     PyEval_RestoreThread(st);
     return r;
   } catch (...) {
@@ -128,6 +163,13 @@ extern PyMethodDef g_tensor_methods[];
 extern PyMethodDef g_module_functions[];
 extern PyMethodDef g_convert_functions[];
 extern PyMethodDef g_factory_functions[];
+extern PyMethodDef g_factory_methods[];
+extern PyMethodDef g_reduce_functions[];
+extern PyMethodDef g_reduce_methods[];
+extern PyMethodDef g_index_functions[];
+extern PyMethodDef g_index_methods[];
+extern PyMethodDef g_linalg_functions[];
+extern PyMethodDef g_linalg_methods[];
 PyObject* tensor_getitem(PyObject* self, PyObject* index);
 int tensor_setitem(PyObject* self, PyObject* index, PyObject* value);
 // tensor(data, dtype, device) from nested sequences / scalars / buffers.
@@ -135,6 +177,7 @@ Tensor tensor_from_data(PyObject* data, PyObject* dtype, PyObject* device,
                         bool copy);
 PyObject* tensor_tolist(const Tensor& t);
 int tensor_getbuffer(PyObject* self, Py_buffer* view, int flags);
+void tensor_releasebuffer(PyObject* self, Py_buffer* view);
 PyObject* tensor_dlpack(PyObject* self, PyObject* const* args,
                         Py_ssize_t nargs, PyObject* kwnames);
 PyObject* tensor_dlpack_device(PyObject* self, PyObject*);

@@ -65,6 +65,8 @@ int try_scalar(PyObject* o, Scalar* out) {
   if (is_tensor(o)) return 0;
   // NumPy scalars and other number-likes: by category.
   PyTypeObject* tp = Py_TYPE(o);
+  // Arrays have number slots too; they are not scalars.
+  if (!PyLong_Check(o) && !PyFloat_Check(o) && PySequence_Check(o)) return 0;
   if (PyLong_Check(o) || (tp->tp_as_number && tp->tp_as_number->nb_index &&
                           !PyFloat_Check(o))) {
     const char* name = tp->tp_name;
@@ -490,6 +492,13 @@ bool init_types(PyObject* m) {
                            reinterpret_cast<PyObject*>(types[i])) < 0)
       return false;
   }
+  // NumPy defers `ndarray op tensor` to Tensor's reflected operators.
+  PyObject* prio = PyFloat_FromDouble(1000.0);
+  if (!prio ||
+      PyDict_SetItemString(TensorType.tp_dict, "__array_priority__", prio) < 0)
+    return false;
+  Py_DECREF(prio);
+  PyType_Modified(&TensorType);
   for (int i = 0; i < kNumDTypes; ++i) {
     auto* o = PyObject_New(DTypeObject, &DTypeType);
     if (!o) return false;
@@ -508,6 +517,20 @@ static int add_functions(PyObject* m, PyMethodDef* defs) {
   return PyModule_AddFunctions(m, defs);
 }
 
+// Methods of the families compiled in separate files join Tensor here.
+static bool add_methods(PyMethodDef* defs) {
+  PyObject* dict = TensorType.tp_dict;
+  for (PyMethodDef* d = defs; d->ml_name; ++d) {
+    PyObject* descr = PyDescr_NewMethod(&TensorType, d);
+    if (!descr) return false;
+    int rc = PyDict_SetItemString(dict, d->ml_name, descr);
+    Py_DECREF(descr);
+    if (rc < 0) return false;
+  }
+  PyType_Modified(&TensorType);
+  return true;
+}
+
 static PyModuleDef g_module = {
     PyModuleDef_HEAD_INIT, "fastt._C",
     "fastt's C extension: the Tensor type and the op bindings.", -1,
@@ -523,7 +546,12 @@ PyMODINIT_FUNC PyInit__C() {
   if (!m) return nullptr;
   if (!init_types(m) || add_functions(m, g_module_functions) < 0 ||
       add_functions(m, g_convert_functions) < 0 ||
-      add_functions(m, g_factory_functions) < 0) {
+      add_functions(m, g_factory_functions) < 0 ||
+      add_functions(m, g_reduce_functions) < 0 ||
+      add_functions(m, g_index_functions) < 0 ||
+      add_functions(m, g_linalg_functions) < 0 ||
+      !add_methods(g_factory_methods) || !add_methods(g_reduce_methods) ||
+      !add_methods(g_index_methods) || !add_methods(g_linalg_methods)) {
     Py_DECREF(m);
     return nullptr;
   }

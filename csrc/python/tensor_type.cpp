@@ -12,20 +12,12 @@ namespace fastt {
 namespace py {
 
 // ---- Allocation: a free list of exact-Tensor objects ----
-namespace {
-constexpr int kFreeListMax = 1024;
 TensorObject* g_free_list[kFreeListMax];
 int g_free_count = 0;
-}  // namespace
 
-PyObject* wrap(Tensor&& t) {
-  TensorObject* o;
-  if (FASTT_LIKELY(g_free_count > 0)) {
-    o = g_free_list[--g_free_count];
-  } else {
-    o = static_cast<TensorObject*>(PyObject_Malloc(sizeof(TensorObject)));
-    if (!o) return PyErr_NoMemory();
-  }
+PyObject* wrap_slow(Tensor&& t) {
+  auto* o = static_cast<TensorObject*>(PyObject_Malloc(sizeof(TensorObject)));
+  if (!o) return PyErr_NoMemory();
   PyObject_Init(reinterpret_cast<PyObject*>(o), &TensorType);
   new (&o->t) Tensor(std::move(t));
   o->weakrefs = nullptr;
@@ -79,6 +71,17 @@ static PyObject* tensor_new(PyTypeObject* type, PyObject* args,
 
 // ---- Binary operators: tensor op tensor, tensor op number, number op
 // tensor (reflected). Anything else returns NotImplemented. ----
+// NumPy arrays (buffer objects) take part in operators as tensors that
+// share their memory, as torch does; Tensor.__array_priority__ makes NumPy
+// defer `ndarray op tensor` to these reflected slots.
+static bool is_array_operand(PyObject* o) {
+  return PyObject_CheckBuffer(o) && !PyBytes_Check(o) &&
+         !PyByteArray_Check(o) && !PyMemoryView_Check(o);
+}
+static Tensor array_operand(PyObject* o) {
+  return tensor_from_data(o, nullptr, nullptr, false);
+}
+
 static inline int64_t max_numel(const Tensor& a, const Tensor& b) {
   return std::max(a.numel(), b.numel());
 }
@@ -87,23 +90,28 @@ static inline int64_t max_numel(const Tensor& a, const Tensor& b) {
   static PyObject* slot(PyObject* a, PyObject* b) {                        \
     FASTT_PY_BEGIN                                                          \
     Scalar s;                                                               \
-    if (is_tensor(a)) {                                                     \
+    int ka = classify_operand(a, &s);                                       \
+    if (ka == kOperandTensor) {                                             \
       const Tensor& ta = unwrap(a);                                         \
-      if (is_tensor(b)) {                                                   \
+      int kb = classify_operand(b, &s);                                     \
+      if (kb == kOperandTensor) {                                           \
         const Tensor& tb = unwrap(b);                                       \
         return wrap(maybe_release_gil(max_numel(ta, tb),                    \
                                       [&] { return fastt::fn(ta, tb); }));  \
       }                                                                     \
-      if (try_scalar(b, &s))                                                \
+      if (kb == kOperandScalar)                                             \
         return wrap(maybe_release_gil(ta.numel(),                           \
                                       [&] { return fastt::fn(ta, s); }));   \
-      Py_RETURN_NOTIMPLEMENTED;                                             \
+      if (!is_array_operand(b)) Py_RETURN_NOTIMPLEMENTED;                   \
+      return wrap(fastt::fn(ta, array_operand(b)));                         \
     }                                                                       \
-    if (try_scalar(a, &s)) {                                                \
+    if (ka == kOperandScalar && is_tensor(b)) {                             \
       const Tensor& tb = unwrap(b);                                         \
       return wrap(maybe_release_gil(tb.numel(),                             \
                                     [&] { return fastt::fn(s, tb); }));     \
     }                                                                       \
+    if (is_array_operand(a) && is_tensor(b))                                \
+      return wrap(fastt::fn(array_operand(a), unwrap(b)));                  \
     Py_RETURN_NOTIMPLEMENTED;                                               \
     FASTT_PY_END                                                            \
   }
@@ -114,13 +122,16 @@ static inline int64_t max_numel(const Tensor& a, const Tensor& b) {
     Scalar s;                                                               \
     if (!is_tensor(a)) Py_RETURN_NOTIMPLEMENTED;                            \
     Tensor& ta = unwrap_mut(a);                                             \
-    if (is_tensor(b)) {                                                     \
+    int kb = classify_operand(b, &s);                                       \
+    if (kb == kOperandTensor) {                                             \
       const Tensor& tb = unwrap(b);                                         \
       maybe_release_gil(max_numel(ta, tb),                                  \
                         [&]() -> Tensor& { return fastt::fn(ta, tb); });    \
-    } else if (try_scalar(b, &s)) {                                         \
+    } else if (kb == kOperandScalar) {                                      \
       maybe_release_gil(ta.numel(),                                         \
                         [&]() -> Tensor& { return fastt::fn(ta, s); });     \
+    } else if (is_array_operand(b)) {                                       \
+      fastt::fn(ta, array_operand(b));                                      \
     } else {                                                                \
       Py_RETURN_NOTIMPLEMENTED;                                             \
     }                                                                       \
@@ -307,13 +318,20 @@ static PyObject* tensor_richcompare(PyObject* a, PyObject* b, int op) {
   }
   const Tensor& t = unwrap(self);
   Scalar s;
-  bool is_t = is_tensor(other);
-  if (!is_t && !try_scalar(other, &s)) Py_RETURN_NOTIMPLEMENTED;
+  int kind = classify_operand(other, &s);
+  Tensor other_t;
+  if (kind == kOperandTensor) {
+    other_t = unwrap(other);
+  } else if (kind == kOperandOther) {
+    if (!is_array_operand(other)) Py_RETURN_NOTIMPLEMENTED;
+    other_t = array_operand(other);
+  }
+  bool is_t = other_t.defined();
   Tensor r;
   switch (op) {
 #define FASTT_CMP(PYOP, fn)                                          \
   case PYOP:                                                         \
-    r = is_t ? fastt::fn(t, unwrap(other)) : fastt::fn(t, s);        \
+    r = is_t ? fastt::fn(t, other_t) : fastt::fn(t, s);              \
     break;
     FASTT_CMP(Py_LT, lt)
     FASTT_CMP(Py_LE, le)
@@ -383,7 +401,8 @@ static PySequenceMethods g_sequence_methods = [] {
   m.sq_length = tensor_len;
   return m;
 }();
-static PyBufferProcs g_buffer_procs = {tensor_getbuffer, nullptr};
+static PyBufferProcs g_buffer_procs = {tensor_getbuffer,
+                                    tensor_releasebuffer};
 
 // ---- Properties ----
 static PyObject* get_shape(PyObject* self, void*) {

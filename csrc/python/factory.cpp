@@ -1,0 +1,443 @@
+// Bindings of csrc/ops/factory.h: empty/zeros/ones/full(+_like), arange,
+// linspace, eye, rand/randn/randint/randperm, the in-place samplers and
+// Tensor.new_* helpers. Sizes come as varargs or one sequence, like torch.
+#include "common.h"
+
+#if __has_include("csrc/ops/factory.cpp")
+#include "csrc/ops/factory.h"
+
+namespace fastt {
+namespace py {
+
+static inline bool given(PyObject* o) { return o && o != Py_None; }
+static std::optional<DType> opt_dtype(PyObject* o) {
+  if (!given(o)) return std::nullopt;
+  return to_dtype(o, DType::Float32);
+}
+
+// Keyword-only options shared by the factories.
+struct FactoryKw {
+  PyObject* dtype = nullptr;
+  PyObject* device = nullptr;
+  PyObject* generator = nullptr;
+};
+// Parses keyword args of a factory whose positionals are handled by the
+// caller. `extra` names additional keywords stored in extra_out.
+static void parse_factory_kw(const char* fname, PyObject* const* args,
+                             Py_ssize_t nargs, PyObject* kwnames,
+                             FactoryKw* kw, const char* const* extra = nullptr,
+                             PyObject** extra_out = nullptr) {
+  if (!kwnames) return;
+  for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(kwnames); ++k) {
+    PyObject* key = PyTuple_GET_ITEM(kwnames, k);
+    PyObject* v = args[nargs + k];
+    if (PyUnicode_CompareWithASCIIString(key, "dtype") == 0) kw->dtype = v;
+    else if (PyUnicode_CompareWithASCIIString(key, "device") == 0)
+      kw->device = v;
+    else if (PyUnicode_CompareWithASCIIString(key, "generator") == 0)
+      kw->generator = v;
+    else if (PyUnicode_CompareWithASCIIString(key, "requires_grad") == 0 ||
+             PyUnicode_CompareWithASCIIString(key, "layout") == 0 ||
+             PyUnicode_CompareWithASCIIString(key, "pin_memory") == 0 ||
+             PyUnicode_CompareWithASCIIString(key, "memory_format") == 0) {
+      // Accepted for torch compatibility; no effect yet.
+    } else {
+      bool found = false;
+      for (int i = 0; extra && extra[i]; ++i) {
+        if (PyUnicode_CompareWithASCIIString(key, extra[i]) == 0) {
+          extra_out[i] = v;
+          found = true;
+        }
+      }
+      if (!found) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s() got an unexpected keyword argument '%U'", fname,
+                     key);
+        throw_py();
+      }
+    }
+  }
+  if (given(kw->generator)) {
+    PyErr_Format(PyExc_NotImplementedError,
+                 "%s(): only the default generator is supported", fname);
+    throw_py();
+  }
+}
+
+static void sizes_from(const char* fname, PyObject* const* args,
+                       Py_ssize_t nargs, const char* const* extra,
+                       PyObject** extra_out, PyObject* kwnames,
+                       SmallInts* sizes) {
+  if (nargs == 0 && extra_out) {
+    // size=... given as a keyword
+    for (int i = 0; extra && extra[i]; ++i)
+      if (std::string(extra[i]) == "size" && extra_out[i]) {
+        parse_ints(extra_out[i], sizes, fname);
+        return;
+      }
+  }
+  parse_varargs_ints(args, nargs, sizes, fname);
+}
+
+#define FASTT_BIND_SIZED(name)                                              \
+  static PyObject* f_##name(PyObject*, PyObject* const* args,              \
+                            Py_ssize_t nargs, PyObject* kwnames) {         \
+    FASTT_PY_BEGIN                                                          \
+    if (FASTT_LIKELY(nargs == 1 && !kwnames && PyLong_CheckExact(args[0]))) \
+      return wrap(fastt::name({to_int(args[0], #name)}));                   \
+    FactoryKw kw;                                                           \
+    static const char* const extra[] = {"size", "out", nullptr};            \
+    PyObject* ex[2] = {nullptr, nullptr};                                   \
+    parse_factory_kw(#name, args, nargs, kwnames, &kw, extra, ex);          \
+    SmallInts sizes;                                                        \
+    sizes_from(#name, args, nargs, extra, ex, kwnames, &sizes);             \
+    Tensor r = fastt::name(sizes.list(), opt_dtype(kw.dtype),               \
+                           to_device(kw.device, kCPU));                     \
+    if (given(ex[1])) {                                                     \
+      to_tensor(ex[1], "out");                                              \
+      unwrap_mut(ex[1]) = r;                                                \
+      Py_INCREF(ex[1]);                                                     \
+      return ex[1];                                                         \
+    }                                                                       \
+    return wrap(std::move(r));                                              \
+    FASTT_PY_END                                                            \
+  }
+FASTT_BIND_SIZED(empty)
+FASTT_BIND_SIZED(zeros)
+FASTT_BIND_SIZED(ones)
+FASTT_BIND_SIZED(rand)
+FASTT_BIND_SIZED(randn)
+
+static PyObject* f_full(PyObject*, PyObject* const* args, Py_ssize_t nargs,
+                        PyObject* kwnames) {
+  FASTT_PY_BEGIN
+  FactoryKw kw;
+  static const char* const extra[] = {"size", "fill_value", nullptr};
+  PyObject* ex[2] = {nargs > 0 ? args[0] : nullptr,
+                     nargs > 1 ? args[1] : nullptr};
+  if (nargs > 2) throw TypeError("full() takes 2 positional arguments");
+  parse_factory_kw("full", args, nargs, kwnames, &kw, extra, ex);
+  if (!ex[0] || !ex[1])
+    throw TypeError("full() missing required argument 'size' or 'fill_value'");
+  SmallInts sizes;
+  parse_ints(ex[0], &sizes, "full");
+  return wrap(fastt::full(sizes.list(), to_scalar(ex[1], "fill_value"),
+                          opt_dtype(kw.dtype), to_device(kw.device, kCPU)));
+  FASTT_PY_END
+}
+
+static std::optional<Device> opt_device(PyObject* o) {
+  if (!given(o)) return std::nullopt;
+  return to_device(o, kCPU);
+}
+
+#define FASTT_BIND_LIKE(name)                                               \
+  static PyObject* f_##name(PyObject*, PyObject* const* args,              \
+                            Py_ssize_t nargs, PyObject* kwnames) {         \
+    FASTT_PY_BEGIN                                                          \
+    FactoryKw kw;                                                           \
+    static const char* const extra[] = {"input", nullptr};                  \
+    PyObject* ex[1] = {nargs > 0 ? args[0] : nullptr};                      \
+    if (nargs > 1) throw TypeError(#name "() takes 1 positional argument"); \
+    parse_factory_kw(#name, args, nargs, kwnames, &kw, extra, ex);          \
+    if (!ex[0]) throw TypeError(#name "() missing required argument 'input'"); \
+    return wrap(fastt::name(to_tensor(ex[0], "input"), opt_dtype(kw.dtype), \
+                            opt_device(kw.device)));                        \
+    FASTT_PY_END                                                            \
+  }
+FASTT_BIND_LIKE(empty_like)
+FASTT_BIND_LIKE(zeros_like)
+FASTT_BIND_LIKE(ones_like)
+FASTT_BIND_LIKE(rand_like)
+FASTT_BIND_LIKE(randn_like)
+
+static PyObject* f_full_like(PyObject*, PyObject* const* args,
+                             Py_ssize_t nargs, PyObject* kwnames) {
+  FASTT_PY_BEGIN
+  FactoryKw kw;
+  static const char* const extra[] = {"input", "fill_value", nullptr};
+  PyObject* ex[2] = {nargs > 0 ? args[0] : nullptr,
+                     nargs > 1 ? args[1] : nullptr};
+  parse_factory_kw("full_like", args, nargs, kwnames, &kw, extra, ex);
+  if (!ex[0] || !ex[1])
+    throw TypeError("full_like() missing required argument");
+  return wrap(fastt::full_like(to_tensor(ex[0], "input"),
+                               to_scalar(ex[1], "fill_value"),
+                               opt_dtype(kw.dtype), opt_device(kw.device)));
+  FASTT_PY_END
+}
+
+static PyObject* f_arange(PyObject*, PyObject* const* args, Py_ssize_t nargs,
+                          PyObject* kwnames) {
+  FASTT_PY_BEGIN
+  FactoryKw kw;
+  static const char* const extra[] = {"start", "end", "step", nullptr};
+  PyObject* ex[3] = {nullptr, nullptr, nullptr};
+  if (nargs > 3) throw TypeError("arange() takes at most 3 positional arguments");
+  parse_factory_kw("arange", args, nargs, kwnames, &kw, extra, ex);
+  auto dtype = opt_dtype(kw.dtype);
+  Device dev = to_device(kw.device, kCPU);
+  PyObject* start = ex[0];
+  PyObject* end = ex[1];
+  PyObject* step = ex[2];
+  if (nargs == 1) end = args[0];
+  if (nargs >= 2) {
+    start = args[0];
+    end = args[1];
+  }
+  if (nargs == 3) step = args[2];
+  if (!end) throw TypeError("arange() missing required argument 'end'");
+  if (!start && !step) return wrap(fastt::arange(to_scalar(end, "end"), dtype, dev));
+  Scalar s0 = start ? to_scalar(start, "start") : Scalar(0);
+  if (!step) return wrap(fastt::arange(s0, to_scalar(end, "end"), dtype, dev));
+  return wrap(fastt::arange(s0, to_scalar(end, "end"), to_scalar(step, "step"),
+                            dtype, dev));
+  FASTT_PY_END
+}
+
+static PyObject* f_linspace(PyObject*, PyObject* const* args,
+                            Py_ssize_t nargs, PyObject* kwnames) {
+  FASTT_PY_BEGIN
+  FactoryKw kw;
+  static const char* const extra[] = {"start", "end", "steps", nullptr};
+  PyObject* ex[3] = {nargs > 0 ? args[0] : nullptr,
+                     nargs > 1 ? args[1] : nullptr,
+                     nargs > 2 ? args[2] : nullptr};
+  parse_factory_kw("linspace", args, nargs, kwnames, &kw, extra, ex);
+  if (!ex[0] || !ex[1] || !ex[2])
+    throw TypeError("linspace() missing required argument");
+  return wrap(fastt::linspace(to_scalar(ex[0], "start"),
+                              to_scalar(ex[1], "end"),
+                              to_int(ex[2], "steps"), opt_dtype(kw.dtype),
+                              to_device(kw.device, kCPU)));
+  FASTT_PY_END
+}
+
+static PyObject* f_eye(PyObject*, PyObject* const* args, Py_ssize_t nargs,
+                       PyObject* kwnames) {
+  FASTT_PY_BEGIN
+  FactoryKw kw;
+  static const char* const extra[] = {"n", "m", nullptr};
+  PyObject* ex[2] = {nargs > 0 ? args[0] : nullptr,
+                     nargs > 1 ? args[1] : nullptr};
+  parse_factory_kw("eye", args, nargs, kwnames, &kw, extra, ex);
+  if (!ex[0]) throw TypeError("eye() missing required argument 'n'");
+  int64_t n = to_int(ex[0], "n");
+  if (!given(ex[1]))
+    return wrap(fastt::eye(n, opt_dtype(kw.dtype), to_device(kw.device, kCPU)));
+  return wrap(fastt::eye(n, to_int(ex[1], "m"), opt_dtype(kw.dtype),
+                         to_device(kw.device, kCPU)));
+  FASTT_PY_END
+}
+
+// randint(high, size) / randint(low, high, size)
+static PyObject* f_randint(PyObject*, PyObject* const* args, Py_ssize_t nargs,
+                           PyObject* kwnames) {
+  FASTT_PY_BEGIN
+  FactoryKw kw;
+  static const char* const extra[] = {"low", "high", "size", nullptr};
+  PyObject* ex[3] = {nullptr, nullptr, nullptr};
+  parse_factory_kw("randint", args, nargs, kwnames, &kw, extra, ex);
+  if (nargs == 2) {
+    ex[1] = args[0];
+    ex[2] = args[1];
+  } else if (nargs == 3) {
+    ex[0] = args[0];
+    ex[1] = args[1];
+    ex[2] = args[2];
+  } else if (nargs == 1) {
+    ex[1] = args[0];
+  }
+  if (!ex[1] || !ex[2])
+    throw TypeError("randint() missing required argument 'high' or 'size'");
+  SmallInts sizes;
+  parse_ints(ex[2], &sizes, "randint");
+  auto dtype = opt_dtype(kw.dtype);
+  Device dev = to_device(kw.device, kCPU);
+  int64_t high = to_int(ex[1], "high");
+  if (!ex[0]) return wrap(fastt::randint(high, sizes.list(), dtype, dev));
+  return wrap(fastt::randint(to_int(ex[0], "low"), high, sizes.list(), dtype,
+                             dev));
+  FASTT_PY_END
+}
+
+static PyObject* f_randperm(PyObject*, PyObject* const* args,
+                            Py_ssize_t nargs, PyObject* kwnames) {
+  FASTT_PY_BEGIN
+  FactoryKw kw;
+  static const char* const extra[] = {"n", nullptr};
+  PyObject* ex[1] = {nargs > 0 ? args[0] : nullptr};
+  parse_factory_kw("randperm", args, nargs, kwnames, &kw, extra, ex);
+  if (!ex[0]) throw TypeError("randperm() missing required argument 'n'");
+  return wrap(fastt::randperm(to_int(ex[0], "n"), opt_dtype(kw.dtype),
+                              to_device(kw.device, kCPU)));
+  FASTT_PY_END
+}
+
+static PyObject* f_bernoulli(PyObject*, PyObject* const* args,
+                             Py_ssize_t nargs, PyObject* kwnames) {
+  FASTT_PY_BEGIN
+  FactoryKw kw;
+  static const char* const extra[] = {"input", nullptr};
+  PyObject* ex[1] = {nargs > 0 ? args[0] : nullptr};
+  parse_factory_kw("bernoulli", args, nargs, kwnames, &kw, extra, ex);
+  if (!ex[0]) throw TypeError("bernoulli() missing required argument 'input'");
+  return wrap(fastt::bernoulli(to_tensor(ex[0], "input")));
+  FASTT_PY_END
+}
+
+// ---- Tensor methods ----
+static PyObject* m_uniform_(PyObject* self, PyObject* const* args,
+                            Py_ssize_t nargs, PyObject* kwnames) {
+  FASTT_PY_BEGIN
+  static const Signature sig{"uniform_", {"from", "to", "$generator"}, 0};
+  PyObject* a[3];
+  parse_args(sig, args, nargs, kwnames, a);
+  fastt::uniform_(unwrap_mut(self), given(a[0]) ? to_double(a[0], "from") : 0.0,
+                  given(a[1]) ? to_double(a[1], "to") : 1.0);
+  Py_INCREF(self);
+  return self;
+  FASTT_PY_END
+}
+static PyObject* m_normal_(PyObject* self, PyObject* const* args,
+                           Py_ssize_t nargs, PyObject* kwnames) {
+  FASTT_PY_BEGIN
+  static const Signature sig{"normal_", {"mean", "std", "$generator"}, 0};
+  PyObject* a[3];
+  parse_args(sig, args, nargs, kwnames, a);
+  fastt::normal_(unwrap_mut(self), given(a[0]) ? to_double(a[0], "mean") : 0.0,
+                 given(a[1]) ? to_double(a[1], "std") : 1.0);
+  Py_INCREF(self);
+  return self;
+  FASTT_PY_END
+}
+static PyObject* m_random_(PyObject* self, PyObject* const* args,
+                           Py_ssize_t nargs, PyObject* kwnames) {
+  FASTT_PY_BEGIN
+  static const Signature sig{"random_", {"from", "to", "$generator"}, 2};
+  PyObject* a[3];
+  parse_args(sig, args, nargs, kwnames, a);
+  fastt::random_(unwrap_mut(self), to_int(a[0], "from"), to_int(a[1], "to"));
+  Py_INCREF(self);
+  return self;
+  FASTT_PY_END
+}
+static PyObject* m_bernoulli_(PyObject* self, PyObject* const* args,
+                              Py_ssize_t nargs, PyObject* kwnames) {
+  FASTT_PY_BEGIN
+  static const Signature sig{"bernoulli_", {"p", "$generator"}, 0};
+  PyObject* a[2];
+  parse_args(sig, args, nargs, kwnames, a);
+  if (given(a[0]) && is_tensor(a[0]))
+    fastt::bernoulli_(unwrap_mut(self), unwrap(a[0]));
+  else
+    fastt::bernoulli_(unwrap_mut(self), given(a[0]) ? to_double(a[0], "p") : 0.5);
+  Py_INCREF(self);
+  return self;
+  FASTT_PY_END
+}
+static PyObject* m_bernoulli(PyObject* self, PyObject* const* args,
+                             Py_ssize_t nargs, PyObject* kwnames) {
+  FASTT_PY_BEGIN
+  static const Signature sig{"bernoulli", {"$generator"}, 0};
+  PyObject* a[1];
+  parse_args(sig, args, nargs, kwnames, a);
+  return wrap(fastt::bernoulli(unwrap(self)));
+  FASTT_PY_END
+}
+
+// new_zeros(size, *, dtype=None, device=None): self's dtype/device default.
+#define FASTT_BIND_NEW(name, expr)                                          \
+  static PyObject* m_new_##name(PyObject* self, PyObject* const* args,     \
+                                Py_ssize_t nargs, PyObject* kwnames) {     \
+    FASTT_PY_BEGIN                                                          \
+    const Tensor& t = unwrap(self);                                         \
+    FactoryKw kw;                                                           \
+    static const char* const extra[] = {"size", nullptr};                   \
+    PyObject* ex[1] = {nullptr};                                            \
+    parse_factory_kw("new_" #name, args, nargs, kwnames, &kw, extra, ex);   \
+    SmallInts sizes;                                                        \
+    sizes_from("new_" #name, args, nargs, extra, ex, kwnames, &sizes);      \
+    DType dtype = to_dtype(kw.dtype, t.dtype());                            \
+    Device dev = to_device(kw.device, t.device());                          \
+    return wrap(expr);                                                      \
+    FASTT_PY_END                                                            \
+  }
+FASTT_BIND_NEW(zeros, fastt::zeros(sizes.list(), dtype, dev))
+FASTT_BIND_NEW(ones, fastt::ones(sizes.list(), dtype, dev))
+FASTT_BIND_NEW(empty, fastt::empty(sizes.list(), dtype, dev))
+
+static PyObject* m_new_full(PyObject* self, PyObject* const* args,
+                            Py_ssize_t nargs, PyObject* kwnames) {
+  FASTT_PY_BEGIN
+  const Tensor& t = unwrap(self);
+  FactoryKw kw;
+  static const char* const extra[] = {"size", "fill_value", nullptr};
+  PyObject* ex[2] = {nargs > 0 ? args[0] : nullptr,
+                     nargs > 1 ? args[1] : nullptr};
+  parse_factory_kw("new_full", args, nargs, kwnames, &kw, extra, ex);
+  if (!ex[0] || !ex[1]) throw TypeError("new_full() missing required argument");
+  SmallInts sizes;
+  parse_ints(ex[0], &sizes, "new_full");
+  return wrap(fastt::full(sizes.list(), to_scalar(ex[1], "fill_value"),
+                          to_dtype(kw.dtype, t.dtype()),
+                          to_device(kw.device, t.device())));
+  FASTT_PY_END
+}
+
+static PyObject* m_new_tensor(PyObject* self, PyObject* const* args,
+                              Py_ssize_t nargs, PyObject* kwnames) {
+  FASTT_PY_BEGIN
+  const Tensor& t = unwrap(self);
+  static const Signature sig{"new_tensor",
+                             {"data", "$dtype", "$device", "$requires_grad"},
+                             1};
+  PyObject* a[4];
+  parse_args(sig, args, nargs, kwnames, a);
+  PyObject* dt = given(a[1]) ? a[1] : dtype_object(t.dtype());
+  if (!given(a[1])) Py_DECREF(dt);  // borrowed singleton stays alive
+  PyObject* dev = given(a[2]) ? a[2] : nullptr;
+  Tensor r = tensor_from_data(a[0], dt, dev, true);
+  if (!given(a[2]) && r.device() != t.device()) r = r.to(t.device());
+  return wrap(std::move(r));
+  FASTT_PY_END
+}
+
+#define FASTT_KW(name, fn) \
+  {name, reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fn)), \
+   METH_FASTCALL | METH_KEYWORDS, nullptr}
+
+PyMethodDef g_factory_functions[] = {
+    FASTT_KW("empty", f_empty),         FASTT_KW("zeros", f_zeros),
+    FASTT_KW("ones", f_ones),           FASTT_KW("full", f_full),
+    FASTT_KW("rand", f_rand),           FASTT_KW("randn", f_randn),
+    FASTT_KW("empty_like", f_empty_like), FASTT_KW("zeros_like", f_zeros_like),
+    FASTT_KW("ones_like", f_ones_like), FASTT_KW("full_like", f_full_like),
+    FASTT_KW("rand_like", f_rand_like), FASTT_KW("randn_like", f_randn_like),
+    FASTT_KW("arange", f_arange),       FASTT_KW("linspace", f_linspace),
+    FASTT_KW("eye", f_eye),             FASTT_KW("randint", f_randint),
+    FASTT_KW("randperm", f_randperm),   FASTT_KW("bernoulli", f_bernoulli),
+    {nullptr, nullptr, 0, nullptr},
+};
+PyMethodDef g_factory_methods[] = {
+    FASTT_KW("uniform_", m_uniform_),     FASTT_KW("normal_", m_normal_),
+    FASTT_KW("random_", m_random_),       FASTT_KW("bernoulli_", m_bernoulli_),
+    FASTT_KW("bernoulli", m_bernoulli),   FASTT_KW("new_zeros", m_new_zeros),
+    FASTT_KW("new_ones", m_new_ones),     FASTT_KW("new_empty", m_new_empty),
+    FASTT_KW("new_full", m_new_full),     FASTT_KW("new_tensor", m_new_tensor),
+    {nullptr, nullptr, 0, nullptr},
+};
+
+}  // namespace py
+}  // namespace fastt
+
+#else
+
+namespace fastt {
+namespace py {
+PyMethodDef g_factory_functions[] = {{nullptr, nullptr, 0, nullptr}};
+PyMethodDef g_factory_methods[] = {{nullptr, nullptr, 0, nullptr}};
+}  // namespace py
+}  // namespace fastt
+
+#endif

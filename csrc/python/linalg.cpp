@@ -1,0 +1,147 @@
+// Bindings of csrc/ops/linalg.h (matmul, mm, bmm, addmm, baddbmm, dot, mv,
+// outer, linear) and the @ / @= operators. Compiled in only when the core
+// has the linalg family; otherwise @ raises NotImplementedError.
+#include "common.h"
+
+#if __has_include("csrc/ops/linalg.cpp")
+#include "csrc/ops/linalg.h"
+
+namespace fastt {
+namespace py {
+
+extern binaryfunc g_nb_matmul;
+extern binaryfunc g_nb_imatmul;
+
+static PyObject* nb_matmul(PyObject* a, PyObject* b) {
+  FASTT_PY_BEGIN
+  if (!is_tensor(a) || !is_tensor(b)) Py_RETURN_NOTIMPLEMENTED;
+  const Tensor& x = unwrap(a);
+  const Tensor& y = unwrap(b);
+  return wrap(maybe_release_gil(std::max(x.numel(), y.numel()),
+                                [&] { return fastt::matmul(x, y); }));
+  FASTT_PY_END
+}
+static PyObject* nb_imatmul(PyObject* a, PyObject* b) {
+  FASTT_PY_BEGIN
+  if (!is_tensor(a) || !is_tensor(b)) Py_RETURN_NOTIMPLEMENTED;
+  Tensor r = fastt::matmul(unwrap(a), unwrap(b));
+  Tensor& x = unwrap_mut(a);
+  FASTT_CHECK(r.sizes().equals(x.sizes()), RuntimeError,
+              "matmul_: result shape {} does not match self {}",
+              shape_str(r.sizes()), shape_str(x.sizes()));
+  x.copy_(r);
+  Py_INCREF(a);
+  return a;
+  FASTT_PY_END
+}
+// Registers the slots at load time (tensor_type.cpp reads the pointers).
+static struct SetMatmulSlots {
+  SetMatmulSlots() {
+    g_nb_matmul = nb_matmul;
+    g_nb_imatmul = nb_imatmul;
+  }
+} g_set_matmul_slots;
+
+static inline bool given(PyObject* o) { return o && o != Py_None; }
+
+#define FASTT_BIND_PAIR(name)                                              \
+  static PyObject* m_##name(PyObject* self, PyObject* const* args,        \
+                            Py_ssize_t nargs, PyObject* kwnames) {        \
+    FASTT_PY_BEGIN                                                         \
+    const Tensor& t = to_tensor(self, "input");                            \
+    static const Signature sig{#name, {"other", "$out"}, 1};               \
+    PyObject* a[2] = {nargs == 1 ? args[0] : nullptr, nullptr};            \
+    if (nargs != 1 || kwnames) parse_args(sig, args, nargs, kwnames, a);   \
+    const Tensor& o = to_tensor(a[0], "other");                            \
+    Tensor r = maybe_release_gil(std::max(t.numel(), o.numel()),           \
+                                 [&] { return fastt::name(t, o); });       \
+    if (given(a[1])) {                                                     \
+      unwrap_mut(a[1]) = r;                                                \
+      Py_INCREF(a[1]);                                                     \
+      return a[1];                                                         \
+    }                                                                      \
+    return wrap(std::move(r));                                             \
+    FASTT_PY_END                                                           \
+  }                                                                        \
+  static PyObject* f_##name(PyObject*, PyObject* const* args,             \
+                            Py_ssize_t nargs, PyObject* kwnames) {        \
+    if (nargs < 1) {                                                       \
+      PyErr_SetString(PyExc_TypeError,                                     \
+                      #name "() missing required argument 'input'");       \
+      return nullptr;                                                      \
+    }                                                                      \
+    return m_##name(args[0], args + 1, nargs - 1, kwnames);                \
+  }
+FASTT_BIND_PAIR(matmul)
+FASTT_BIND_PAIR(mm)
+FASTT_BIND_PAIR(bmm)
+FASTT_BIND_PAIR(dot)
+FASTT_BIND_PAIR(mv)
+FASTT_BIND_PAIR(outer)
+
+#define FASTT_BIND_ADDMM(name, a1, a2)                                     \
+  static PyObject* m_##name(PyObject* self, PyObject* const* args,        \
+                            Py_ssize_t nargs, PyObject* kwnames) {        \
+    FASTT_PY_BEGIN                                                         \
+    const Tensor& t = to_tensor(self, "input");                            \
+    static const Signature sig{#name, {a1, a2, "$beta", "$alpha"}, 2};     \
+    PyObject* a[4];                                                        \
+    parse_args(sig, args, nargs, kwnames, a);                              \
+    Scalar beta = given(a[2]) ? to_scalar(a[2], "beta") : Scalar(1);       \
+    Scalar alpha = given(a[3]) ? to_scalar(a[3], "alpha") : Scalar(1);     \
+    return wrap(fastt::name(t, to_tensor(a[0], a1), to_tensor(a[1], a2),   \
+                            beta, alpha));                                 \
+    FASTT_PY_END                                                           \
+  }                                                                        \
+  static PyObject* f_##name(PyObject*, PyObject* const* args,             \
+                            Py_ssize_t nargs, PyObject* kwnames) {        \
+    if (nargs < 1) {                                                       \
+      PyErr_SetString(PyExc_TypeError,                                     \
+                      #name "() missing required argument 'input'");       \
+      return nullptr;                                                      \
+    }                                                                      \
+    return m_##name(args[0], args + 1, nargs - 1, kwnames);                \
+  }
+FASTT_BIND_ADDMM(addmm, "mat1", "mat2")
+FASTT_BIND_ADDMM(baddbmm, "batch1", "batch2")
+
+static PyObject* f_linear(PyObject*, PyObject* const* args, Py_ssize_t nargs,
+                          PyObject* kwnames) {
+  FASTT_PY_BEGIN
+  static const Signature sig{"linear", {"input", "weight", "bias"}, 2};
+  PyObject* a[3];
+  parse_args(sig, args, nargs, kwnames, a);
+  Tensor bias = given(a[2]) ? to_tensor(a[2], "bias") : Tensor();
+  return wrap(fastt::linear(to_tensor(a[0], "input"),
+                            to_tensor(a[1], "weight"), bias));
+  FASTT_PY_END
+}
+
+#define FASTT_KW(name, fn) \
+  {name, reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fn)), \
+   METH_FASTCALL | METH_KEYWORDS, nullptr}
+#define FASTT_LINALG_OPS(X) \
+  X(matmul) X(mm) X(bmm) X(dot) X(mv) X(outer) X(addmm) X(baddbmm)
+#define FASTT_M(name) FASTT_KW(#name, m_##name),
+#define FASTT_F(name) FASTT_KW(#name, f_##name),
+
+PyMethodDef g_linalg_methods[] = {
+    FASTT_LINALG_OPS(FASTT_M) FASTT_KW("ger", m_outer),
+    {nullptr, nullptr, 0, nullptr}};
+PyMethodDef g_linalg_functions[] = {
+    FASTT_LINALG_OPS(FASTT_F) FASTT_KW("ger", f_outer),
+    FASTT_KW("linear", f_linear), {nullptr, nullptr, 0, nullptr}};
+
+}  // namespace py
+}  // namespace fastt
+
+#else
+
+namespace fastt {
+namespace py {
+PyMethodDef g_linalg_functions[] = {{nullptr, nullptr, 0, nullptr}};
+PyMethodDef g_linalg_methods[] = {{nullptr, nullptr, 0, nullptr}};
+}  // namespace py
+}  // namespace fastt
+
+#endif

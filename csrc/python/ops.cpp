@@ -1,0 +1,1091 @@
+// Tensor methods and the matching fastt.* functions. Each op is written once
+// as a method body m_<name>(self, args...); FASTT_FN makes the function form
+// (fastt.add(input, other) == input.add(other)). To add an op: write (or
+// macro-generate) m_<name>, then add it to g_tensor_methods and, when torch
+// has the function, to g_module_functions.
+#include <cstring>
+
+#include "common.h"
+#include "csrc/generator.h"
+#include "csrc/ops/elementwise.h"
+#include "csrc/parallel.h"
+
+namespace fastt {
+namespace py {
+
+#define FASTT_METHOD(name)                                              \
+  static PyObject* m_##name(PyObject* self, PyObject* const* args,      \
+                            Py_ssize_t nargs, PyObject* kwnames)
+
+// fastt.<name>(input, ...) calls m_<name>(input, ...).
+#define FASTT_FN(name)                                                      \
+  static PyObject* f_##name(PyObject*, PyObject* const* args,              \
+                            Py_ssize_t nargs, PyObject* kwnames) {         \
+    if (nargs < 1) {                                                        \
+      PyErr_SetString(PyExc_TypeError,                                      \
+                      #name "() missing required argument 'input'");        \
+      return nullptr;                                                       \
+    }                                                                       \
+    return m_##name(args[0], args + 1, nargs - 1, kwnames);                 \
+  }
+
+static inline PyObject* return_self(PyObject* self) {
+  Py_INCREF(self);
+  return self;
+}
+static inline Tensor& out_tensor(PyObject* o) {
+  return unwrap_mut(const_cast<PyObject*>(o));
+}
+static inline bool given(PyObject* o) { return o && o != Py_None; }
+
+// ---- Unary elementwise: name(), name_(), name(out=) ----
+#define FASTT_BIND_UNARY(name)                                              \
+  FASTT_METHOD(name) {                                                      \
+    FASTT_PY_BEGIN                                                          \
+    const Tensor& t = to_tensor(self, "input");                             \
+    if (FASTT_LIKELY(nargs == 0 && !kwnames))                               \
+      return wrap(maybe_release_gil(t.numel(),                              \
+                                    [&] { return fastt::name(t); }));       \
+    static const Signature sig{#name, {"$out"}, 0};                         \
+    PyObject* a[1];                                                         \
+    parse_args(sig, args, nargs, kwnames, a);                               \
+    if (given(a[0])) {                                                      \
+      to_tensor(a[0], "out");                                               \
+      maybe_release_gil(t.numel(), [&]() -> Tensor& {                       \
+        return fastt::name##_out(out_tensor(a[0]), t);                      \
+      });                                                                   \
+      return return_self(a[0]);                                             \
+    }                                                                       \
+    return wrap(fastt::name(t));                                            \
+    FASTT_PY_END                                                            \
+  }                                                                         \
+  FASTT_METHOD(name##_) {                                                   \
+    FASTT_PY_BEGIN                                                          \
+    to_tensor(self, "input");                                               \
+    Tensor& t = unwrap_mut(self);                                           \
+    maybe_release_gil(t.numel(),                                            \
+                      [&]() -> Tensor& { return fastt::name##_(t); });      \
+    return return_self(self);                                               \
+    FASTT_PY_END                                                            \
+  }                                                                         \
+  FASTT_FN(name)                                                            \
+  FASTT_FN(name##_)
+FASTT_UNARY_OPS(FASTT_BIND_UNARY)
+
+// ---- Binary elementwise: name(other, *, out=), name_(other) ----
+#define FASTT_BIND_BINARY(name)                                             \
+  FASTT_METHOD(name) {                                                      \
+    FASTT_PY_BEGIN                                                          \
+    const Tensor& t = to_tensor(self, "input");                             \
+    static const Signature sig{#name, {"other", "$out"}, 1};                \
+    PyObject* a[2] = {nargs == 1 ? args[0] : nullptr, nullptr};             \
+    if (nargs != 1 || kwnames) parse_args(sig, args, nargs, kwnames, a);    \
+    Scalar s;                                                               \
+    if (given(a[1])) {                                                      \
+      to_tensor(a[1], "out");                                               \
+      Tensor b = to_tensor_like(a[0], "other");                             \
+      maybe_release_gil(t.numel(), [&]() -> Tensor& {                       \
+        return fastt::name##_out(out_tensor(a[1]), t, b);                   \
+      });                                                                   \
+      return return_self(a[1]);                                             \
+    }                                                                       \
+    if (is_tensor(a[0])) {                                                  \
+      const Tensor& b = unwrap(a[0]);                                       \
+      return wrap(maybe_release_gil(std::max(t.numel(), b.numel()),         \
+                                    [&] { return fastt::name(t, b); }));    \
+    }                                                                       \
+    s = to_scalar(a[0], "other");                                           \
+    return wrap(maybe_release_gil(t.numel(),                                \
+                                  [&] { return fastt::name(t, s); }));      \
+    FASTT_PY_END                                                            \
+  }                                                                         \
+  FASTT_METHOD(name##_) {                                                   \
+    FASTT_PY_BEGIN                                                          \
+    to_tensor(self, "input");                                               \
+    Tensor& t = unwrap_mut(self);                                           \
+    static const Signature sig{#name "_", {"other"}, 1};                    \
+    PyObject* a[1] = {nargs == 1 ? args[0] : nullptr};                      \
+    if (nargs != 1 || kwnames) parse_args(sig, args, nargs, kwnames, a);    \
+    if (is_tensor(a[0])) {                                                  \
+      const Tensor& b = unwrap(a[0]);                                       \
+      maybe_release_gil(t.numel(),                                          \
+                        [&]() -> Tensor& { return fastt::name##_(t, b); }); \
+    } else {                                                                \
+      Scalar s = to_scalar(a[0], "other");                                  \
+      maybe_release_gil(t.numel(),                                          \
+                        [&]() -> Tensor& { return fastt::name##_(t, s); }); \
+    }                                                                       \
+    return return_self(self);                                               \
+    FASTT_PY_END                                                            \
+  }                                                                         \
+  FASTT_FN(name)                                                            \
+  FASTT_FN(name##_)
+// div is bound by hand below (rounding_mode).
+#define FASTT_BINARY_NO_DIV(X)                                             \
+  X(mul) X(floor_divide) X(remainder) X(fmod) X(pow) X(maximum) X(minimum) \
+  X(atan2) X(eq) X(ne) X(lt) X(le) X(gt) X(ge) X(logical_and) X(logical_or) \
+  X(logical_xor) X(bitwise_and) X(bitwise_or) X(bitwise_xor)
+FASTT_BINARY_NO_DIV(FASTT_BIND_BINARY)
+
+// ---- add / sub with alpha ----
+#define FASTT_BIND_ALPHA(name)                                              \
+  FASTT_METHOD(name) {                                                      \
+    FASTT_PY_BEGIN                                                          \
+    const Tensor& t = to_tensor(self, "input");                             \
+    static const Signature sig{#name, {"other", "$alpha", "$out"}, 1};      \
+    PyObject* a[3] = {nargs == 1 ? args[0] : nullptr, nullptr, nullptr};    \
+    if (nargs != 1 || kwnames) parse_args(sig, args, nargs, kwnames, a);    \
+    Scalar alpha = given(a[1]) ? to_scalar(a[1], "alpha") : Scalar(1);      \
+    if (given(a[2])) {                                                      \
+      to_tensor(a[2], "out");                                               \
+      Tensor b = to_tensor_like(a[0], "other");                             \
+      maybe_release_gil(t.numel(), [&]() -> Tensor& {                       \
+        return fastt::name##_out(out_tensor(a[2]), t, b, alpha);            \
+      });                                                                   \
+      return return_self(a[2]);                                             \
+    }                                                                       \
+    if (is_tensor(a[0])) {                                                  \
+      const Tensor& b = unwrap(a[0]);                                       \
+      return wrap(maybe_release_gil(std::max(t.numel(), b.numel()), [&] {   \
+        return fastt::name(t, b, alpha);                                    \
+      }));                                                                  \
+    }                                                                       \
+    Scalar s = to_scalar(a[0], "other");                                    \
+    return wrap(maybe_release_gil(t.numel(),                                \
+                                  [&] { return fastt::name(t, s, alpha); })); \
+    FASTT_PY_END                                                            \
+  }                                                                         \
+  FASTT_METHOD(name##_) {                                                   \
+    FASTT_PY_BEGIN                                                          \
+    to_tensor(self, "input");                                               \
+    Tensor& t = unwrap_mut(self);                                           \
+    static const Signature sig{#name "_", {"other", "$alpha"}, 1};          \
+    PyObject* a[2] = {nargs == 1 ? args[0] : nullptr, nullptr};             \
+    if (nargs != 1 || kwnames) parse_args(sig, args, nargs, kwnames, a);    \
+    Scalar alpha = given(a[1]) ? to_scalar(a[1], "alpha") : Scalar(1);      \
+    if (is_tensor(a[0])) {                                                  \
+      const Tensor& b = unwrap(a[0]);                                       \
+      maybe_release_gil(t.numel(), [&]() -> Tensor& {                       \
+        return fastt::name##_(t, b, alpha);                                 \
+      });                                                                   \
+    } else {                                                                \
+      Scalar s = to_scalar(a[0], "other");                                  \
+      maybe_release_gil(t.numel(), [&]() -> Tensor& {                       \
+        return fastt::name##_(t, s, alpha);                                 \
+      });                                                                   \
+    }                                                                       \
+    return return_self(self);                                               \
+    FASTT_PY_END                                                            \
+  }                                                                         \
+  FASTT_FN(name)                                                            \
+  FASTT_FN(name##_)
+FASTT_BIND_ALPHA(add)
+FASTT_BIND_ALPHA(sub)
+
+// ---- div with rounding_mode ----
+static const char* rounding_mode(PyObject* o) {
+  if (!given(o)) return nullptr;
+  const char* s = PyUnicode_Check(o) ? PyUnicode_AsUTF8(o) : nullptr;
+  if (!s) {
+    PyErr_SetString(PyExc_TypeError, "rounding_mode must be None or a str");
+    throw_py();
+  }
+  return s;
+}
+FASTT_METHOD(div) {
+  FASTT_PY_BEGIN
+  const Tensor& t = to_tensor(self, "input");
+  static const Signature sig{"div", {"other", "$rounding_mode", "$out"}, 1};
+  PyObject* a[3] = {nargs == 1 ? args[0] : nullptr, nullptr, nullptr};
+  if (nargs != 1 || kwnames) parse_args(sig, args, nargs, kwnames, a);
+  const char* mode = rounding_mode(a[1]);
+  if (given(a[2])) {
+    to_tensor(a[2], "out");
+    Tensor b = to_tensor_like(a[0], "other");
+    Tensor r = mode ? fastt::div(t, b, mode) : fastt::div(t, b);
+    out_tensor(a[2]).copy_(r);
+    return return_self(a[2]);
+  }
+  if (is_tensor(a[0])) {
+    const Tensor& b = unwrap(a[0]);
+    return wrap(maybe_release_gil(std::max(t.numel(), b.numel()), [&] {
+      return mode ? fastt::div(t, b, mode) : fastt::div(t, b);
+    }));
+  }
+  Scalar s = to_scalar(a[0], "other");
+  return wrap(maybe_release_gil(t.numel(), [&] {
+    return mode ? fastt::div(t, s, mode) : fastt::div(t, s);
+  }));
+  FASTT_PY_END
+}
+FASTT_METHOD(div_) {
+  FASTT_PY_BEGIN
+  to_tensor(self, "input");
+  Tensor& t = unwrap_mut(self);
+  static const Signature sig{"div_", {"other", "$rounding_mode"}, 1};
+  PyObject* a[2] = {nargs == 1 ? args[0] : nullptr, nullptr};
+  if (nargs != 1 || kwnames) parse_args(sig, args, nargs, kwnames, a);
+  const char* mode = rounding_mode(a[1]);
+  if (mode) {
+    Tensor b = to_tensor_like(a[0], "other");
+    t.copy_(fastt::div(t, b, mode));
+    t.bump_version();
+  } else if (is_tensor(a[0])) {
+    fastt::div_(t, unwrap(a[0]));
+  } else {
+    fastt::div_(t, to_scalar(a[0], "other"));
+  }
+  return return_self(self);
+  FASTT_PY_END
+}
+FASTT_FN(div)
+FASTT_FN(div_)
+
+// ---- gelu, leaky_relu ----
+FASTT_METHOD(gelu) {
+  FASTT_PY_BEGIN
+  const Tensor& t = to_tensor(self, "input");
+  static const Signature sig{"gelu", {"$approximate"}, 0};
+  PyObject* a[1];
+  parse_args(sig, args, nargs, kwnames, a);
+  const char* approx = "none";
+  if (given(a[0])) {
+    approx = PyUnicode_AsUTF8(a[0]);
+    if (!approx) throw_py();
+  }
+  return wrap(fastt::gelu(t, approx));
+  FASTT_PY_END
+}
+FASTT_FN(gelu)
+FASTT_METHOD(leaky_relu) {
+  FASTT_PY_BEGIN
+  const Tensor& t = to_tensor(self, "input");
+  static const Signature sig{"leaky_relu", {"negative_slope", "inplace"}, 0};
+  PyObject* a[2];
+  parse_args(sig, args, nargs, kwnames, a);
+  double slope = given(a[0]) ? to_double(a[0], "negative_slope") : 0.01;
+  if (given(a[1]) && to_bool(a[1], "inplace")) {
+    fastt::leaky_relu_(unwrap_mut(self), slope);
+    return return_self(self);
+  }
+  return wrap(fastt::leaky_relu(t, slope));
+  FASTT_PY_END
+}
+FASTT_FN(leaky_relu)
+
+// ---- where / clamp / lerp / addcmul / addcdiv / masked_fill ----
+static Tensor where3(const Tensor& cond, PyObject* x, PyObject* y) {
+  Scalar sx, sy;
+  bool tx = is_tensor(x), ty = is_tensor(y);
+  if (!tx) sx = to_scalar(x, "input");
+  if (!ty) sy = to_scalar(y, "other");
+  if (tx && ty) return fastt::where(cond, unwrap(x), unwrap(y));
+  if (tx) return fastt::where(cond, unwrap(x), sy);
+  if (ty) return fastt::where(cond, sx, unwrap(y));
+  return fastt::where(cond, sx, sy);
+}
+// Tensor.where(condition, other) == fastt.where(condition, self, other).
+FASTT_METHOD(where) {
+  FASTT_PY_BEGIN
+  to_tensor(self, "input");
+  static const Signature sig{"where", {"condition", "other"}, 2};
+  PyObject* a[2];
+  parse_args(sig, args, nargs, kwnames, a);
+  return wrap(where3(to_tensor(a[0], "condition"), self, a[1]));
+  FASTT_PY_END
+}
+static PyObject* f_where(PyObject*, PyObject* const* args, Py_ssize_t nargs,
+                         PyObject* kwnames) {
+  FASTT_PY_BEGIN
+  static const Signature sig{"where", {"condition", "input", "other"}, 1};
+  PyObject* a[3];
+  parse_args(sig, args, nargs, kwnames, a);
+  const Tensor& cond = to_tensor(a[0], "condition");
+  if (!a[1] && !a[2]) {
+    PyErr_SetString(PyExc_NotImplementedError,
+                    "where(condition) is not supported; use nonzero");
+    return nullptr;
+  }
+  if (!a[1] || !a[2]) {
+    PyErr_SetString(PyExc_TypeError, "where() expects input and other");
+    return nullptr;
+  }
+  return wrap(where3(cond, a[1], a[2]));
+  FASTT_PY_END
+}
+
+static PyObject* clamp_impl(PyObject* self, PyObject* const* args,
+                            Py_ssize_t nargs, PyObject* kwnames,
+                            const char* name, bool inplace) {
+  to_tensor(self, "input");
+  static const Signature sig{"clamp", {"min", "max"}, 0};
+  PyObject* a[2];
+  parse_args(sig, args, nargs, kwnames, a);
+  bool has_min = given(a[0]), has_max = given(a[1]);
+  FASTT_CHECK(has_min || has_max, RuntimeError,
+              "{}: At least one of 'min' or 'max' must not be None", name);
+  Tensor& t = unwrap_mut(self);
+  if ((has_min && is_tensor(a[0])) || (has_max && is_tensor(a[1]))) {
+    Tensor lo = has_min ? to_tensor_like(a[0], "min") : Tensor();
+    Tensor hi = has_max ? to_tensor_like(a[1], "max") : Tensor();
+    if (inplace) {
+      fastt::clamp_(t, lo, hi);
+      return return_self(self);
+    }
+    return wrap(fastt::clamp(t, lo, hi));
+  }
+  Scalar lo, hi;
+  if (has_min) lo = to_scalar(a[0], "min");
+  if (has_max) hi = to_scalar(a[1], "max");
+  if (inplace) {
+    fastt::clamp_(t, has_min ? &lo : nullptr, has_max ? &hi : nullptr);
+    return return_self(self);
+  }
+  return wrap(fastt::clamp(t, has_min ? &lo : nullptr, has_max ? &hi : nullptr));
+}
+FASTT_METHOD(clamp) {
+  FASTT_PY_BEGIN
+  return clamp_impl(self, args, nargs, kwnames, "clamp", false);
+  FASTT_PY_END
+}
+FASTT_METHOD(clamp_) {
+  FASTT_PY_BEGIN
+  return clamp_impl(self, args, nargs, kwnames, "clamp_", true);
+  FASTT_PY_END
+}
+FASTT_FN(clamp)
+FASTT_FN(clamp_)
+FASTT_METHOD(clamp_min) {
+  FASTT_PY_BEGIN
+  const Tensor& t = to_tensor(self, "input");
+  static const Signature sig{"clamp_min", {"min"}, 1};
+  PyObject* a[1];
+  parse_args(sig, args, nargs, kwnames, a);
+  return wrap(fastt::clamp_min(t, to_scalar(a[0], "min")));
+  FASTT_PY_END
+}
+FASTT_METHOD(clamp_max) {
+  FASTT_PY_BEGIN
+  const Tensor& t = to_tensor(self, "input");
+  static const Signature sig{"clamp_max", {"max"}, 1};
+  PyObject* a[1];
+  parse_args(sig, args, nargs, kwnames, a);
+  return wrap(fastt::clamp_max(t, to_scalar(a[0], "max")));
+  FASTT_PY_END
+}
+FASTT_FN(clamp_min)
+FASTT_FN(clamp_max)
+
+FASTT_METHOD(lerp) {
+  FASTT_PY_BEGIN
+  const Tensor& t = to_tensor(self, "input");
+  static const Signature sig{"lerp", {"end", "weight"}, 2};
+  PyObject* a[2];
+  parse_args(sig, args, nargs, kwnames, a);
+  const Tensor& end = to_tensor(a[0], "end");
+  if (is_tensor(a[1])) return wrap(fastt::lerp(t, end, unwrap(a[1])));
+  return wrap(fastt::lerp(t, end, to_scalar(a[1], "weight")));
+  FASTT_PY_END
+}
+FASTT_METHOD(lerp_) {
+  FASTT_PY_BEGIN
+  to_tensor(self, "input");
+  static const Signature sig{"lerp_", {"end", "weight"}, 2};
+  PyObject* a[2];
+  parse_args(sig, args, nargs, kwnames, a);
+  fastt::lerp_(unwrap_mut(self), to_tensor(a[0], "end"),
+               to_scalar(a[1], "weight"));
+  return return_self(self);
+  FASTT_PY_END
+}
+FASTT_FN(lerp)
+
+#define FASTT_BIND_ADDC(name)                                               \
+  FASTT_METHOD(name) {                                                      \
+    FASTT_PY_BEGIN                                                          \
+    const Tensor& t = to_tensor(self, "input");                             \
+    static const Signature sig{#name, {"tensor1", "tensor2", "$value"}, 2}; \
+    PyObject* a[3];                                                         \
+    parse_args(sig, args, nargs, kwnames, a);                               \
+    Scalar v = given(a[2]) ? to_scalar(a[2], "value") : Scalar(1);          \
+    return wrap(fastt::name(t, to_tensor(a[0], "tensor1"),                  \
+                            to_tensor(a[1], "tensor2"), v));                \
+    FASTT_PY_END                                                            \
+  }                                                                         \
+  FASTT_METHOD(name##_) {                                                   \
+    FASTT_PY_BEGIN                                                          \
+    to_tensor(self, "input");                                               \
+    static const Signature sig{#name "_", {"tensor1", "tensor2", "$value"}, \
+                               2};                                          \
+    PyObject* a[3];                                                         \
+    parse_args(sig, args, nargs, kwnames, a);                               \
+    Scalar v = given(a[2]) ? to_scalar(a[2], "value") : Scalar(1);          \
+    fastt::name##_(unwrap_mut(self), to_tensor(a[0], "tensor1"),            \
+                   to_tensor(a[1], "tensor2"), v);                          \
+    return return_self(self);                                               \
+    FASTT_PY_END                                                            \
+  }                                                                         \
+  FASTT_FN(name)
+FASTT_BIND_ADDC(addcmul)
+FASTT_BIND_ADDC(addcdiv)
+
+FASTT_METHOD(masked_fill) {
+  FASTT_PY_BEGIN
+  const Tensor& t = to_tensor(self, "input");
+  static const Signature sig{"masked_fill", {"mask", "value"}, 2};
+  PyObject* a[2];
+  parse_args(sig, args, nargs, kwnames, a);
+  const Tensor& mask = to_tensor(a[0], "mask");
+  if (is_tensor(a[1])) return wrap(fastt::masked_fill(t, mask, unwrap(a[1])));
+  return wrap(fastt::masked_fill(t, mask, to_scalar(a[1], "value")));
+  FASTT_PY_END
+}
+FASTT_METHOD(masked_fill_) {
+  FASTT_PY_BEGIN
+  to_tensor(self, "input");
+  static const Signature sig{"masked_fill_", {"mask", "value"}, 2};
+  PyObject* a[2];
+  parse_args(sig, args, nargs, kwnames, a);
+  fastt::masked_fill_(unwrap_mut(self), to_tensor(a[0], "mask"),
+                      to_scalar(a[1], "value"));
+  return return_self(self);
+  FASTT_PY_END
+}
+FASTT_FN(masked_fill)
+
+// ---- Views ----
+FASTT_METHOD(view) {
+  FASTT_PY_BEGIN
+  const Tensor& t = to_tensor(self, "input");
+  if (kwnames) {
+    static const Signature sig{"view", {"size"}, 1};
+    PyObject* a[1];
+    parse_args(sig, args, nargs, kwnames, a);
+    SmallInts s;
+    parse_ints(a[0], &s, "view");
+    return wrap(t.view(s.list()));
+  }
+  SmallInts s;
+  parse_varargs_ints(args, nargs, &s, "view");
+  return wrap(t.view(s.list()));
+  FASTT_PY_END
+}
+FASTT_METHOD(reshape) {
+  FASTT_PY_BEGIN
+  const Tensor& t = to_tensor(self, "input");
+  SmallInts s;
+  if (kwnames) {
+    static const Signature sig{"reshape", {"shape"}, 1};
+    PyObject* a[1];
+    parse_args(sig, args, nargs, kwnames, a);
+    parse_ints(a[0], &s, "reshape");
+  } else {
+    parse_varargs_ints(args, nargs, &s, "reshape");
+  }
+  return wrap(maybe_release_gil(t.numel(), [&] { return t.reshape(s.list()); }));
+  FASTT_PY_END
+}
+FASTT_FN(reshape)
+FASTT_METHOD(view_as) {
+  FASTT_PY_BEGIN
+  const Tensor& t = to_tensor(self, "input");
+  if (nargs != 1) throw TypeError("view_as() takes exactly one argument");
+  return wrap(t.view(to_tensor(args[0], "other").sizes()));
+  FASTT_PY_END
+}
+FASTT_METHOD(reshape_as) {
+  FASTT_PY_BEGIN
+  const Tensor& t = to_tensor(self, "input");
+  if (nargs != 1) throw TypeError("reshape_as() takes exactly one argument");
+  return wrap(t.reshape(to_tensor(args[0], "other").sizes()));
+  FASTT_PY_END
+}
+FASTT_METHOD(expand) {
+  FASTT_PY_BEGIN
+  const Tensor& t = to_tensor(self, "input");
+  SmallInts s;
+  parse_varargs_ints(args, nargs, &s, "expand");
+  return wrap(t.expand(s.list()));
+  FASTT_PY_END
+}
+FASTT_METHOD(expand_as) {
+  FASTT_PY_BEGIN
+  const Tensor& t = to_tensor(self, "input");
+  if (nargs != 1) throw TypeError("expand_as() takes exactly one argument");
+  return wrap(t.expand_as(to_tensor(args[0], "other")));
+  FASTT_PY_END
+}
+FASTT_METHOD(permute) {
+  FASTT_PY_BEGIN
+  const Tensor& t = to_tensor(self, "input");
+  SmallInts s;
+  if (kwnames) {
+    static const Signature sig{"permute", {"dims"}, 1};
+    PyObject* a[1];
+    parse_args(sig, args, nargs, kwnames, a);
+    parse_ints(a[0], &s, "permute");
+  } else {
+    parse_varargs_ints(args, nargs, &s, "permute");
+  }
+  return wrap(t.permute(s.list()));
+  FASTT_PY_END
+}
+FASTT_FN(permute)
+FASTT_METHOD(transpose) {
+  FASTT_PY_BEGIN
+  const Tensor& t = to_tensor(self, "input");
+  static const Signature sig{"transpose", {"dim0", "dim1"}, 2};
+  PyObject* a[2] = {nargs > 0 ? args[0] : nullptr,
+                    nargs > 1 ? args[1] : nullptr};
+  if (nargs != 2 || kwnames) parse_args(sig, args, nargs, kwnames, a);
+  return wrap(t.transpose(to_int(a[0], "dim0"), to_int(a[1], "dim1")));
+  FASTT_PY_END
+}
+FASTT_FN(transpose)
+FASTT_METHOD(t) {
+  FASTT_PY_BEGIN
+  const Tensor& t = to_tensor(self, "input");
+  FASTT_CHECK(t.dim() <= 2, RuntimeError,
+              "t() expects a tensor with <= 2 dimensions, but self is {}D",
+              t.dim());
+  return wrap(t.t());
+  FASTT_PY_END
+}
+FASTT_FN(t)
+FASTT_METHOD(squeeze) {
+  FASTT_PY_BEGIN
+  const Tensor& t = to_tensor(self, "input");
+  static const Signature sig{"squeeze", {"dim"}, 0};
+  PyObject* a[1];
+  parse_args(sig, args, nargs, kwnames, a);
+  if (!given(a[0])) return wrap(t.squeeze());
+  if (PyTuple_Check(a[0]) || PyList_Check(a[0])) {
+    SmallInts s;
+    parse_ints(a[0], &s, "squeeze");
+    // Squeeze from the highest dim down so indices stay valid.
+    int64_t dims[kMaxDims];
+    for (int i = 0; i < s.n; ++i) dims[i] = wrap_dim(s.v[i], t.dim(), "squeeze");
+    std::sort(dims, dims + s.n);
+    Tensor r = t;
+    for (int i = s.n - 1; i >= 0; --i) r = r.squeeze(dims[i]);
+    return wrap(std::move(r));
+  }
+  return wrap(t.squeeze(to_int(a[0], "dim")));
+  FASTT_PY_END
+}
+FASTT_FN(squeeze)
+FASTT_METHOD(unsqueeze) {
+  FASTT_PY_BEGIN
+  const Tensor& t = to_tensor(self, "input");
+  static const Signature sig{"unsqueeze", {"dim"}, 1};
+  PyObject* a[1] = {nargs == 1 ? args[0] : nullptr};
+  if (nargs != 1 || kwnames) parse_args(sig, args, nargs, kwnames, a);
+  return wrap(t.unsqueeze(to_int(a[0], "dim")));
+  FASTT_PY_END
+}
+FASTT_FN(unsqueeze)
+FASTT_METHOD(flatten) {
+  FASTT_PY_BEGIN
+  const Tensor& t = to_tensor(self, "input");
+  static const Signature sig{"flatten", {"start_dim", "end_dim"}, 0};
+  PyObject* a[2];
+  parse_args(sig, args, nargs, kwnames, a);
+  return wrap(t.flatten(given(a[0]) ? to_int(a[0], "start_dim") : 0,
+                        given(a[1]) ? to_int(a[1], "end_dim") : -1));
+  FASTT_PY_END
+}
+FASTT_FN(flatten)
+FASTT_METHOD(unflatten) {
+  FASTT_PY_BEGIN
+  const Tensor& t = to_tensor(self, "input");
+  static const Signature sig{"unflatten", {"dim", "sizes"}, 2};
+  PyObject* a[2];
+  parse_args(sig, args, nargs, kwnames, a);
+  SmallInts s;
+  parse_ints(a[1], &s, "unflatten");
+  return wrap(t.unflatten(to_int(a[0], "dim"), s.list()));
+  FASTT_PY_END
+}
+FASTT_FN(unflatten)
+FASTT_METHOD(narrow) {
+  FASTT_PY_BEGIN
+  const Tensor& t = to_tensor(self, "input");
+  static const Signature sig{"narrow", {"dim", "start", "length"}, 3};
+  PyObject* a[3];
+  parse_args(sig, args, nargs, kwnames, a);
+  return wrap(t.narrow(to_int(a[0], "dim"), to_int(a[1], "start"),
+                       to_int(a[2], "length")));
+  FASTT_PY_END
+}
+FASTT_FN(narrow)
+FASTT_METHOD(select) {
+  FASTT_PY_BEGIN
+  const Tensor& t = to_tensor(self, "input");
+  static const Signature sig{"select", {"dim", "index"}, 2};
+  PyObject* a[2];
+  parse_args(sig, args, nargs, kwnames, a);
+  return wrap(t.select(to_int(a[0], "dim"), to_int(a[1], "index")));
+  FASTT_PY_END
+}
+FASTT_FN(select)
+FASTT_METHOD(as_strided) {
+  FASTT_PY_BEGIN
+  const Tensor& t = to_tensor(self, "input");
+  static const Signature sig{"as_strided", {"size", "stride", "storage_offset"},
+                             2};
+  PyObject* a[3];
+  parse_args(sig, args, nargs, kwnames, a);
+  SmallInts sz, st;
+  parse_ints(a[0], &sz, "as_strided");
+  parse_ints(a[1], &st, "as_strided");
+  return wrap(t.as_strided(sz.list(), st.list(),
+                           given(a[2]) ? to_int(a[2], "storage_offset") : -1));
+  FASTT_PY_END
+}
+FASTT_FN(as_strided)
+FASTT_METHOD(diagonal) {
+  FASTT_PY_BEGIN
+  const Tensor& t = to_tensor(self, "input");
+  static const Signature sig{"diagonal", {"offset", "dim1", "dim2"}, 0};
+  PyObject* a[3];
+  parse_args(sig, args, nargs, kwnames, a);
+  return wrap(t.diagonal(given(a[0]) ? to_int(a[0], "offset") : 0,
+                         given(a[1]) ? to_int(a[1], "dim1") : 0,
+                         given(a[2]) ? to_int(a[2], "dim2") : 1));
+  FASTT_PY_END
+}
+FASTT_FN(diagonal)
+FASTT_METHOD(unfold) {
+  FASTT_PY_BEGIN
+  const Tensor& t = to_tensor(self, "input");
+  static const Signature sig{"unfold", {"dimension", "size", "step"}, 3};
+  PyObject* a[3];
+  parse_args(sig, args, nargs, kwnames, a);
+  return wrap(t.unfold(to_int(a[0], "dimension"), to_int(a[1], "size"),
+                       to_int(a[2], "step")));
+  FASTT_PY_END
+}
+
+// ---- Copies and conversions ----
+FASTT_METHOD(contiguous) {
+  FASTT_PY_BEGIN
+  const Tensor& t = to_tensor(self, "input");
+  if (t.is_contiguous()) return return_self(self);
+  return wrap(maybe_release_gil(t.numel(), [&] { return t.contiguous(); }));
+  FASTT_PY_END
+}
+FASTT_METHOD(clone) {
+  FASTT_PY_BEGIN
+  const Tensor& t = to_tensor(self, "input");
+  return wrap(maybe_release_gil(t.numel(), [&] { return t.clone(); }));
+  FASTT_PY_END
+}
+FASTT_FN(clone)
+FASTT_METHOD(detach) {
+  FASTT_PY_BEGIN
+  return wrap(to_tensor(self, "input").alias());
+  FASTT_PY_END
+}
+FASTT_FN(detach)
+FASTT_METHOD(copy_) {
+  FASTT_PY_BEGIN
+  to_tensor(self, "input");
+  static const Signature sig{"copy_", {"src", "non_blocking"}, 1};
+  PyObject* a[2];
+  parse_args(sig, args, nargs, kwnames, a);
+  Tensor src = to_tensor_like(a[0], "src");
+  Tensor& t = unwrap_mut(self);
+  maybe_release_gil(t.numel(), [&]() -> Tensor& { return t.copy_(src); });
+  return return_self(self);
+  FASTT_PY_END
+}
+FASTT_METHOD(fill_) {
+  FASTT_PY_BEGIN
+  to_tensor(self, "input");
+  static const Signature sig{"fill_", {"value"}, 1};
+  PyObject* a[1] = {nargs == 1 ? args[0] : nullptr};
+  if (nargs != 1 || kwnames) parse_args(sig, args, nargs, kwnames, a);
+  Scalar v = to_scalar(a[0], "value");
+  Tensor& t = unwrap_mut(self);
+  maybe_release_gil(t.numel(), [&]() -> Tensor& { return t.fill_(v); });
+  return return_self(self);
+  FASTT_PY_END
+}
+FASTT_METHOD(zero_) {
+  FASTT_PY_BEGIN
+  to_tensor(self, "input");
+  Tensor& t = unwrap_mut(self);
+  maybe_release_gil(t.numel(), [&]() -> Tensor& { return t.zero_(); });
+  return return_self(self);
+  FASTT_PY_END
+}
+FASTT_FN(fill_)
+FASTT_FN(zero_)
+
+static PyObject* convert(PyObject* self, const Tensor& t, DType dtype,
+                         Device device, bool copy) {
+  if (!copy && t.dtype() == dtype && t.device() == device)
+    return return_self(self);
+  Tensor r = maybe_release_gil(t.numel(), [&] {
+    Tensor x = t;
+    if (x.device() != device) x = x.to(device);
+    if (x.dtype() != dtype) x = x.to(dtype);
+    else if (copy && x.is_same(t)) x = x.clone();
+    return x;
+  });
+  return wrap(std::move(r));
+}
+// to(dtype) / to(device, dtype) / to(other) / to(device=, dtype=, copy=)
+FASTT_METHOD(to) {
+  FASTT_PY_BEGIN
+  const Tensor& t = to_tensor(self, "input");
+  static const Signature sig{
+      "to", {"a0", "a1", "$dtype", "$device", "$copy", "$non_blocking"}, 0};
+  PyObject* a[6];
+  parse_args(sig, args, nargs, kwnames, a);
+  DType dtype = t.dtype();
+  Device device = t.device();
+  for (int i = 0; i < 2; ++i) {
+    if (!given(a[i])) continue;
+    if (is_dtype(a[i])) dtype = to_dtype(a[i], dtype);
+    else if (is_tensor(a[i])) {
+      dtype = unwrap(a[i]).dtype();
+      device = unwrap(a[i]).device();
+    } else device = to_device(a[i], device);
+  }
+  dtype = to_dtype(a[2], dtype);
+  device = to_device(a[3], device);
+  bool copy = given(a[4]) && to_bool(a[4], "copy");
+  return convert(self, t, dtype, device, copy);
+  FASTT_PY_END
+}
+#define FASTT_BIND_CAST(name, DT)                                   \
+  FASTT_METHOD(name) {                                              \
+    FASTT_PY_BEGIN                                                  \
+    const Tensor& t = to_tensor(self, "input");                     \
+    return convert(self, t, DType::DT, t.device(), false);          \
+    FASTT_PY_END                                                    \
+  }
+FASTT_BIND_CAST(float_, Float32)
+FASTT_BIND_CAST(double_, Float64)
+FASTT_BIND_CAST(half_, Float16)
+FASTT_BIND_CAST(bfloat16_, BFloat16)
+FASTT_BIND_CAST(int_, Int32)
+FASTT_BIND_CAST(long_, Int64)
+FASTT_BIND_CAST(short_, Int16)
+FASTT_BIND_CAST(char_, Int8)
+FASTT_BIND_CAST(byte_, UInt8)
+FASTT_BIND_CAST(bool_, Bool)
+FASTT_METHOD(type_as) {
+  FASTT_PY_BEGIN
+  const Tensor& t = to_tensor(self, "input");
+  if (nargs != 1) throw TypeError("type_as() takes exactly one argument");
+  const Tensor& o = to_tensor(args[0], "other");
+  return convert(self, t, o.dtype(), t.device(), false);
+  FASTT_PY_END
+}
+FASTT_METHOD(cpu) {
+  FASTT_PY_BEGIN
+  const Tensor& t = to_tensor(self, "input");
+  return convert(self, t, t.dtype(), kCPU, false);
+  FASTT_PY_END
+}
+FASTT_METHOD(cuda) {
+  FASTT_PY_BEGIN
+  const Tensor& t = to_tensor(self, "input");
+  static const Signature sig{"cuda", {"device", "non_blocking"}, 0};
+  PyObject* a[2];
+  parse_args(sig, args, nargs, kwnames, a);
+  Device d(DeviceType::CUDA, 0);
+  if (given(a[0])) d = to_device(a[0], d);
+  return convert(self, t, t.dtype(), d, false);
+  FASTT_PY_END
+}
+
+// ---- Queries ----
+FASTT_METHOD(size) {
+  FASTT_PY_BEGIN
+  const Tensor& t = to_tensor(self, "input");
+  static const Signature sig{"size", {"dim"}, 0};
+  PyObject* a[1] = {nargs == 1 ? args[0] : nullptr};
+  if (nargs > 1 || kwnames) parse_args(sig, args, nargs, kwnames, a);
+  if (!given(a[0])) return make_size(t.sizes());
+  return PyLong_FromLongLong(t.size(to_int(a[0], "dim")));
+  FASTT_PY_END
+}
+FASTT_METHOD(stride) {
+  FASTT_PY_BEGIN
+  const Tensor& t = to_tensor(self, "input");
+  static const Signature sig{"stride", {"dim"}, 0};
+  PyObject* a[1];
+  parse_args(sig, args, nargs, kwnames, a);
+  if (given(a[0])) return PyLong_FromLongLong(t.stride(to_int(a[0], "dim")));
+  PyObject* r = PyTuple_New(Py_ssize_t(t.dim()));
+  if (!r) return nullptr;
+  for (int64_t i = 0; i < t.dim(); ++i)
+    PyTuple_SET_ITEM(r, Py_ssize_t(i), PyLong_FromLongLong(t.strides()[i]));
+  return r;
+  FASTT_PY_END
+}
+static PyObject* m_dim(PyObject* self, PyObject*) {
+  return PyLong_FromLongLong(unwrap(self).dim());
+}
+static PyObject* m_numel(PyObject* self, PyObject*) {
+  return PyLong_FromLongLong(unwrap(self).numel());
+}
+static PyObject* f_numel(PyObject*, PyObject* o) {
+  FASTT_PY_BEGIN
+  return PyLong_FromLongLong(to_tensor(o, "input").numel());
+  FASTT_PY_END
+}
+static PyObject* m_element_size(PyObject* self, PyObject*) {
+  return PyLong_FromSize_t(unwrap(self).itemsize());
+}
+static PyObject* m_is_contiguous(PyObject* self, PyObject* const*, Py_ssize_t,
+                                 PyObject*) {
+  return PyBool_FromLong(unwrap(self).is_contiguous());
+}
+static PyObject* m_is_floating_point(PyObject* self, PyObject*) {
+  return PyBool_FromLong(unwrap(self).is_floating_point());
+}
+static PyObject* f_is_floating_point(PyObject*, PyObject* o) {
+  FASTT_PY_BEGIN
+  return PyBool_FromLong(to_tensor(o, "input").is_floating_point());
+  FASTT_PY_END
+}
+static PyObject* m_data_ptr(PyObject* self, PyObject*) {
+  return PyLong_FromVoidPtr(unwrap(self).data_ptr());
+}
+static PyObject* m_storage_offset(PyObject* self, PyObject*) {
+  return PyLong_FromLongLong(unwrap(self).storage_offset());
+}
+static PyObject* m_item(PyObject* self, PyObject*) {
+  FASTT_PY_BEGIN
+  const Tensor& t = unwrap(self);
+  if (t.numel() != 1) {
+    PyErr_Format(PyExc_RuntimeError,
+                 "a Tensor with %lld elements cannot be converted to Scalar",
+                 static_cast<long long>(t.numel()));
+    return nullptr;
+  }
+  return scalar_to_py(t.item());
+  FASTT_PY_END
+}
+static PyObject* m_tolist(PyObject* self, PyObject*) {
+  FASTT_PY_BEGIN
+  return tensor_tolist(unwrap(self));
+  FASTT_PY_END
+}
+static PyObject* m_version(PyObject* self, PyObject*) {
+  return PyLong_FromUnsignedLong(unwrap(self).storage()->version());
+}
+
+// ---- Module-level utilities ----
+static PyObject* f_is_tensor(PyObject*, PyObject* o) {
+  return PyBool_FromLong(is_tensor(o));
+}
+static PyObject* f_get_default_dtype(PyObject*, PyObject*) {
+  return dtype_object(default_dtype());
+}
+static PyObject* f_set_default_dtype(PyObject*, PyObject* o) {
+  FASTT_PY_BEGIN
+  DType t = to_dtype(o, default_dtype());
+  FASTT_CHECK(t == DType::Float32 || t == DType::Float64, TypeError,
+              "only floating-point types are supported as the default type");
+  set_default_dtype(t);
+  Py_RETURN_NONE;
+  FASTT_PY_END
+}
+static PyObject* f_set_num_threads(PyObject*, PyObject* o) {
+  FASTT_PY_BEGIN
+  fastt::set_num_threads(int(to_int(o, "set_num_threads")));
+  Py_RETURN_NONE;
+  FASTT_PY_END
+}
+static PyObject* f_get_num_threads(PyObject*, PyObject*) {
+  return PyLong_FromLong(fastt::get_num_threads());
+}
+static PyObject* f_manual_seed(PyObject*, PyObject* o) {
+  FASTT_PY_BEGIN
+  fastt::manual_seed(uint64_t(to_int(o, "seed")));
+  Py_RETURN_NONE;
+  FASTT_PY_END
+}
+static PyObject* f_initial_seed(PyObject*, PyObject*) {
+  FASTT_PY_BEGIN
+  return PyLong_FromUnsignedLongLong(fastt::initial_seed());
+  FASTT_PY_END
+}
+static PyObject* f_seed(PyObject*, PyObject*) {
+  FASTT_PY_BEGIN
+  return PyLong_FromUnsignedLongLong(fastt::seed());
+  FASTT_PY_END
+}
+static PyObject* f_promote_types(PyObject*, PyObject* const* args,
+                                 Py_ssize_t nargs) {
+  FASTT_PY_BEGIN
+  if (nargs != 2) throw TypeError("promote_types() takes 2 arguments");
+  return dtype_object(
+      promote_types(to_dtype(args[0], DType::Bool), to_dtype(args[1], DType::Bool)));
+  FASTT_PY_END
+}
+static PyObject* f_can_cast(PyObject*, PyObject* const* args,
+                            Py_ssize_t nargs) {
+  FASTT_PY_BEGIN
+  if (nargs != 2) throw TypeError("can_cast() takes 2 arguments");
+  return PyBool_FromLong(fastt::can_cast(to_dtype(args[0], DType::Bool),
+                                         to_dtype(args[1], DType::Bool)));
+  FASTT_PY_END
+}
+static PyObject* f_result_type(PyObject*, PyObject* const* args,
+                               Py_ssize_t nargs) {
+  FASTT_PY_BEGIN
+  if (nargs != 2) throw TypeError("result_type() takes 2 arguments");
+  ResultTypeState st;
+  for (int i = 0; i < 2; ++i) {
+    if (is_tensor(args[i])) st.add(unwrap(args[i]));
+    else st.add(to_scalar(args[i], "result_type"));
+  }
+  return dtype_object(st.result());
+  FASTT_PY_END
+}
+
+#define FASTT_KW(name, fn, doc) \
+  {name, reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fn)), \
+   METH_FASTCALL | METH_KEYWORDS, doc}
+#define FASTT_NOARGS(name, fn, doc) \
+  {name, reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fn)), \
+   METH_NOARGS, doc}
+#define FASTT_O(name, fn, doc) \
+  {name, reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fn)), \
+   METH_O, doc}
+#define FASTT_FAST(name, fn, doc) \
+  {name, reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fn)), \
+   METH_FASTCALL, doc}
+
+#define FASTT_METHOD_ENTRY(name) FASTT_KW(#name, m_##name, nullptr),
+#define FASTT_METHOD_ENTRY2(name) \
+  FASTT_KW(#name, m_##name, nullptr), FASTT_KW(#name "_", m_##name##_, nullptr),
+#define FASTT_FN_ENTRY(name) FASTT_KW(#name, f_##name, nullptr),
+#define FASTT_FN_ENTRY2(name) \
+  FASTT_KW(#name, f_##name, nullptr), FASTT_KW(#name "_", f_##name##_, nullptr),
+
+PyMethodDef g_tensor_methods[] = {
+    FASTT_UNARY_OPS(FASTT_METHOD_ENTRY2)
+    FASTT_BINARY_NO_DIV(FASTT_METHOD_ENTRY2)
+    FASTT_METHOD_ENTRY2(add) FASTT_METHOD_ENTRY2(sub) FASTT_METHOD_ENTRY2(div)
+    FASTT_KW("subtract", m_sub, nullptr),
+    FASTT_KW("multiply", m_mul, nullptr),
+    FASTT_KW("divide", m_div, nullptr),
+    FASTT_KW("true_divide", m_div, nullptr),
+    FASTT_KW("negative", m_neg, nullptr),
+    FASTT_KW("absolute", m_abs, nullptr),
+    FASTT_KW("greater", m_gt, nullptr),
+    FASTT_KW("less", m_lt, nullptr),
+    FASTT_KW("greater_equal", m_ge, nullptr),
+    FASTT_KW("less_equal", m_le, nullptr),
+    FASTT_KW("not_equal", m_ne, nullptr),
+    FASTT_KW("clip", m_clamp, nullptr),
+    FASTT_KW("clip_", m_clamp_, nullptr),
+    FASTT_METHOD_ENTRY(gelu) FASTT_METHOD_ENTRY(where)
+    FASTT_METHOD_ENTRY(clamp) FASTT_METHOD_ENTRY(clamp_)
+    FASTT_METHOD_ENTRY(clamp_min) FASTT_METHOD_ENTRY(clamp_max)
+    FASTT_METHOD_ENTRY(lerp) FASTT_METHOD_ENTRY(lerp_)
+    FASTT_METHOD_ENTRY2(addcmul) FASTT_METHOD_ENTRY2(addcdiv)
+    FASTT_METHOD_ENTRY(masked_fill) FASTT_METHOD_ENTRY(masked_fill_)
+    FASTT_METHOD_ENTRY(view) FASTT_METHOD_ENTRY(reshape)
+    FASTT_METHOD_ENTRY(view_as) FASTT_METHOD_ENTRY(reshape_as)
+    FASTT_METHOD_ENTRY(expand) FASTT_METHOD_ENTRY(expand_as)
+    FASTT_METHOD_ENTRY(permute) FASTT_METHOD_ENTRY(transpose)
+    FASTT_KW("swapaxes", m_transpose, nullptr),
+    FASTT_KW("swapdims", m_transpose, nullptr),
+    FASTT_METHOD_ENTRY(t) FASTT_METHOD_ENTRY(squeeze)
+    FASTT_METHOD_ENTRY(unsqueeze) FASTT_METHOD_ENTRY(flatten)
+    FASTT_METHOD_ENTRY(unflatten) FASTT_METHOD_ENTRY(narrow)
+    FASTT_METHOD_ENTRY(select) FASTT_METHOD_ENTRY(as_strided)
+    FASTT_METHOD_ENTRY(diagonal) FASTT_METHOD_ENTRY(unfold)
+    FASTT_METHOD_ENTRY(contiguous) FASTT_METHOD_ENTRY(clone)
+    FASTT_METHOD_ENTRY(detach) FASTT_METHOD_ENTRY(copy_)
+    FASTT_METHOD_ENTRY(fill_) FASTT_METHOD_ENTRY(zero_)
+    FASTT_METHOD_ENTRY(to)
+    FASTT_KW("float", m_float_, nullptr),
+    FASTT_KW("double", m_double_, nullptr),
+    FASTT_KW("half", m_half_, nullptr),
+    FASTT_KW("bfloat16", m_bfloat16_, nullptr),
+    FASTT_KW("int", m_int_, nullptr),
+    FASTT_KW("long", m_long_, nullptr),
+    FASTT_KW("short", m_short_, nullptr),
+    FASTT_KW("char", m_char_, nullptr),
+    FASTT_KW("byte", m_byte_, nullptr),
+    FASTT_KW("bool", m_bool_, nullptr),
+    FASTT_METHOD_ENTRY(type_as) FASTT_METHOD_ENTRY(cpu) FASTT_METHOD_ENTRY(cuda)
+    FASTT_METHOD_ENTRY(size) FASTT_METHOD_ENTRY(stride)
+    FASTT_NOARGS("dim", m_dim, nullptr),
+    FASTT_NOARGS("ndimension", m_dim, nullptr),
+    FASTT_NOARGS("numel", m_numel, nullptr),
+    FASTT_NOARGS("nelement", m_numel, nullptr),
+    FASTT_NOARGS("element_size", m_element_size, nullptr),
+    FASTT_KW("is_contiguous", m_is_contiguous, nullptr),
+    FASTT_NOARGS("is_floating_point", m_is_floating_point, nullptr),
+    FASTT_NOARGS("data_ptr", m_data_ptr, nullptr),
+    FASTT_NOARGS("storage_offset", m_storage_offset, nullptr),
+    FASTT_NOARGS("item", m_item, nullptr),
+    FASTT_NOARGS("tolist", m_tolist, nullptr),
+    FASTT_NOARGS("_version", m_version, nullptr),
+    FASTT_KW("numpy", tensor_numpy, nullptr),
+    FASTT_KW("__array__", tensor_array, nullptr),
+    FASTT_KW("__dlpack__", tensor_dlpack, nullptr),
+    FASTT_NOARGS("__dlpack_device__", tensor_dlpack_device, nullptr),
+    {nullptr, nullptr, 0, nullptr},
+};
+
+// matmul slots (set by linalg bindings when they are compiled in).
+binaryfunc g_nb_matmul = nullptr;
+binaryfunc g_nb_imatmul = nullptr;
+
+PyMethodDef g_module_functions[] = {
+    FASTT_UNARY_OPS(FASTT_FN_ENTRY2)
+    FASTT_BINARY_NO_DIV(FASTT_FN_ENTRY2)
+    FASTT_FN_ENTRY(add) FASTT_FN_ENTRY(sub) FASTT_FN_ENTRY(div)
+    FASTT_KW("subtract", f_sub, nullptr),
+    FASTT_KW("multiply", f_mul, nullptr),
+    FASTT_KW("divide", f_div, nullptr),
+    FASTT_KW("true_divide", f_div, nullptr),
+    FASTT_KW("negative", f_neg, nullptr),
+    FASTT_KW("absolute", f_abs, nullptr),
+    FASTT_KW("greater", f_gt, nullptr),
+    FASTT_KW("less", f_lt, nullptr),
+    FASTT_KW("greater_equal", f_ge, nullptr),
+    FASTT_KW("less_equal", f_le, nullptr),
+    FASTT_KW("not_equal", f_ne, nullptr),
+    FASTT_KW("clip", f_clamp, nullptr),
+    FASTT_FN_ENTRY(gelu) FASTT_FN_ENTRY(leaky_relu) FASTT_FN_ENTRY(where)
+    FASTT_FN_ENTRY(clamp) FASTT_FN_ENTRY(clamp_)
+    FASTT_FN_ENTRY(clamp_min) FASTT_FN_ENTRY(clamp_max)
+    FASTT_FN_ENTRY(lerp) FASTT_FN_ENTRY(addcmul) FASTT_FN_ENTRY(addcdiv)
+    FASTT_FN_ENTRY(masked_fill)
+    FASTT_FN_ENTRY(reshape) FASTT_FN_ENTRY(permute) FASTT_FN_ENTRY(transpose)
+    FASTT_KW("swapaxes", f_transpose, nullptr),
+    FASTT_FN_ENTRY(t) FASTT_FN_ENTRY(squeeze) FASTT_FN_ENTRY(unsqueeze)
+    FASTT_FN_ENTRY(flatten) FASTT_FN_ENTRY(unflatten) FASTT_FN_ENTRY(narrow)
+    FASTT_FN_ENTRY(select) FASTT_FN_ENTRY(as_strided) FASTT_FN_ENTRY(diagonal)
+    FASTT_FN_ENTRY(clone) FASTT_FN_ENTRY(detach)
+    FASTT_FN_ENTRY(fill_) FASTT_FN_ENTRY(zero_)
+    FASTT_O("numel", f_numel, nullptr),
+    FASTT_O("is_floating_point", f_is_floating_point, nullptr),
+    FASTT_O("is_tensor", f_is_tensor, nullptr),
+    FASTT_NOARGS("get_default_dtype", f_get_default_dtype, nullptr),
+    FASTT_O("set_default_dtype", f_set_default_dtype, nullptr),
+    FASTT_O("set_num_threads", f_set_num_threads, nullptr),
+    FASTT_NOARGS("get_num_threads", f_get_num_threads, nullptr),
+    FASTT_O("manual_seed", f_manual_seed, nullptr),
+    FASTT_NOARGS("initial_seed", f_initial_seed, nullptr),
+    FASTT_NOARGS("seed", f_seed, nullptr),
+    FASTT_FAST("promote_types", f_promote_types, nullptr),
+    FASTT_FAST("can_cast", f_can_cast, nullptr),
+    FASTT_FAST("result_type", f_result_type, nullptr),
+    {nullptr, nullptr, 0, nullptr},
+};
+
+}  // namespace py
+}  // namespace fastt

@@ -1,0 +1,192 @@
+"""THE op table of the Python tests: one OpInfo per op with its fastt call,
+NumPy reference, supported dtypes, value domain and tolerances. test_ops.py
+runs every row over every sample (dtypes, 0-d, empty, broadcast,
+non-contiguous, odd 45x65 shapes) against NumPy, and against torch when it
+is installed. To add an op: append one OpInfo."""
+import math
+from dataclasses import dataclass, field
+from typing import Callable, Optional, Sequence
+
+import numpy as np
+
+import fastt
+
+BOOL = ("bool",)
+INTS = ("uint8", "int8", "int16", "int32", "int64")
+SIGNED_INTS = ("int8", "int16", "int32", "int64")
+FLOATS = ("float16", "bfloat16", "float32", "float64")
+NUMERIC = INTS + FLOATS
+ALL = BOOL + NUMERIC
+
+# (rtol, atol) per result dtype
+TOL = {"float16": (2e-3, 2e-3), "bfloat16": (1.6e-2, 1.6e-2),
+       "float32": (1.3e-5, 1e-5), "float64": (1e-7, 1e-7)}
+
+_erf = np.vectorize(math.erf, otypes=[np.float64])
+
+
+@dataclass
+class OpInfo:
+    name: str
+    fastt_fn: Callable
+    ref: Callable  # NumPy reference on float64/int64/bool arrays
+    dtypes: Sequence[str]
+    arity: int = 1
+    domain: tuple = (-10, 10)
+    nonzero_rhs: bool = False  # division-like: keep the divisor away from 0
+    torch_name: Optional[str] = None  # None: same name as fastt's
+    tol: dict = field(default_factory=dict)
+
+
+def unary(name, ref, dtypes, **kw):
+    return OpInfo(name, lambda x: getattr(fastt, name)(x), ref, dtypes, 1,
+                  **kw)
+
+
+def binary(name, ref, dtypes, **kw):
+    return OpInfo(name, lambda x, y: getattr(fastt, name)(x, y), ref, dtypes,
+                  2, **kw)
+
+
+def _relu(x):
+    return np.maximum(x, 0).astype(x.dtype)
+
+
+def _sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+def _floor_div(a, b):
+    return np.floor_divide(a, b)
+
+
+OPS = [
+    unary("neg", np.negative, SIGNED_INTS + FLOATS),
+    unary("abs", np.abs, NUMERIC),
+    unary("relu", _relu, NUMERIC),
+    unary("sign", np.sign, NUMERIC),
+    unary("floor", np.floor, FLOATS),
+    unary("ceil", np.ceil, FLOATS),
+    unary("round", np.round, FLOATS),
+    unary("trunc", np.trunc, FLOATS),
+    unary("square", np.square, SIGNED_INTS + FLOATS, domain=(-5, 5)),
+    unary("exp", np.exp, FLOATS, domain=(-5, 5)),
+    unary("expm1", np.expm1, FLOATS, domain=(-5, 5)),
+    unary("log", np.log, FLOATS, domain=(0.1, 10)),
+    unary("log1p", np.log1p, FLOATS, domain=(-0.5, 10)),
+    unary("log2", np.log2, FLOATS, domain=(0.1, 10)),
+    unary("sqrt", np.sqrt, FLOATS, domain=(0, 10)),
+    unary("rsqrt", lambda x: 1 / np.sqrt(x), FLOATS, domain=(0.1, 10)),
+    unary("sin", np.sin, FLOATS),
+    unary("cos", np.cos, FLOATS),
+    unary("tanh", np.tanh, FLOATS),
+    unary("sigmoid", _sigmoid, FLOATS),
+    unary("silu", lambda x: x * _sigmoid(x), FLOATS,
+          torch_name="nn.functional.silu"),
+    unary("erf", _erf, FLOATS, domain=(-3, 3)),
+    unary("reciprocal", np.reciprocal, FLOATS, domain=(0.5, 4)),
+    unary("logical_not", np.logical_not, ALL),
+    unary("bitwise_not", np.invert, BOOL + INTS),
+    binary("add", np.add, NUMERIC),
+    binary("sub", np.subtract, NUMERIC),
+    binary("mul", np.multiply, ALL),
+    binary("div", np.true_divide, FLOATS, nonzero_rhs=True),
+    binary("floor_divide", _floor_div, SIGNED_INTS + FLOATS,
+           nonzero_rhs=True),
+    binary("remainder", np.remainder, SIGNED_INTS + FLOATS, nonzero_rhs=True),
+    binary("fmod", np.fmod, SIGNED_INTS + FLOATS, nonzero_rhs=True),
+    binary("maximum", np.maximum, ALL),
+    binary("minimum", np.minimum, ALL),
+    binary("atan2", np.arctan2, FLOATS),
+    binary("pow", np.power, FLOATS, domain=(0.5, 2)),
+    binary("eq", np.equal, ALL),
+    binary("ne", np.not_equal, ALL),
+    binary("lt", np.less, ALL),
+    binary("le", np.less_equal, ALL),
+    binary("gt", np.greater, ALL),
+    binary("ge", np.greater_equal, ALL),
+    binary("logical_and", np.logical_and, ALL),
+    binary("logical_or", np.logical_or, ALL),
+    binary("logical_xor", np.logical_xor, ALL),
+    binary("bitwise_and", np.bitwise_and, BOOL + INTS),
+    binary("bitwise_or", np.bitwise_or, BOOL + INTS),
+    binary("bitwise_xor", np.bitwise_xor, BOOL + INTS),
+    # operators go through the number slots, not the functions
+    OpInfo("__add__", lambda x, y: x + y, np.add, NUMERIC, 2,
+           torch_name="add"),
+    OpInfo("__mul__", lambda x, y: x * y, np.multiply, NUMERIC, 2,
+           torch_name="mul"),
+    OpInfo("__truediv__", lambda x, y: x / y, np.true_divide, FLOATS, 2,
+           nonzero_rhs=True, torch_name="div"),
+]
+
+# Reductions: fastt callable, NumPy reference, dtypes.
+REDUCTIONS = [
+    ("sum", lambda t: t.sum(), lambda a: a.sum(), FLOATS + ("int32",
+                                                            "int64")),
+    ("sum_dim", lambda t: t.sum(dim=-1), lambda a: a.sum(axis=-1), FLOATS),
+    ("sum_keepdim", lambda t: t.sum(0, keepdim=True),
+     lambda a: a.sum(axis=0, keepdims=True), FLOATS),
+    ("mean", lambda t: t.mean(), lambda a: a.mean(), FLOATS),
+    ("mean_dim", lambda t: t.mean(dim=(0,)), lambda a: a.mean(axis=0),
+     FLOATS),
+    ("amax", lambda t: t.amax(dim=-1), lambda a: a.max(axis=-1),
+     FLOATS + INTS),
+    ("amin", lambda t: t.amin(dim=0), lambda a: a.min(axis=0), FLOATS + INTS),
+    ("max", lambda t: t.max(), lambda a: a.max(), FLOATS + INTS),
+    ("max_dim", lambda t: t.max(dim=1).values, lambda a: a.max(axis=1),
+     FLOATS),
+    ("argmax", lambda t: t.argmax(dim=1), lambda a: a.argmax(axis=1),
+     ("float32", "float64", "int64")),
+    ("var", lambda t: t.var(), lambda a: a.var(ddof=1), ("float32",
+                                                         "float64")),
+    ("std_dim", lambda t: t.std(dim=0), lambda a: a.std(axis=0, ddof=1),
+     ("float32", "float64")),
+    ("prod", lambda t: t.prod(dim=1), lambda a: a.prod(axis=1),
+     ("float32", "float64")),
+    ("cumsum", lambda t: t.cumsum(1), lambda a: a.cumsum(axis=1),
+     ("float32", "float64", "int64")),
+    ("softmax", lambda t: t.softmax(-1),
+     lambda a: np.exp(a - a.max(-1, keepdims=True)) /
+     np.exp(a - a.max(-1, keepdims=True)).sum(-1, keepdims=True),
+     ("float32", "float64")),
+    ("logsumexp", lambda t: t.logsumexp(dim=1),
+     lambda a: np.log(np.exp(a).sum(axis=1)), ("float32", "float64")),
+    ("all", lambda t: t.all(), lambda a: a.all(), ("bool",)),
+    ("any_dim", lambda t: t.any(dim=0), lambda a: a.any(axis=0), ("bool",)),
+]
+
+
+def random_array(rng, shape, dtype, domain=(-10, 10), nonzero=False):
+    """A NumPy array of `shape` holding values exactly representable in
+    fastt `dtype` (bfloat16 values are rounded by fastt itself)."""
+    lo, hi = domain
+    if dtype == "bool":
+        return rng.random(shape) < 0.5
+    if dtype in INTS:
+        info = np.iinfo(dtype)
+        lo_i = max(int(math.ceil(lo)), int(info.min), -100)
+        hi_i = min(int(math.floor(hi)), int(info.max), 100)
+        if lo_i > hi_i:
+            lo_i, hi_i = 0, 5
+        a = rng.integers(lo_i, hi_i + 1, size=shape).astype(dtype)
+        if nonzero:
+            a[a == 0] = 1
+        return a
+    a = rng.uniform(lo, hi, size=shape)
+    if nonzero:
+        a = np.where(np.abs(a) < 0.25, 0.25, a)
+    if dtype == "float16":
+        return a.astype(np.float16)
+    return a.astype(np.float32 if dtype == "bfloat16" else dtype)
+
+
+def to_fastt(arr, dtype):
+    t = fastt.from_numpy(arr) if arr.ndim > 0 else fastt.tensor(arr)
+    return t.to(getattr(fastt, dtype))
+
+
+# Shapes of the samples: (shape of every input) or a tuple per input.
+SHAPES_UNARY = [(), (0,), (7,), (45, 65), (2, 3, 4)]
+SHAPES_BINARY = [((), ()), ((0,), (0,)), ((7,), (7,)), ((45, 65), (45, 65)),
+                 ((3, 1, 4), (5, 1)), ((2, 3), ()), ((), (4,))]
