@@ -64,7 +64,7 @@ int broadcast_shapes(IntList a, IntList b, int64_t* out, const char* op) {
               "{}: tensors with more than {} dimensions are not supported", op,
               kMaxDims);
   int64_t tmp[kMaxDims];
-  for (int i = 0; i < n; ++i) {
+  for (int i = n - 1; i >= 0; --i) {  // trailing first, as torch reports
     int ia = na - n + i, ib = nb - n + i;
     int64_t sa = ia >= 0 ? a[ia] : 1;
     int64_t sb = ib >= 0 ? b[ib] : 1;

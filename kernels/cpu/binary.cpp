@@ -53,7 +53,7 @@ void register_binary_kernels() {
   register_only<Same<F::Div>::K>(Op::div, FloatTypes{});
   register_only<Same<F::DivFloor>::K>(Op::div_floor, NumericTypes{});
   register_only<Same<F::DivTrunc>::K>(Op::div_trunc, NumericTypes{});
-  register_only<Same<F::Pow>::K>(Op::pow, NumericTypes{});
+  register_only<Same<F::Pow>::K>(Op::pow, AllTypes{});
   register_only<Same<F::Remainder>::K>(Op::remainder, NumericTypes{});
   register_only<Same<F::Fmod>::K>(Op::fmod, NumericTypes{});
   register_only<Same<F::Maximum>::K>(Op::maximum, AllTypes{});

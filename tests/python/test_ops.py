@@ -109,8 +109,6 @@ def test_op_against_torch(op, dtype):
 
 
 SCALARS = [2, -3, 2.5, True]
-# (op, dtype) pairs torch supports and the core has no kernel for yet.
-KNOWN_CORE_GAPS = {("pow", "bool")}
 SCALAR_OPS = ["add", "sub", "mul", "div", "maximum", "eq", "lt", "pow",
               "remainder"]
 
@@ -121,8 +119,6 @@ SCALAR_OPS = ["add", "sub", "mul", "div", "maximum", "eq", "lt", "pow",
                                    "float16", "float32", "float64"])
 def test_scalar_promotion_matches_torch(name, dtype):
     """tensor op python-scalar and scalar op tensor: dtype and values."""
-    if (name, dtype) in KNOWN_CORE_GAPS:
-        pytest.skip("no kernel in the core for this dtype (reported)")
     rng = np.random.default_rng(3)
     arr = random_array(rng, (5,), dtype, (1, 4))
     t = to_fastt(arr, dtype)
