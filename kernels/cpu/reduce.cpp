@@ -219,10 +219,11 @@ void reduce(const Tensor& in, IntList dims, const R& r, W&& write,
   }
 
   const int nk = g.nk;
-  const int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(
-                                                             g.n_red, 1));
+  const int64_t grain =
+      std::max<int64_t>(1, kGrainSize / std::max<int64_t>(g.n_red, 1));
   int64_t min_rstride = g.rstride[0];
-  for (int d = 1; d < g.nr; ++d) min_rstride = std::min(min_rstride, g.rstride[d]);
+  for (int d = 1; d < g.nr; ++d)
+    min_rstride = std::min(min_rstride, g.rstride[d]);
   const bool columns = g.n_red > 1 && g.kstride[nk - 1] < min_rstride;
 
   if (!columns) {  // each output reduces its own (mostly dense) span
@@ -433,7 +434,9 @@ template <class V>
 struct LogSumExpR {
   using state = LseState<V>;
   static constexpr bool kLanes = true;
-  static V scale(V from, V to) { return from == to ? V(1) : std::exp(from - to); }
+  static V scale(V from, V to) {
+    return from == to ? V(1) : std::exp(from - to);
+  }
   state init() const { return {-std::numeric_limits<V>::infinity(), V(0)}; }
   state step(state st, V x, int64_t) const {
     if (x > st.m) {

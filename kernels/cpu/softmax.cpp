@@ -73,7 +73,8 @@ struct SoftmaxK {
       A v = A(x[i]);
       m = ((v > m) | (v != v)) ? v : m;
     }
-    for (int j = 0; j < L; ++j) m = ((mx[j] > m) | (mx[j] != mx[j])) ? mx[j] : m;
+    for (int j = 0; j < L; ++j)
+      m = ((mx[j] > m) | (mx[j] != mx[j])) ? mx[j] : m;
 
     A acc[L] = {};
     for (i = 0; i + L <= n; i += L)
@@ -158,7 +159,8 @@ struct SoftmaxK {
       else inner *= s;
     }
     if (inner == 1) {
-      const int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(n, 1));
+      const int64_t grain =
+          std::max<int64_t>(1, kGrainSize / std::max<int64_t>(n, 1));
       parallel_for(0, outer, grain, [&](int64_t b, int64_t e) {
         for (int64_t r = b; r < e; ++r) row(x + r * n, o + r * n, n);
       });
