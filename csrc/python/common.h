@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <new>
+#include <string>
 #include <utility>
 
 #include "csrc/device.h"
@@ -139,6 +140,17 @@ struct Signature {
 void parse_args(const Signature& sig, PyObject* const* args, Py_ssize_t nargs,
                 PyObject* kwnames, PyObject** out);
 
+// fastt.f(input=x, ...) for a function given no positional argument: calls
+// m(x, <the other keywords>) or raises torch's "missing 'input'" TypeError.
+using MethodFn = PyObject* (*)(PyObject*, PyObject* const*, Py_ssize_t,
+                               PyObject*);
+PyObject* call_with_input_kw(MethodFn m, const char* name,
+                             PyObject* const* args, PyObject* kwnames);
+
+// `out=` for ops whose core has no _out form: checks the cast like torch,
+// resizes an empty out, copies r into it and returns a new reference to out.
+PyObject* store_out(PyObject* out, const Tensor& r, const char* name);
+
 // Python value of a Scalar.
 PyObject* scalar_to_py(const Scalar& s);
 
@@ -176,6 +188,8 @@ int tensor_setitem(PyObject* self, PyObject* index, PyObject* value);
 Tensor tensor_from_data(PyObject* data, PyObject* dtype, PyObject* device,
                         bool copy);
 PyObject* tensor_tolist(const Tensor& t);
+// torch's print format (repr.cpp).
+std::string tensor_repr_string(const Tensor& t);
 int tensor_getbuffer(PyObject* self, Py_buffer* view, int flags);
 void tensor_releasebuffer(PyObject* self, Py_buffer* view);
 PyObject* tensor_dlpack(PyObject* self, PyObject* const* args,

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common.h"
+#include "csrc/ops/index.h"
 #include "dlpack.h"
 
 namespace fastt {
@@ -200,6 +201,7 @@ struct Inferred {
   int cat = kNone;
   DType buffer_dtype = DType::Bool;  // widest dtype among array leaves
   bool has_buffer_leaf = false;
+  int py_cat = kNone;  // widest category among non-NumPy leaves
 };
 
 bool is_sequence(PyObject* o) { return PyList_Check(o) || PyTuple_Check(o); }
@@ -241,6 +243,17 @@ void scan(PyObject* o, int dim, Inferred* inf) {
       throw ValueError(fmt::format("too many dimensions at dim {}", dim));
     int c = leaf_category(o);
     if (c > inf->cat) inf->cat = c;
+    if (is_tensor(o) || is_buffer_source(o)) {
+      // A 0-d tensor or NumPy scalar counts with its own dtype, as in torch.
+      DType d =
+          is_tensor(o) ? unwrap(o).dtype() : tensor_from_buffer(o).dtype();
+      inf->buffer_dtype = inf->has_buffer_leaf
+                              ? promote_types(inf->buffer_dtype, d)
+                              : d;
+      inf->has_buffer_leaf = true;
+    } else if (c > inf->py_cat) {
+      inf->py_cat = c;
+    }
     return;
   }
   if (!is_sequence(o)) {
@@ -288,6 +301,24 @@ Tensor tensor_from_data(PyObject* data, PyObject* dtype_obj,
       DType d = has_dtype ? dtype : s.natural_dtype();
       t = Tensor::empty({}, d);
       t.fill_(s);
+    } else if (is_sequence(data) && PySequence_Fast_GET_SIZE(data) > 0 &&
+               !is_tensor(PySequence_Fast_ITEMS(data)[0]) &&
+               is_buffer_source(PySequence_Fast_ITEMS(data)[0])) {
+      // [ndarray, ndarray, ...] as torch takes it: the arrays' own dtype,
+      // stacked (elements of other kinds convert one by one first).
+      Py_ssize_t n = PySequence_Fast_GET_SIZE(data);
+      std::vector<Tensor> parts;
+      parts.reserve(size_t(n));
+      for (Py_ssize_t i = 0; i < n; ++i) {
+        parts.push_back(tensor_from_data(PySequence_Fast_ITEMS(data)[i],
+                                         nullptr, nullptr, false));
+        if (!parts[0].sizes().equals(parts.back().sizes()))
+          throw ValueError(fmt::format(
+              "expected sequence of length {} at dim 1 (got {})",
+              parts[0].dim() ? parts[0].sizes()[0] : 0,
+              parts.back().dim() ? parts.back().sizes()[0] : 0));
+      }
+      t = fastt::stack(parts, 0);
     } else if (is_sequence(data)) {
       Inferred inf;
       infer_shape(data, &inf);
@@ -297,6 +328,13 @@ Tensor tensor_from_data(PyObject* data, PyObject* dtype_obj,
                     : inf.cat == kBool ? DType::Bool
                                        : default_dtype();
       DType natural = inf.cat == kFloat ? default_dtype() : build;
+      if (inf.has_buffer_leaf) {
+        DType py = inf.py_cat == kFloat ? default_dtype()
+                   : inf.py_cat == kInt ? DType::Int64
+                                        : DType::Bool;
+        natural = inf.py_cat == kNone ? inf.buffer_dtype
+                                      : promote_types(inf.buffer_dtype, py);
+      }
       t = Tensor::empty({inf.sizes, size_t(inf.ndim)}, build);
       visit_dtype(build, [&](auto tag) {
         using T = decltype(tag);
@@ -305,6 +343,19 @@ Tensor tensor_from_data(PyObject* data, PyObject* dtype_obj,
       });
       if (!has_dtype) dtype = natural;
       has_dtype = true;
+    } else if (PySequence_Check(data) && !PyUnicode_Check(data) &&
+               !PyBytes_Check(data) && !PyByteArray_Check(data)) {
+      // range, array.array-less sequences, user sequences: as a list.
+      PyObject* list = PySequence_List(data);
+      if (!list) throw_py();
+      try {
+        t = tensor_from_data(list, dtype_obj, device_obj, false);
+      } catch (...) {
+        Py_DECREF(list);
+        throw;
+      }
+      Py_DECREF(list);
+      return t;
     } else {
       PyErr_Format(PyExc_TypeError,
                    "Could not infer dtype of %s", Py_TYPE(data)->tp_name);

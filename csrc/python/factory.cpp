@@ -261,6 +261,37 @@ static PyObject* f_randint(PyObject*, PyObject* const* args, Py_ssize_t nargs,
   FASTT_PY_END
 }
 
+// randint_like(input, high) / randint_like(input, low, high)
+static PyObject* f_randint_like(PyObject*, PyObject* const* args,
+                                Py_ssize_t nargs, PyObject* kwnames) {
+  FASTT_PY_BEGIN
+  FactoryKw kw;
+  static const char* const extra[] = {"input", "low", "high", nullptr};
+  PyObject* ex[3] = {nullptr, nullptr, nullptr};
+  parse_factory_kw("randint_like", args, nargs, kwnames, &kw, extra, ex);
+  if (nargs == 2) {
+    ex[0] = args[0];
+    ex[2] = args[1];
+  } else if (nargs == 3) {
+    ex[0] = args[0];
+    ex[1] = args[1];
+    ex[2] = args[2];
+  } else if (nargs == 1) {
+    ex[0] = args[0];
+  }
+  if (!ex[0] || !ex[2])
+    throw TypeError("randint_like() missing required argument 'input' or "
+                    "'high'");
+  const Tensor& t = to_tensor(ex[0], "input");
+  auto dtype = opt_dtype(kw.dtype);
+  auto dev = opt_device(kw.device);
+  int64_t high = to_int(ex[2], "high");
+  if (!ex[1]) return wrap(fastt::randint_like(t, high, dtype, dev));
+  return wrap(
+      fastt::randint_like(t, to_int(ex[1], "low"), high, dtype, dev));
+  FASTT_PY_END
+}
+
 static PyObject* f_randperm(PyObject*, PyObject* const* args,
                             Py_ssize_t nargs, PyObject* kwnames) {
   FASTT_PY_BEGIN
@@ -413,6 +444,7 @@ PyMethodDef g_factory_functions[] = {
     FASTT_KW("rand", f_rand),           FASTT_KW("randn", f_randn),
     FASTT_KW("empty_like", f_empty_like), FASTT_KW("zeros_like", f_zeros_like),
     FASTT_KW("ones_like", f_ones_like), FASTT_KW("full_like", f_full_like),
+    FASTT_KW("randint_like", f_randint_like),
     FASTT_KW("rand_like", f_rand_like), FASTT_KW("randn_like", f_randn_like),
     FASTT_KW("arange", f_arange),       FASTT_KW("linspace", f_linspace),
     FASTT_KW("eye", f_eye),             FASTT_KW("randint", f_randint),

@@ -16,11 +16,8 @@ namespace py {
 #define FASTT_FN(name)                                                      \
   static PyObject* f_##name(PyObject*, PyObject* const* args,              \
                             Py_ssize_t nargs, PyObject* kwnames) {         \
-    if (nargs < 1) {                                                        \
-      PyErr_SetString(PyExc_TypeError,                                      \
-                      #name "() missing required argument 'input'");        \
-      return nullptr;                                                       \
-    }                                                                       \
+    if (nargs < 1)                                                          \
+      return call_with_input_kw(m_##name, #name, args, kwnames);            \
     return m_##name(args[0], args + 1, nargs - 1, kwnames);                 \
   }
 
@@ -330,7 +327,11 @@ FASTT_METHOD(nonzero) {
   parse_args(sig, args, nargs, kwnames, a);
   Tensor nz = fastt::nonzero(t);
   if (given(a[0]) && to_bool(a[0], "as_tuple")) {
-    if (t.dim() == 0) return tuple_of({nz.view({-1})});
+    if (t.dim() == 0) {  // torch: (tensor([0]),) or (tensor([]),)
+      Tensor idx = Tensor::empty({nz.size(0)}, DType::Int64);
+      idx.fill_(Scalar(int64_t(0)));
+      return tuple_of({idx});
+    }
     std::vector<Tensor> cols;
     for (int64_t d = 0; d < t.dim(); ++d) cols.push_back(nz.select(1, d));
     return tuple_of(std::move(cols));

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "common.h"
+#include "csrc/ops/elementwise.h"
 #include "csrc/parallel.h"
 
 namespace fastt {
@@ -296,6 +297,62 @@ void parse_args(const Signature& sig, PyObject* const* args, Py_ssize_t nargs,
   }
 }
 
+PyObject* store_out(PyObject* out, const Tensor& r, const char* name) {
+  to_tensor(out, "out");
+  Tensor& o = unwrap_mut(out);
+  FASTT_CHECK(can_cast(r.dtype(), o.dtype()), RuntimeError,
+              "{}: result type {} can't be cast to the desired output type {}",
+              name, dtype_name(r.dtype()), dtype_name(o.dtype()));
+  if (!o.sizes().equals(r.sizes())) {
+    // torch resizes an empty out silently (others with a warning; we refuse
+    // those, as the core's _out ops do).
+    FASTT_CHECK(o.numel() == 0, RuntimeError,
+                "{}: output with shape [{}] doesn't match the result shape "
+                "[{}]",
+                name, fmt::join(o.sizes().begin(), o.sizes().end(), ", "),
+                fmt::join(r.sizes().begin(), r.sizes().end(), ", "));
+    o = Tensor::empty(r.sizes(), o.dtype(), o.device());
+  }
+  o.copy_(r);
+  Py_INCREF(out);
+  return out;
+}
+
+PyObject* call_with_input_kw(MethodFn m, const char* name,
+                             PyObject* const* args, PyObject* kwnames) {
+  Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  Py_ssize_t at = -1;
+  for (Py_ssize_t i = 0; i < nkw; ++i)
+    if (PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, i),
+                                         "input") == 0)
+      at = i;
+  if (at < 0) {
+    PyErr_Format(PyExc_TypeError, "%s() missing required argument 'input'",
+                 name);
+    return nullptr;
+  }
+  PyObject* rest[16];
+  if (nkw > 16) {
+    PyErr_Format(PyExc_TypeError, "%s() got too many keyword arguments",
+                 name);
+    return nullptr;
+  }
+  PyObject* names = nkw > 1 ? PyTuple_New(nkw - 1) : nullptr;
+  if (nkw > 1 && !names) return nullptr;
+  Py_ssize_t k = 0;
+  for (Py_ssize_t i = 0; i < nkw; ++i) {
+    if (i == at) continue;
+    rest[k] = args[i];
+    PyObject* n = PyTuple_GET_ITEM(kwnames, i);
+    Py_INCREF(n);
+    PyTuple_SET_ITEM(names, k, n);
+    ++k;
+  }
+  PyObject* r = m(args[at], rest, 0, names);
+  Py_XDECREF(names);
+  return r;
+}
+
 PyObject* scalar_to_py(const Scalar& s) {
   if (s.is_bool()) return PyBool_FromLong(s.to_bool());
   if (s.is_integral()) return PyLong_FromLongLong(s.to_int());
@@ -417,6 +474,17 @@ static Py_hash_t device_hash(PyObject* self) {
   Device d = reinterpret_cast<DeviceObject*>(self)->device;
   return Py_hash_t(int(d.type) * 256 + d.index + 1);
 }
+// pickle: fastt.device(str(self)).
+static PyObject* device_reduce(PyObject* self, PyObject*) {
+  PyObject* s = device_str(self);
+  if (!s) return nullptr;
+  return Py_BuildValue("(O(N))", reinterpret_cast<PyObject*>(&DeviceType),
+                       s);
+}
+static PyMethodDef g_device_methods[] = {
+    {"__reduce__", device_reduce, METH_NOARGS, nullptr},
+    {nullptr, nullptr, 0, nullptr},
+};
 static PyGetSetDef g_device_getset[] = {
     {"type", device_type, nullptr, nullptr, nullptr},
     {"index", device_index, nullptr, nullptr, nullptr},
@@ -432,6 +500,7 @@ PyTypeObject DeviceType = [] {
   t.tp_richcompare = device_richcompare;
   t.tp_flags = Py_TPFLAGS_DEFAULT;
   t.tp_getset = g_device_getset;
+  t.tp_methods = g_device_methods;
   t.tp_new = device_new;
   return t;
 }();
@@ -466,6 +535,71 @@ static PyObject* size_numel(PyObject* self, PyObject*) {
   }
   return PyLong_FromLongLong(n);
 }
+// Size(iterable of ints): torch rejects anything else.
+static PyObject* size_new(PyTypeObject*, PyObject* args, PyObject* kwargs) {
+  PyObject* it = nullptr;
+  if (kwargs && PyDict_GET_SIZE(kwargs)) {
+    PyErr_SetString(PyExc_TypeError, "Size() takes no keyword arguments");
+    return nullptr;
+  }
+  if (!PyArg_ParseTuple(args, "|O:Size", &it)) return nullptr;
+  PyObject* seq = it ? PySequence_Tuple(it) : PyTuple_New(0);
+  if (!seq) return nullptr;
+  Py_ssize_t n = PyTuple_GET_SIZE(seq);
+  PyObject* r = SizeType.tp_alloc(&SizeType, n);
+  if (!r) {
+    Py_DECREF(seq);
+    return nullptr;
+  }
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject* v = PyTuple_GET_ITEM(seq, i);
+    PyObject* iv = PyLong_Check(v) || is_tensor(v) || PyIndex_Check(v)
+                       ? PyNumber_Index(v)
+                       : nullptr;
+    if (!iv) {
+      PyErr_Clear();
+      PyErr_Format(PyExc_TypeError,
+                   "fastt.Size() takes an iterable of 'int' (item %zd is "
+                   "'%s')",
+                   i, Py_TYPE(v)->tp_name);
+      Py_DECREF(seq);
+      Py_DECREF(r);
+      return nullptr;
+    }
+    PyTuple_SET_ITEM(r, i, iv);
+  }
+  Py_DECREF(seq);
+  return r;
+}
+// A tuple result (slice, concatenation) as a Size, like torch.
+static PyObject* as_size(PyObject* r) {
+  if (!r || !PyTuple_CheckExact(r)) return r;
+  Py_ssize_t n = PyTuple_GET_SIZE(r);
+  for (Py_ssize_t i = 0; i < n; ++i)
+    if (!PyLong_Check(PyTuple_GET_ITEM(r, i))) return r;
+  PyObject* s = SizeType.tp_alloc(&SizeType, n);
+  if (!s) {
+    Py_DECREF(r);
+    return nullptr;
+  }
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject* v = PyTuple_GET_ITEM(r, i);
+    Py_INCREF(v);
+    PyTuple_SET_ITEM(s, i, v);
+  }
+  Py_DECREF(r);
+  return s;
+}
+static PyObject* size_subscript(PyObject* self, PyObject* key) {
+  PyObject* r = PyTuple_Type.tp_as_mapping->mp_subscript(self, key);
+  return PySlice_Check(key) ? as_size(r) : r;
+}
+static PyObject* size_concat(PyObject* a, PyObject* b) {
+  return as_size(PyTuple_Type.tp_as_sequence->sq_concat(a, b));
+}
+static PyMappingMethods g_size_mapping;
+static PySequenceMethods g_size_sequence;
+
 static PyMethodDef g_size_methods[] = {
     {"numel", size_numel, METH_NOARGS, "Product of the sizes."},
     {nullptr, nullptr, 0, nullptr},
@@ -476,6 +610,7 @@ PyTypeObject SizeType = [] {
   t.tp_repr = size_repr;
   t.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_TUPLE_SUBCLASS;
   t.tp_methods = g_size_methods;
+  t.tp_new = size_new;
   return t;
 }();
 
@@ -483,6 +618,12 @@ bool init_types(PyObject* m) {
   SizeType.tp_base = &PyTuple_Type;
   SizeType.tp_basicsize = PyTuple_Type.tp_basicsize;
   SizeType.tp_itemsize = PyTuple_Type.tp_itemsize;
+  g_size_mapping = *PyTuple_Type.tp_as_mapping;
+  g_size_mapping.mp_subscript = size_subscript;
+  SizeType.tp_as_mapping = &g_size_mapping;
+  g_size_sequence = *PyTuple_Type.tp_as_sequence;
+  g_size_sequence.sq_concat = size_concat;
+  SizeType.tp_as_sequence = &g_size_sequence;
   PyTypeObject* types[] = {&TensorType, &DTypeType, &DeviceType, &SizeType};
   const char* names[] = {"Tensor", "dtype", "device", "Size"};
   for (int i = 0; i < 4; ++i) {

@@ -21,11 +21,8 @@ namespace py {
 #define FASTT_FN(name)                                                      \
   static PyObject* f_##name(PyObject*, PyObject* const* args,              \
                             Py_ssize_t nargs, PyObject* kwnames) {         \
-    if (nargs < 1) {                                                        \
-      PyErr_SetString(PyExc_TypeError,                                      \
-                      #name "() missing required argument 'input'");        \
-      return nullptr;                                                       \
-    }                                                                       \
+    if (nargs < 1)                                                          \
+      return call_with_input_kw(m_##name, #name, args, kwnames);            \
     return m_##name(args[0], args + 1, nargs - 1, kwnames);                 \
   }
 
@@ -37,6 +34,21 @@ static inline Tensor& out_tensor(PyObject* o) {
   return unwrap_mut(const_cast<PyObject*>(o));
 }
 static inline bool given(PyObject* o) { return o && o != Py_None; }
+// out= given as an empty tensor takes the result's shape (torch resizes it
+// without a warning); other mismatches stay errors of the core _out op.
+static inline Tensor& out_resized(PyObject* o, IntList shape) {
+  Tensor& t = out_tensor(o);
+  if (t.numel() == 0 && !t.sizes().equals(shape))
+    t = Tensor::empty(shape, t.dtype(), t.device());
+  return t;
+}
+static inline Tensor& out_broadcast(PyObject* o, const Tensor& a,
+                                    const Tensor& b, const char* op) {
+  if (out_tensor(o).numel() != 0) return out_tensor(o);
+  int64_t shape[kMaxDims];
+  int n = broadcast_shapes(a.sizes(), b.sizes(), shape, op);
+  return out_resized(o, IntList(shape, size_t(n)));
+}
 
 // ---- Unary elementwise: name(), name_(), name(out=) ----
 #define FASTT_BIND_UNARY(name)                                              \
@@ -52,7 +64,7 @@ static inline bool given(PyObject* o) { return o && o != Py_None; }
     if (given(a[0])) {                                                      \
       to_tensor(a[0], "out");                                               \
       maybe_release_gil(t.numel(), [&]() -> Tensor& {                       \
-        return fastt::name##_out(out_tensor(a[0]), t);                      \
+        return fastt::name##_out(out_resized(a[0], t.sizes()), t);          \
       });                                                                   \
       return return_self(a[0]);                                             \
     }                                                                       \
@@ -85,7 +97,7 @@ FASTT_UNARY_OPS(FASTT_BIND_UNARY)
       to_tensor(a[1], "out");                                               \
       Tensor b = to_tensor_like(a[0], "other");                             \
       maybe_release_gil(t.numel(), [&]() -> Tensor& {                       \
-        return fastt::name##_out(out_tensor(a[1]), t, b);                   \
+        return fastt::name##_out(out_broadcast(a[1], t, b, #name), t, b);   \
       });                                                                   \
       return return_self(a[1]);                                             \
     }                                                                       \
@@ -140,7 +152,8 @@ FASTT_BINARY_NO_DIV(FASTT_BIND_BINARY)
       to_tensor(a[2], "out");                                               \
       Tensor b = to_tensor_like(a[0], "other");                             \
       maybe_release_gil(t.numel(), [&]() -> Tensor& {                       \
-        return fastt::name##_out(out_tensor(a[2]), t, b, alpha);            \
+        return fastt::name##_out(out_broadcast(a[2], t, b, #name), t, b,    \
+                                 alpha);                                    \
       });                                                                   \
       return return_self(a[2]);                                             \
     }                                                                       \
@@ -302,9 +315,16 @@ static PyObject* f_where(PyObject*, PyObject* const* args, Py_ssize_t nargs,
   parse_args(sig, args, nargs, kwnames, a);
   const Tensor& cond = to_tensor(a[0], "condition");
   if (!a[1] && !a[2]) {
-    PyErr_SetString(PyExc_NotImplementedError,
-                    "where(condition) is not supported; use nonzero");
-    return nullptr;
+    // torch: where(condition) == nonzero(condition, as_tuple=True).
+    PyObject* meth = PyObject_GetAttrString(a[0], "nonzero");
+    if (!meth) return nullptr;
+    PyObject* empty = PyTuple_New(0);
+    PyObject* kw = Py_BuildValue("{s:O}", "as_tuple", Py_True);
+    PyObject* r = empty && kw ? PyObject_Call(meth, empty, kw) : nullptr;
+    Py_XDECREF(kw);
+    Py_XDECREF(empty);
+    Py_DECREF(meth);
+    return r;
   }
   if (!a[1] || !a[2]) {
     PyErr_SetString(PyExc_TypeError, "where() expects input and other");
@@ -318,9 +338,12 @@ static PyObject* clamp_impl(PyObject* self, PyObject* const* args,
                             Py_ssize_t nargs, PyObject* kwnames,
                             const char* name, bool inplace) {
   to_tensor(self, "input");
-  static const Signature sig{"clamp", {"min", "max"}, 0};
-  PyObject* a[2];
+  static const Signature sig{"clamp", {"min", "max", "$out"}, 0};
+  PyObject* a[3];
   parse_args(sig, args, nargs, kwnames, a);
+  if (inplace && a[2])
+    throw TypeError(fmt::format("{}() got an unexpected keyword argument "
+                                "'out'", name));
   bool has_min = given(a[0]), has_max = given(a[1]);
   FASTT_CHECK(has_min || has_max, RuntimeError,
               "{}: At least one of 'min' or 'max' must not be None", name);
@@ -332,6 +355,7 @@ static PyObject* clamp_impl(PyObject* self, PyObject* const* args,
       fastt::clamp_(t, lo, hi);
       return return_self(self);
     }
+    if (given(a[2])) return store_out(a[2], fastt::clamp(t, lo, hi), name);
     return wrap(fastt::clamp(t, lo, hi));
   }
   Scalar lo, hi;
@@ -341,7 +365,9 @@ static PyObject* clamp_impl(PyObject* self, PyObject* const* args,
     fastt::clamp_(t, has_min ? &lo : nullptr, has_max ? &hi : nullptr);
     return return_self(self);
   }
-  return wrap(fastt::clamp(t, has_min ? &lo : nullptr, has_max ? &hi : nullptr));
+  Tensor r = fastt::clamp(t, has_min ? &lo : nullptr, has_max ? &hi : nullptr);
+  if (given(a[2])) return store_out(a[2], r, name);
+  return wrap(std::move(r));
 }
 FASTT_METHOD(clamp) {
   FASTT_PY_BEGIN
@@ -375,6 +401,20 @@ FASTT_METHOD(clamp_max) {
 }
 FASTT_FN(clamp_min)
 FASTT_FN(clamp_max)
+#define FASTT_BIND_CLAMP_INPLACE(name, arg)                          \
+  FASTT_METHOD(name##_) {                                            \
+    FASTT_PY_BEGIN                                                   \
+    to_tensor(self, "input");                                        \
+    static const Signature sig{#name "_", {arg}, 1};                 \
+    PyObject* a[1];                                                  \
+    parse_args(sig, args, nargs, kwnames, a);                        \
+    fastt::name##_(unwrap_mut(self), to_scalar(a[0], arg));          \
+    return return_self(self);                                        \
+    FASTT_PY_END                                                     \
+  }                                                                  \
+  FASTT_FN(name##_)
+FASTT_BIND_CLAMP_INPLACE(clamp_min, "min")
+FASTT_BIND_CLAMP_INPLACE(clamp_max, "max")
 
 FASTT_METHOD(lerp) {
   FASTT_PY_BEGIN
@@ -454,9 +494,62 @@ FASTT_METHOD(masked_fill_) {
 FASTT_FN(masked_fill)
 
 // ---- Views ----
+// view(dtype): the same bytes as another dtype (torch's rules for a
+// different element size: the last dim is contiguous and rescales).
+__attribute__((noinline, cold)) static Tensor view_as_dtype(const Tensor& t,
+                                                          DType d) {
+  int64_t from = int64_t(t.itemsize()), to = int64_t(fastt::itemsize(d));
+  int64_t n = t.dim();
+  int64_t sizes[kMaxDims], strides[kMaxDims];
+  for (int64_t i = 0; i < n; ++i) {
+    sizes[i] = t.sizes()[i];
+    strides[i] = t.strides()[i];
+  }
+  int64_t offset = t.storage_offset();
+  if (from != to) {
+    FASTT_CHECK(n > 0, RuntimeError,
+                "self.dim() cannot be 0 to view {} as {} (different element "
+                "sizes)", dtype_name(t.dtype()), dtype_name(d));
+    FASTT_CHECK(strides[n - 1] == 1, RuntimeError,
+                "self.stride(-1) must be 1 to view {} as {} (different "
+                "element sizes), but got {}", dtype_name(t.dtype()),
+                dtype_name(d), strides[n - 1]);
+    if (from > to) {
+      int64_t r = from / to;
+      for (int64_t i = 0; i < n - 1; ++i) strides[i] *= r;
+      sizes[n - 1] *= r;
+      offset *= r;
+    } else {
+      int64_t r = to / from;
+      FASTT_CHECK(sizes[n - 1] % r == 0, RuntimeError,
+                  "self.size(-1) must be divisible by {} to view {} as {} "
+                  "(different element sizes), but got {}", r,
+                  dtype_name(t.dtype()), dtype_name(d), sizes[n - 1]);
+      FASTT_CHECK(offset % r == 0, RuntimeError,
+                  "self.storage_offset() must be divisible by {} to view {} "
+                  "as {} (different element sizes), but got {}", r,
+                  dtype_name(t.dtype()), dtype_name(d), offset);
+      for (int64_t i = 0; i < n - 1; ++i) {
+        FASTT_CHECK(strides[i] % r == 0, RuntimeError,
+                    "self.stride({}) must be divisible by {} to view {} as {} "
+                    "(different element sizes), but got {}", i, r,
+                    dtype_name(t.dtype()), dtype_name(d), strides[i]);
+        strides[i] /= r;
+      }
+      sizes[n - 1] /= r;
+      offset /= r;
+    }
+  }
+  return Tensor::from_storage(t.storage(), IntList(sizes, size_t(n)),
+                              IntList(strides, size_t(n)), offset, d);
+}
+
 FASTT_METHOD(view) {
   FASTT_PY_BEGIN
   const Tensor& t = to_tensor(self, "input");
+  if (nargs == 1 && !kwnames && Py_TYPE(args[0]) == &DTypeType)
+    return wrap(
+        view_as_dtype(t, reinterpret_cast<DTypeObject*>(args[0])->dtype));
   if (kwnames) {
     static const Signature sig{"view", {"size"}, 1};
     PyObject* a[1];
@@ -876,6 +969,125 @@ static PyObject* m_tolist(PyObject* self, PyObject*) {
   return tensor_tolist(unwrap(self));
   FASTT_PY_END
 }
+// torch: a 0-d tensor formats as its value; others as object does.
+static PyObject* m_format(PyObject* self, PyObject* spec) {
+  FASTT_PY_BEGIN
+  if (unwrap(self).dim() == 0) {
+    PyObject* v = scalar_to_py(unwrap(self).item());
+    if (!v) return nullptr;
+    PyObject* r = PyObject_Format(v, spec);
+    Py_DECREF(v);
+    return r;
+  }
+  if (!PyUnicode_Check(spec) || PyUnicode_GetLength(spec) != 0) {
+    PyErr_SetString(PyExc_TypeError,
+                    "unsupported format string passed to Tensor.__format__");
+    return nullptr;
+  }
+  return PyObject_Str(self);
+  FASTT_PY_END
+}
+// type() -> "fastt.FloatTensor"; type(dtype) -> to(dtype).
+static PyObject* m_type(PyObject* self, PyObject* const* args,
+                        Py_ssize_t nargs, PyObject* kwnames) {
+  FASTT_PY_BEGIN
+  const Tensor& t = unwrap(self);
+  static const Signature sig{"type", {"dtype", "non_blocking"}, 0};
+  PyObject* a[2];
+  parse_args(sig, args, nargs, kwnames, a);
+  if (!a[0] || a[0] == Py_None) {
+    static const char* names[] = {
+        "BoolTensor", "ByteTensor", "CharTensor", "ShortTensor", "IntTensor",
+        "LongTensor", "HalfTensor", "BFloat16Tensor", "FloatTensor",
+        "DoubleTensor"};
+    static_assert(kNumDTypes == 10, "update the type() names");
+    const char* n = nullptr;
+    switch (t.dtype()) {
+      case DType::Bool: n = names[0]; break;
+      case DType::UInt8: n = names[1]; break;
+      case DType::Int8: n = names[2]; break;
+      case DType::Int16: n = names[3]; break;
+      case DType::Int32: n = names[4]; break;
+      case DType::Int64: n = names[5]; break;
+      case DType::Float16: n = names[6]; break;
+      case DType::BFloat16: n = names[7]; break;
+      case DType::Float32: n = names[8]; break;
+      case DType::Float64: n = names[9]; break;
+      default: n = "Tensor";
+    }
+    return PyUnicode_FromFormat("fastt.%s%s", t.is_cuda() ? "cuda." : "", n);
+  }
+  DType d = to_dtype(a[0], t.dtype());
+  if (d == t.dtype()) {
+    Py_INCREF(self);
+    return self;
+  }
+  return wrap(t.to(d));
+  FASTT_PY_END
+}
+// copy.copy shares the data (as torch's does); copy.deepcopy clones.
+static PyObject* m_copy(PyObject* self, PyObject*) {
+  FASTT_PY_BEGIN
+  return wrap(unwrap(self).alias());
+  FASTT_PY_END
+}
+static PyObject* m_deepcopy(PyObject* self, PyObject* memo) {
+  FASTT_PY_BEGIN
+  PyObject* r = wrap(unwrap(self).clone());
+  if (r && memo && PyDict_Check(memo)) {
+    PyObject* key = PyLong_FromVoidPtr(self);
+    if (!key || PyDict_SetItem(memo, key, r) < 0) {
+      Py_XDECREF(key);
+      Py_DECREF(r);
+      return nullptr;
+    }
+    Py_DECREF(key);
+  }
+  return r;
+  FASTT_PY_END
+}
+// pickle: _rebuild_tensor(bytes of the contiguous CPU data, dtype, shape,
+// device).
+static PyObject* m_reduce_ex(PyObject* self, PyObject*) {
+  FASTT_PY_BEGIN
+  const Tensor& t = unwrap(self);
+  Tensor c = t.to(kCPU).contiguous();
+  PyObject* data = PyBytes_FromStringAndSize(
+      static_cast<const char*>(c.data_ptr()), Py_ssize_t(c.nbytes()));
+  if (!data) return nullptr;
+  PyObject* shape = make_size(t.sizes());
+  PyObject* dev = device_object(t.device());
+  PyObject* mod = PyImport_ImportModule("fastt._C");
+  PyObject* fn = mod ? PyObject_GetAttrString(mod, "_rebuild_tensor") : nullptr;
+  Py_XDECREF(mod);
+  if (!fn) {
+    Py_DECREF(data);
+    Py_DECREF(shape);
+    Py_DECREF(dev);
+    return nullptr;
+  }
+  return Py_BuildValue("(N(NNNN))", fn, data, dtype_object(t.dtype()), shape,
+                       dev);
+  FASTT_PY_END
+}
+static PyObject* f_rebuild_tensor(PyObject*, PyObject* const* args,
+                                  Py_ssize_t nargs) {
+  FASTT_PY_BEGIN
+  if (nargs != 4 || !PyBytes_Check(args[0]))
+    throw TypeError("_rebuild_tensor(bytes, dtype, shape, device)");
+  SmallInts shape;
+  parse_ints(args[2], &shape, "shape");
+  Tensor t = Tensor::empty(shape.list(), to_dtype(args[1], DType::Float32));
+  FASTT_CHECK(size_t(PyBytes_GET_SIZE(args[0])) == t.nbytes(), ValueError,
+              "_rebuild_tensor: {} bytes for a tensor of {} bytes",
+              PyBytes_GET_SIZE(args[0]), t.nbytes());
+  if (t.nbytes())
+    std::memcpy(t.data_ptr(), PyBytes_AS_STRING(args[0]), t.nbytes());
+  Device d = to_device(args[3], kCPU);
+  if (d != t.device()) t = t.to(d);
+  return wrap(std::move(t));
+  FASTT_PY_END
+}
 static PyObject* m_version(PyObject* self, PyObject*) {
   return PyLong_FromUnsignedLong(unwrap(self).storage()->version());
 }
@@ -989,7 +1201,7 @@ PyMethodDef g_tensor_methods[] = {
     FASTT_KW("clip_", m_clamp_, nullptr),
     FASTT_METHOD_ENTRY(gelu) FASTT_METHOD_ENTRY(where)
     FASTT_METHOD_ENTRY(clamp) FASTT_METHOD_ENTRY(clamp_)
-    FASTT_METHOD_ENTRY(clamp_min) FASTT_METHOD_ENTRY(clamp_max)
+    FASTT_METHOD_ENTRY2(clamp_min) FASTT_METHOD_ENTRY2(clamp_max)
     FASTT_METHOD_ENTRY(lerp) FASTT_METHOD_ENTRY(lerp_)
     FASTT_METHOD_ENTRY2(addcmul) FASTT_METHOD_ENTRY2(addcdiv)
     FASTT_METHOD_ENTRY(masked_fill) FASTT_METHOD_ENTRY(masked_fill_)
@@ -1031,6 +1243,11 @@ PyMethodDef g_tensor_methods[] = {
     FASTT_NOARGS("storage_offset", m_storage_offset, nullptr),
     FASTT_NOARGS("item", m_item, nullptr),
     FASTT_NOARGS("tolist", m_tolist, nullptr),
+    FASTT_O("__format__", m_format, nullptr),
+    FASTT_NOARGS("__copy__", m_copy, nullptr),
+    FASTT_O("__deepcopy__", m_deepcopy, nullptr),
+    FASTT_O("__reduce_ex__", m_reduce_ex, nullptr),
+    FASTT_KW("type", m_type, nullptr),
     FASTT_NOARGS("_version", m_version, nullptr),
     FASTT_KW("numpy", tensor_numpy, nullptr),
     FASTT_KW("__array__", tensor_array, nullptr),
@@ -1061,7 +1278,7 @@ PyMethodDef g_module_functions[] = {
     FASTT_KW("clip", f_clamp, nullptr),
     FASTT_FN_ENTRY(gelu) FASTT_FN_ENTRY(leaky_relu) FASTT_FN_ENTRY(where)
     FASTT_FN_ENTRY(clamp) FASTT_FN_ENTRY(clamp_)
-    FASTT_FN_ENTRY(clamp_min) FASTT_FN_ENTRY(clamp_max)
+    FASTT_FN_ENTRY2(clamp_min) FASTT_FN_ENTRY2(clamp_max)
     FASTT_FN_ENTRY(lerp) FASTT_FN_ENTRY(addcmul) FASTT_FN_ENTRY(addcdiv)
     FASTT_FN_ENTRY(masked_fill)
     FASTT_FN_ENTRY(reshape) FASTT_FN_ENTRY(permute) FASTT_FN_ENTRY(transpose)
@@ -1074,6 +1291,7 @@ PyMethodDef g_module_functions[] = {
     FASTT_O("numel", f_numel, nullptr),
     FASTT_O("is_floating_point", f_is_floating_point, nullptr),
     FASTT_O("is_tensor", f_is_tensor, nullptr),
+    FASTT_FAST("_rebuild_tensor", f_rebuild_tensor, nullptr),
     FASTT_NOARGS("get_default_dtype", f_get_default_dtype, nullptr),
     FASTT_O("set_default_dtype", f_set_default_dtype, nullptr),
     FASTT_O("set_num_threads", f_set_num_threads, nullptr),

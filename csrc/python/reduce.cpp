@@ -18,11 +18,8 @@ namespace py {
 #define FASTT_FN(name)                                                      \
   static PyObject* f_##name(PyObject*, PyObject* const* args,              \
                             Py_ssize_t nargs, PyObject* kwnames) {         \
-    if (nargs < 1) {                                                        \
-      PyErr_SetString(PyExc_TypeError,                                      \
-                      #name "() missing required argument 'input'");        \
-      return nullptr;                                                       \
-    }                                                                       \
+    if (nargs < 1)                                                          \
+      return call_with_input_kw(m_##name, #name, args, kwnames);            \
     return m_##name(args[0], args + 1, nargs - 1, kwnames);                 \
   }
 
@@ -69,7 +66,13 @@ static PyObject* tuple_result(std::pair<Tensor, Tensor>&& p) {
   return PyTuple_Pack(2, a, b);
 }
 
-// sum / mean: (dim=None, keepdim=False, *, dtype=None)
+// A result, or written into out= when given.
+static PyObject* result_or_out(PyObject* out, Tensor&& r, const char* name) {
+  if (given(out)) return store_out(out, r, name);
+  return wrap(std::move(r));
+}
+
+// sum / mean: (dim=None, keepdim=False, *, dtype=None, out=None)
 #define FASTT_BIND_DIMS_DTYPE(name)                                         \
   FASTT_METHOD(name) {                                                      \
     FASTT_PY_BEGIN                                                          \
@@ -77,20 +80,22 @@ static PyObject* tuple_result(std::pair<Tensor, Tensor>&& p) {
     if (FASTT_LIKELY(nargs == 0 && !kwnames))                               \
       return wrap(maybe_release_gil(t.numel(),                              \
                                     [&] { return fastt::name(t); }));       \
-    static const Signature sig{#name, {"dim", "keepdim", "$dtype"}, 0};     \
-    PyObject* a[3];                                                         \
+    static const Signature sig{#name,                                       \
+                               {"dim", "keepdim", "$dtype", "out"}, 0};     \
+    PyObject* a[4];                                                         \
     parse_args(sig, args, nargs, kwnames, a);                               \
     auto dtype = opt_dtype(a[2]);                                           \
     bool keepdim = opt_bool(a[1], false);                                   \
     if (!given(a[0])) {                                                     \
-      if (!keepdim) return wrap(fastt::name(t, dtype));                     \
-      return wrap(fastt::name(t, IntList(), true, dtype));                  \
+      if (!keepdim) return result_or_out(a[3], fastt::name(t, dtype), #name); \
+      return result_or_out(a[3], fastt::name(t, IntList(), true, dtype),    \
+                           #name);                                          \
     }                                                                       \
     SmallInts dims;                                                         \
     parse_ints(a[0], &dims, #name);                                         \
-    return wrap(maybe_release_gil(t.numel(), [&] {                          \
+    return result_or_out(a[3], maybe_release_gil(t.numel(), [&] {           \
       return fastt::name(t, dims.list(), keepdim, dtype);                   \
-    }));                                                                    \
+    }), #name);                                                             \
     FASTT_PY_END                                                            \
   }                                                                         \
   FASTT_FN(name)
@@ -100,32 +105,35 @@ FASTT_BIND_DIMS_DTYPE(mean)
 FASTT_METHOD(prod) {
   FASTT_PY_BEGIN
   const Tensor& t = to_tensor(self, "input");
-  static const Signature sig{"prod", {"dim", "keepdim", "$dtype"}, 0};
-  PyObject* a[3];
+  static const Signature sig{"prod", {"dim", "keepdim", "$dtype", "out"}, 0};
+  PyObject* a[4];
   parse_args(sig, args, nargs, kwnames, a);
   auto dtype = opt_dtype(a[2]);
-  if (!given(a[0])) return wrap(fastt::prod(t, dtype));
-  return wrap(fastt::prod(t, to_int(a[0], "dim"), opt_bool(a[1], false),
-                          dtype));
+  if (!given(a[0])) return result_or_out(a[3], fastt::prod(t, dtype), "prod");
+  return result_or_out(a[3],
+                       fastt::prod(t, to_int(a[0], "dim"),
+                                   opt_bool(a[1], false), dtype),
+                       "prod");
   FASTT_PY_END
 }
 FASTT_FN(prod)
 
-// amax / amin / logsumexp / all / any: (dim=(), keepdim=False)
+// amax / amin / all / any: (dim=(), keepdim=False, *, out=None)
 #define FASTT_BIND_DIMS(name, whole)                                        \
   FASTT_METHOD(name) {                                                      \
     FASTT_PY_BEGIN                                                          \
     const Tensor& t = to_tensor(self, "input");                             \
-    static const Signature sig{#name, {"dim", "keepdim"}, 0};               \
-    PyObject* a[2];                                                         \
+    static const Signature sig{#name, {"dim", "keepdim", "$out"}, 0};       \
+    PyObject* a[3];                                                         \
     parse_args(sig, args, nargs, kwnames, a);                               \
     bool keepdim = opt_bool(a[1], false);                                   \
     SmallInts dims;                                                         \
     if (given(a[0])) parse_ints(a[0], &dims, #name);                        \
-    else if (whole && !keepdim) return wrap(fastt::name(t));                \
-    return wrap(maybe_release_gil(t.numel(), [&] {                          \
+    else if (whole && !keepdim)                                             \
+      return result_or_out(a[2], fastt::name(t), #name);                    \
+    return result_or_out(a[2], maybe_release_gil(t.numel(), [&] {           \
       return fastt::name(t, dims.list(), keepdim);                          \
-    }));                                                                    \
+    }), #name);                                                             \
     FASTT_PY_END                                                            \
   }                                                                         \
   FASTT_FN(name)

@@ -208,7 +208,20 @@ static PyObject* nb_imatmul(PyObject* a, PyObject* b) {
   }
 FASTT_UNARY_SLOT(nb_neg, neg)
 FASTT_UNARY_SLOT(nb_abs, abs)
-FASTT_UNARY_SLOT(nb_invert, bitwise_not)
+// torch: ~ on a floating tensor is a TypeError, not a missing kernel.
+static PyObject* nb_invert(PyObject* a) {
+  FASTT_PY_BEGIN
+  const Tensor& t = unwrap(a);
+  if (t.is_floating_point()) {
+    PyErr_SetString(PyExc_TypeError,
+                    "~ (operator.invert) is only implemented on integer and "
+                    "Boolean-type tensors");
+    return nullptr;
+  }
+  return wrap(maybe_release_gil(t.numel(),
+                                [&] { return fastt::bitwise_not(t); }));
+  FASTT_PY_END
+}
 
 static PyObject* nb_pos(PyObject* a) {
   Py_INCREF(a);
@@ -389,7 +402,7 @@ static PyObject* tensor_iter(PyObject* self) {
 
 static PyObject* tensor_repr(PyObject* self) {
   FASTT_PY_BEGIN
-  std::string s = unwrap(self).str();
+  std::string s = tensor_repr_string(unwrap(self));
   return PyUnicode_FromStringAndSize(s.data(), Py_ssize_t(s.size()));
   FASTT_PY_END
 }
@@ -434,6 +447,17 @@ static PyObject* get_mT(PyObject* self, void*) {
   return wrap(unwrap(self).mT());
   FASTT_PY_END
 }
+// Real dtypes only: the conjugate transposes are the plain ones.
+static PyObject* get_H(PyObject* self, void*) {
+  FASTT_PY_BEGIN
+  const Tensor& t = unwrap(self);
+  FASTT_CHECK(t.dim() == 2 || t.dim() == 0, RuntimeError,
+              "tensor.H is only supported on matrices (2-D tensors). Got "
+              "{}-D tensor.", t.dim());
+  return wrap(t.t());
+  FASTT_PY_END
+}
+static PyObject* get_requires_grad(PyObject*, void*) { Py_RETURN_FALSE; }
 static PyObject* get_is_cuda(PyObject* self, void*) {
   return PyBool_FromLong(unwrap(self).is_cuda());
 }
@@ -469,6 +493,11 @@ static PyGetSetDef g_getset[] = {
     {"ndim", get_ndim, nullptr, "Number of dimensions.", nullptr},
     {"T", get_T, nullptr, "All dims reversed.", nullptr},
     {"mT", get_mT, nullptr, "Last two dims transposed.", nullptr},
+    {"H", get_H, nullptr, "Conjugate transpose of a matrix.", nullptr},
+    {"mH", get_mT, nullptr, "Conjugate transpose of the last two dims.",
+     nullptr},
+    {"requires_grad", get_requires_grad, nullptr,
+     "Always False: autograd is not wired into the Python package.", nullptr},
     {"is_cuda", get_is_cuda, nullptr, nullptr, nullptr},
     {"is_cpu", get_is_cpu, nullptr, nullptr, nullptr},
     {"itemsize", get_itemsize, nullptr, nullptr, nullptr},

@@ -54,6 +54,60 @@ def typename(obj):
 import builtins as _builtins  # noqa: E402
 
 
+class finfo:
+    """Machine limits of a floating dtype (torch.finfo)."""
+
+    _TABLE = {
+        # bits, eps, max, tiny (smallest normal), resolution
+        "float16": (16, 0.0009765625, 65504.0, 6.103515625e-05, 0.001),
+        "bfloat16": (16, 0.0078125, 3.3895313892515355e38,
+                     1.1754943508222875e-38, 0.01),
+        "float32": (32, 1.1920928955078125e-07, 3.4028234663852886e38,
+                    1.1754943508222875e-38, 1e-06),
+        "float64": (64, 2.220446049250313e-16, 1.7976931348623157e308,
+                    2.2250738585072014e-308, 1e-15),
+    }
+
+    def __init__(self, type=None):  # noqa: A002 - torch's name
+        if type is None:
+            type = get_default_dtype()
+        if not isinstance(type, dtype) or not type.is_floating_point:
+            raise TypeError("finfo(): argument 'type' must be a floating "
+                            "dtype, got " + repr(type))
+        self.dtype = str(type).split(".")[-1]
+        (self.bits, self.eps, self.max, self.tiny,
+         self.resolution) = self._TABLE[self.dtype]
+        self.min = -self.max
+        self.smallest_normal = self.tiny
+
+    def __repr__(self):
+        return (f"finfo(resolution={self.resolution}, min={self.min:e}, "
+                f"max={self.max:e}, eps={self.eps:e}, "
+                f"smallest_normal={self.tiny:e}, tiny={self.tiny:e}, "
+                f"dtype={self.dtype})")
+
+
+class iinfo:
+    """Machine limits of an integer dtype (torch.iinfo)."""
+
+    def __init__(self, type):  # noqa: A002 - torch's name
+        if not isinstance(type, dtype) or type.is_floating_point:
+            raise TypeError("iinfo(): argument 'type' must be an integer "
+                            "dtype, got " + repr(type))
+        self.dtype = str(type).split(".")[-1]
+        self.bits = type.itemsize * 8
+        if type == uint8 or type == bool:
+            self.min, self.max = 0, (1 if type == bool else 255)
+        else:
+            self.min = -(1 << (self.bits - 1))
+            self.max = (1 << (self.bits - 1)) - 1
+
+    def __repr__(self):
+        return (f"iinfo(min={self.min}, max={self.max}, bits={self.bits}, "
+                f"dtype={self.dtype})")
+
+
+
 class _Cuda:
     """fastt.cuda: only what the CPU-only package needs."""
 
