@@ -201,6 +201,33 @@ PyObject* tensor_array(PyObject* self, PyObject* const* args,
                        Py_ssize_t nargs, PyObject* kwnames);
 bool init_types(PyObject* module);
 
+inline bool given(PyObject* o) { return o && o != Py_None; }
+inline PyObject* return_self(PyObject* self) {
+  Py_INCREF(self);
+  return self;
+}
+
+}  // namespace py
+}  // namespace fastt
+
+// Each op is written once as a method body m_<name>(self, args...);
+// FASTT_FN(name) makes the function form: fastt.<name>(input, ...) calls
+// m_<name>(input, ...).
+#define FASTT_METHOD(name)                                              \
+  static PyObject* m_##name(PyObject* self, PyObject* const* args,      \
+                            Py_ssize_t nargs, PyObject* kwnames)
+#define FASTT_FN(name)                                                      \
+  static PyObject* f_##name(PyObject*, PyObject* const* args,              \
+                            Py_ssize_t nargs, PyObject* kwnames) {         \
+    if (nargs < 1)                                                          \
+      return ::fastt::py::call_with_input_kw(m_##name, #name, args,        \
+                                             kwnames);                     \
+    return m_##name(args[0], args + 1, nargs - 1, kwnames);                 \
+  }
+
+namespace fastt {
+namespace py {
+
 }  // namespace py
 }  // namespace fastt
 

@@ -608,7 +608,7 @@ void release_dlpack(void* ctx, void*, size_t) {
 }
 }  // namespace
 
-static inline bool given_obj(PyObject* o) { return o && o != Py_None; }
+
 
 PyObject* tensor_dlpack(PyObject* self, PyObject* const* args,
                         Py_ssize_t nargs, PyObject* kwnames) {
@@ -628,7 +628,7 @@ PyObject* tensor_dlpack(PyObject* self, PyObject* const* args,
   // A consumer asking for DLPack >= 1.0 gets the versioned struct (which
   // carries the writable flag NumPy honours); others get the legacy one.
   bool versioned = false;
-  if (given_obj(a[1]) && PyTuple_Check(a[1]) && PyTuple_GET_SIZE(a[1]) >= 1)
+  if (given(a[1]) && PyTuple_Check(a[1]) && PyTuple_GET_SIZE(a[1]) >= 1)
     versioned = to_int(PyTuple_GET_ITEM(a[1], 0), "max_version") >= 1;
   DLTensor& dl = versioned ? h->versioned.dl_tensor : h->managed.dl_tensor;
   dl.data = t.data_ptr();

@@ -3,13 +3,11 @@
 // Tensor.new_* helpers. Sizes come as varargs or one sequence, like torch.
 #include "common.h"
 
-#if __has_include("csrc/ops/factory.cpp")
 #include "csrc/ops/factory.h"
 
 namespace fastt {
 namespace py {
 
-static inline bool given(PyObject* o) { return o && o != Py_None; }
 static std::optional<DType> opt_dtype(PyObject* o) {
   if (!given(o)) return std::nullopt;
   return to_dtype(o, DType::Float32);
@@ -462,14 +460,3 @@ PyMethodDef g_factory_methods[] = {
 
 }  // namespace py
 }  // namespace fastt
-
-#else
-
-namespace fastt {
-namespace py {
-PyMethodDef g_factory_functions[] = {{nullptr, nullptr, 0, nullptr}};
-PyMethodDef g_factory_methods[] = {{nullptr, nullptr, 0, nullptr}};
-}  // namespace py
-}  // namespace fastt
-
-#endif

@@ -1,31 +1,14 @@
 // Bindings of csrc/ops/index.h: cat/stack/split/chunk/unbind/repeat,
 // index_select/gather/scatter*/index_add, masks, nonzero, tril/triu,
-// flip/roll, sort/argsort/topk, index_put_. Compiled in only when the core
-// has the index family.
+// flip/roll, sort/argsort/topk, index_put_.
 #include "common.h"
 
-#if __has_include("csrc/ops/index.cpp")
 #include "csrc/ops/index.h"
 
 namespace fastt {
 namespace py {
 
-#define FASTT_METHOD(name)                                              \
-  static PyObject* m_##name(PyObject* self, PyObject* const* args,      \
-                            Py_ssize_t nargs, PyObject* kwnames)
-#define FASTT_FN(name)                                                      \
-  static PyObject* f_##name(PyObject*, PyObject* const* args,              \
-                            Py_ssize_t nargs, PyObject* kwnames) {         \
-    if (nargs < 1)                                                          \
-      return call_with_input_kw(m_##name, #name, args, kwnames);            \
-    return m_##name(args[0], args + 1, nargs - 1, kwnames);                 \
-  }
 
-static inline bool given(PyObject* o) { return o && o != Py_None; }
-static PyObject* return_self(PyObject* self) {
-  Py_INCREF(self);
-  return self;
-}
 
 static std::vector<Tensor> tensor_list(PyObject* o, const char* what) {
   if (!PyList_Check(o) && !PyTuple_Check(o)) {
@@ -485,14 +468,3 @@ PyMethodDef g_index_functions[] = {
 
 }  // namespace py
 }  // namespace fastt
-
-#else
-
-namespace fastt {
-namespace py {
-PyMethodDef g_index_functions[] = {{nullptr, nullptr, 0, nullptr}};
-PyMethodDef g_index_methods[] = {{nullptr, nullptr, 0, nullptr}};
-}  // namespace py
-}  // namespace fastt
-
-#endif

@@ -5,12 +5,7 @@
 #include <vector>
 
 #include "common.h"
-#if __has_include("csrc/ops/index.cpp")
 #include "csrc/ops/index.h"
-#define FASTT_PY_HAS_INDEX 1
-#else
-#define FASTT_PY_HAS_INDEX 0
-#endif
 
 namespace fastt {
 namespace py {
@@ -166,15 +161,10 @@ PyObject* tensor_getitem(PyObject* self, PyObject* index) {
   }
   Indexed r = apply_index(t, index);
   if (r.has_adv) {
-#if FASTT_PY_HAS_INDEX
     Tensor& v = r.view;
     return wrap(maybe_release_gil(v.numel(), [&] {
       return fastt::index(v, r.adv);
     }));
-#else
-    throw NotImplementedError(
-        "advanced indexing needs csrc/ops/index (not in this build)");
-#endif
   }
   if (r.view.is_same(t)) return wrap(t.alias());
   return wrap(std::move(r.view));
@@ -192,7 +182,6 @@ int tensor_setitem(PyObject* self, PyObject* index, PyObject* value) {
   Scalar s;
   bool is_scalar = !is_tensor(value) && try_scalar(value, &s);
   if (r.has_adv) {
-#if FASTT_PY_HAS_INDEX
     Tensor v;
     if (is_scalar) {
       v = Tensor::empty({}, t.dtype(), t.device());
@@ -205,10 +194,6 @@ int tensor_setitem(PyObject* self, PyObject* index, PyObject* value) {
     });
     t.bump_version();
     return 0;
-#else
-    throw NotImplementedError(
-        "advanced indexing needs csrc/ops/index (not in this build)");
-#endif
   }
   Tensor& v = r.view;
   if (is_scalar) {

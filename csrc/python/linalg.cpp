@@ -1,18 +1,14 @@
 // Bindings of csrc/ops/linalg.h (matmul, mm, bmm, addmm, baddbmm, dot, mv,
-// outer, linear) and the @ / @= operators. Compiled in only when the core
-// has the linalg family; otherwise @ raises NotImplementedError.
+// outer, linear) and the @ / @= operators.
 #include "common.h"
 
-#if __has_include("csrc/ops/linalg.cpp")
 #include "csrc/ops/linalg.h"
 
 namespace fastt {
 namespace py {
 
-extern binaryfunc g_nb_matmul;
-extern binaryfunc g_nb_imatmul;
-
-static PyObject* nb_matmul(PyObject* a, PyObject* b) {
+// The Tensor type's @ and @= slots (tensor_type.cpp installs them).
+PyObject* tensor_matmul(PyObject* a, PyObject* b) {
   FASTT_PY_BEGIN
   if (!is_tensor(a) || !is_tensor(b)) Py_RETURN_NOTIMPLEMENTED;
   const Tensor& x = unwrap(a);
@@ -21,7 +17,7 @@ static PyObject* nb_matmul(PyObject* a, PyObject* b) {
                                 [&] { return fastt::matmul(x, y); }));
   FASTT_PY_END
 }
-static PyObject* nb_imatmul(PyObject* a, PyObject* b) {
+PyObject* tensor_imatmul(PyObject* a, PyObject* b) {
   FASTT_PY_BEGIN
   if (!is_tensor(a) || !is_tensor(b)) Py_RETURN_NOTIMPLEMENTED;
   Tensor r = fastt::matmul(unwrap(a), unwrap(b));
@@ -34,15 +30,7 @@ static PyObject* nb_imatmul(PyObject* a, PyObject* b) {
   return a;
   FASTT_PY_END
 }
-// Registers the slots at load time (tensor_type.cpp reads the pointers).
-static struct SetMatmulSlots {
-  SetMatmulSlots() {
-    g_nb_matmul = nb_matmul;
-    g_nb_imatmul = nb_imatmul;
-  }
-} g_set_matmul_slots;
 
-static inline bool given(PyObject* o) { return o && o != Py_None; }
 
 #define FASTT_BIND_PAIR(name)                                              \
   static PyObject* m_##name(PyObject* self, PyObject* const* args,        \
@@ -134,14 +122,3 @@ PyMethodDef g_linalg_functions[] = {
 
 }  // namespace py
 }  // namespace fastt
-
-#else
-
-namespace fastt {
-namespace py {
-PyMethodDef g_linalg_functions[] = {{nullptr, nullptr, 0, nullptr}};
-PyMethodDef g_linalg_methods[] = {{nullptr, nullptr, 0, nullptr}};
-}  // namespace py
-}  // namespace fastt
-
-#endif

@@ -13,27 +13,10 @@
 namespace fastt {
 namespace py {
 
-#define FASTT_METHOD(name)                                              \
-  static PyObject* m_##name(PyObject* self, PyObject* const* args,      \
-                            Py_ssize_t nargs, PyObject* kwnames)
 
-// fastt.<name>(input, ...) calls m_<name>(input, ...).
-#define FASTT_FN(name)                                                      \
-  static PyObject* f_##name(PyObject*, PyObject* const* args,              \
-                            Py_ssize_t nargs, PyObject* kwnames) {         \
-    if (nargs < 1)                                                          \
-      return call_with_input_kw(m_##name, #name, args, kwnames);            \
-    return m_##name(args[0], args + 1, nargs - 1, kwnames);                 \
-  }
-
-static inline PyObject* return_self(PyObject* self) {
-  Py_INCREF(self);
-  return self;
-}
 static inline Tensor& out_tensor(PyObject* o) {
   return unwrap_mut(const_cast<PyObject*>(o));
 }
-static inline bool given(PyObject* o) { return o && o != Py_None; }
 // out= given as an empty tensor takes the result's shape (torch resizes it
 // without a warning); other mismatches stay errors of the core _out op.
 static inline Tensor& out_resized(PyObject* o, IntList shape) {
@@ -1255,10 +1238,6 @@ PyMethodDef g_tensor_methods[] = {
     FASTT_NOARGS("__dlpack_device__", tensor_dlpack_device, nullptr),
     {nullptr, nullptr, 0, nullptr},
 };
-
-// matmul slots (set by linalg bindings when they are compiled in).
-binaryfunc g_nb_matmul = nullptr;
-binaryfunc g_nb_imatmul = nullptr;
 
 PyMethodDef g_module_functions[] = {
     FASTT_UNARY_OPS(FASTT_FN_ENTRY2)

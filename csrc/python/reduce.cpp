@@ -1,29 +1,16 @@
 // Bindings of csrc/ops/reduce.h: sum/mean/prod/amax/amin/max/min/argmax/
 // argmin/var/std/norm/all/any/logsumexp/cumsum/cumprod/softmax, as methods
-// and fastt.* functions with torch's dim/keepdim/dtype keywords. Compiled
-// only when the core has the reduce family. (values, indices) results are
-// fastt.return_types structseqs like torch's.
+// and fastt.* functions with torch's dim/keepdim/dtype keywords.
+// (values, indices) results are fastt.return_types structseqs like torch's.
 #include "common.h"
 
-#if __has_include("csrc/ops/reduce.cpp")
 #include "csrc/ops/elementwise.h"
 #include "csrc/ops/reduce.h"
 
 namespace fastt {
 namespace py {
 
-#define FASTT_METHOD(name)                                              \
-  static PyObject* m_##name(PyObject* self, PyObject* const* args,      \
-                            Py_ssize_t nargs, PyObject* kwnames)
-#define FASTT_FN(name)                                                      \
-  static PyObject* f_##name(PyObject*, PyObject* const* args,              \
-                            Py_ssize_t nargs, PyObject* kwnames) {         \
-    if (nargs < 1)                                                          \
-      return call_with_input_kw(m_##name, #name, args, kwnames);            \
-    return m_##name(args[0], args + 1, nargs - 1, kwnames);                 \
-  }
 
-static inline bool given(PyObject* o) { return o && o != Py_None; }
 static std::optional<DType> opt_dtype(PyObject* o) {
   if (!given(o)) return std::nullopt;
   return to_dtype(o, DType::Float32);
@@ -291,14 +278,3 @@ PyMethodDef g_reduce_functions[] = {
 
 }  // namespace py
 }  // namespace fastt
-
-#else  // the core has no reduce family yet
-
-namespace fastt {
-namespace py {
-PyMethodDef g_reduce_methods[] = {{nullptr, nullptr, 0, nullptr}};
-PyMethodDef g_reduce_functions[] = {{nullptr, nullptr, 0, nullptr}};
-}  // namespace py
-}  // namespace fastt
-
-#endif

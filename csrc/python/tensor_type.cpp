@@ -178,25 +178,9 @@ static PyObject* nb_ipow(PyObject* a, PyObject* b, PyObject* mod) {
   return nb_ipow2(a, b);
 }
 
-// Matrix multiply is bound by ops.cpp once linalg exists (nullptr if not).
-extern binaryfunc g_nb_matmul;
-extern binaryfunc g_nb_imatmul;
-static PyObject* nb_matmul(PyObject* a, PyObject* b) {
-  if (!g_nb_matmul) {
-    PyErr_SetString(PyExc_NotImplementedError,
-                    "matmul is not available in this build of fastt");
-    return nullptr;
-  }
-  return g_nb_matmul(a, b);
-}
-static PyObject* nb_imatmul(PyObject* a, PyObject* b) {
-  if (!g_nb_imatmul) {
-    PyErr_SetString(PyExc_NotImplementedError,
-                    "matmul is not available in this build of fastt");
-    return nullptr;
-  }
-  return g_nb_imatmul(a, b);
-}
+// @ and @= live with the other linalg bindings (linalg.cpp).
+PyObject* tensor_matmul(PyObject* a, PyObject* b);
+PyObject* tensor_imatmul(PyObject* a, PyObject* b);
 
 #define FASTT_UNARY_SLOT(slot, fn)                                     \
   static PyObject* slot(PyObject* a) {                                 \
@@ -312,8 +296,8 @@ static PyNumberMethods g_number_methods = [] {
   m.nb_inplace_floor_divide = nb_ifloordiv;
   m.nb_inplace_true_divide = nb_itruediv;
   m.nb_index = nb_index;
-  m.nb_matrix_multiply = nb_matmul;
-  m.nb_inplace_matrix_multiply = nb_imatmul;
+  m.nb_matrix_multiply = tensor_matmul;
+  m.nb_inplace_matrix_multiply = tensor_imatmul;
   return m;
 }();
 
