@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "allocator.h"
 #include "dispatch.h"
@@ -127,6 +128,56 @@ void byte_range(const Tensor& t, const char** lo, const char** hi) {
   *hi = p + (extent + 1) * int64_t(t.itemsize()) - 1;
 }
 }  // namespace
+
+namespace {
+// Largest finite value of a dtype, as double (Half/BFloat16 have no
+// std::numeric_limits).
+template <class T>
+double finite_max() {
+  if constexpr (std::is_same<T, Half>::value) return 65504.0;
+  else if constexpr (std::is_same<T, BFloat16>::value)
+    return 3.3895313892515355e38;
+  else return double(std::numeric_limits<T>::max());
+}
+}  // namespace
+
+void throw_undefined(const char* op) {
+  throw ValueError(fmt::format("{}: got an undefined tensor", op));
+}
+
+bool scalar_overflows(const Scalar& value, DType dt) {
+  if (value.is_bool() || dt == DType::Bool || dt == DType::Float64)
+    return false;
+  return visit_dtype(dt, [&](auto tag) -> bool {
+    using T = decltype(tag);
+    if constexpr (std::is_integral<T>::value) {
+      using Lim = std::numeric_limits<T>;
+      if (value.is_integral()) {
+        const int64_t i = value.to_int();
+        if (std::is_unsigned<T>::value && i < 0)
+          return uint64_t(0) - uint64_t(i) > uint64_t(Lim::max());
+        return i < int64_t(Lim::lowest()) || i > int64_t(Lim::max());
+      }
+      // NaN fails both comparisons; 2^63 is past int64's max.
+      const double d = value.to_double();
+      return !(d >= double(Lim::lowest()) && d < double(Lim::max()) + 1.0);
+    } else {
+      const double d = value.to_double(), hi = finite_max<T>();
+      return !std::isinf(d) && !std::isnan(d) && (d < -hi || d > hi);
+    }
+  });
+}
+
+void check_scalar_fits(const Scalar& value, DType dt, const char* op) {
+  if (FASTT_UNLIKELY(scalar_overflows(value, dt))) {
+    const std::string v = value.is_integral()
+                              ? std::to_string(value.to_int())
+                              : fmt::format("{}", value.to_double());
+    throw RuntimeError(fmt::format(
+        "{}: value cannot be converted to type {} without overflow: {}", op,
+        dtype_name(dt), v));
+  }
+}
 
 void check_no_partial_overlap(const Tensor& out, const Tensor& in,
                               const char* op) {
@@ -294,6 +345,7 @@ bool view_strides(const TensorImpl* t, const int64_t* newshape, int nnew,
 }  // namespace
 
 Tensor Tensor::view(IntList req) const {
+  require_defined(*this, "view");
   int64_t shape[kMaxDims], strides[kMaxDims];
   int nd = infer_size(req, impl_->numel, shape, "view");
   FASTT_CHECK(view_strides(impl_, shape, nd, strides), RuntimeError,
@@ -304,6 +356,7 @@ Tensor Tensor::view(IntList req) const {
 }
 
 Tensor Tensor::reshape(IntList req) const {
+  require_defined(*this, "reshape");
   int64_t shape[kMaxDims], strides[kMaxDims];
   int nd = infer_size(req, impl_->numel, shape, "reshape");
   if (view_strides(impl_, shape, nd, strides))
@@ -312,6 +365,7 @@ Tensor Tensor::reshape(IntList req) const {
 }
 
 Tensor Tensor::transpose(int64_t d0, int64_t d1) const {
+  require_defined(*this, "transpose");
   const int nd = impl_->ndim;
   d0 = wrap_dim(d0, nd, "transpose");
   d1 = wrap_dim(d1, nd, "transpose");
@@ -326,6 +380,7 @@ Tensor Tensor::transpose(int64_t d0, int64_t d1) const {
 }
 
 Tensor Tensor::permute(IntList dims) const {
+  require_defined(*this, "permute");
   const int nd = impl_->ndim;
   FASTT_CHECK(int(dims.size()) == nd, RuntimeError,
               "permute(sparse_coo): number of dimensions in the tensor input "
@@ -346,6 +401,7 @@ Tensor Tensor::permute(IntList dims) const {
 }
 
 Tensor Tensor::t() const {
+  require_defined(*this, "t");
   FASTT_CHECK(impl_->ndim <= 2, RuntimeError,
               "t() expects a tensor with <= 2 dimensions, but self is {}D",
               int(impl_->ndim));
@@ -354,6 +410,7 @@ Tensor Tensor::t() const {
 }
 
 Tensor Tensor::mT() const {
+  require_defined(*this, "mT");
   FASTT_CHECK(impl_->ndim >= 2, RuntimeError,
               "tensor.mT is only supported on matrices or batches of "
               "matrices. Got {}-D tensor.",
@@ -362,6 +419,7 @@ Tensor Tensor::mT() const {
 }
 
 Tensor Tensor::squeeze() const {
+  require_defined(*this, "squeeze");
   int64_t sizes[kMaxDims], strides[kMaxDims];
   int nd = 0;
   for (int d = 0; d < impl_->ndim; ++d) {
@@ -373,6 +431,7 @@ Tensor Tensor::squeeze() const {
 }
 
 Tensor Tensor::squeeze(int64_t dim) const {
+  require_defined(*this, "squeeze");
   const int nd = impl_->ndim;
   dim = wrap_dim(dim, nd, "squeeze");
   if (nd == 0 || impl_->sizes[dim] != 1) return alias();
@@ -387,6 +446,7 @@ Tensor Tensor::squeeze(int64_t dim) const {
 }
 
 Tensor Tensor::unsqueeze(int64_t dim) const {
+  require_defined(*this, "unsqueeze");
   const int nd = impl_->ndim;
   dim = wrap_dim(dim, nd + 1, "unsqueeze");
   FASTT_CHECK(nd < kMaxDims, ValueError,
@@ -407,6 +467,7 @@ Tensor Tensor::unsqueeze(int64_t dim) const {
 }
 
 Tensor Tensor::expand(IntList req) const {
+  require_defined(*this, "expand");
   const int nd = impl_->ndim;
   const int nn = int(req.size());
   FASTT_CHECK(nn >= nd, RuntimeError,
@@ -441,10 +502,16 @@ Tensor Tensor::expand(IntList req) const {
       strides[i] = 0;
     }
   }
+  // Stride-0 dims make any size cheap, so the element count can overflow.
+  int64_t numel = 1;
+  for (int i = 0; i < nn; ++i)
+    if (FASTT_UNLIKELY(__builtin_mul_overflow(numel, sizes[i], &numel)))
+      checked_numel(IntList(sizes, size_t(nn)), "expand");  // throws
   return make_view(impl_, nn, sizes, strides, impl_->offset);
 }
 
 Tensor Tensor::flatten(int64_t start, int64_t end) const {
+  require_defined(*this, "flatten");
   const int nd = impl_->ndim;
   if (nd == 0) return reshape({1});
   start = wrap_dim(start, nd, "flatten");
@@ -464,6 +531,7 @@ Tensor Tensor::flatten(int64_t start, int64_t end) const {
 }
 
 Tensor Tensor::unflatten(int64_t dim, IntList sizes_req) const {
+  require_defined(*this, "unflatten");
   const int nd = impl_->ndim;
   dim = wrap_dim(dim, nd, "unflatten");
   int64_t inferred[kMaxDims];
@@ -479,6 +547,7 @@ Tensor Tensor::unflatten(int64_t dim, IntList sizes_req) const {
 }
 
 Tensor Tensor::narrow(int64_t dim, int64_t start, int64_t length) const {
+  require_defined(*this, "narrow");
   FASTT_CHECK(impl_->ndim > 0, RuntimeError,
               "narrow() cannot be applied to a 0-dim tensor.");
   dim = wrap_dim(dim, impl_->ndim, "narrow");
@@ -495,6 +564,7 @@ Tensor Tensor::narrow(int64_t dim, int64_t start, int64_t length) const {
 }
 
 Tensor Tensor::select(int64_t dim, int64_t index) const {
+  require_defined(*this, "select");
   FASTT_CHECK(impl_->ndim > 0, IndexError,
               "select() cannot be applied to a 0-dim tensor.");
   const int nd = impl_->ndim;
@@ -517,6 +587,7 @@ Tensor Tensor::select(int64_t dim, int64_t index) const {
 
 Tensor Tensor::slice(int64_t dim, int64_t start, int64_t end,
                      int64_t step) const {
+  require_defined(*this, "slice");
   FASTT_CHECK(impl_->ndim > 0, IndexError,
               "slice() cannot be applied to a 0-dim tensor.");
   const int nd = impl_->ndim;
@@ -540,7 +611,10 @@ Tensor Tensor::slice(int64_t dim, int64_t start, int64_t end,
 
 Tensor Tensor::as_strided(IntList sizes, IntList strides,
                           int64_t offset) const {
-  if (offset < 0) offset = impl_->offset;
+  require_defined(*this, "as_strided");
+  if (offset == -1) offset = impl_->offset;  // -1: keep the current offset
+  FASTT_CHECK(offset >= 0, RuntimeError,
+              "as_strided: invalid storage offset {}", offset);
   FASTT_CHECK(sizes.size() == strides.size(), RuntimeError,
               "as_strided: mismatch in length of strides and shape");
   FASTT_CHECK(sizes.size() <= size_t(kMaxDims), ValueError,
@@ -548,29 +622,37 @@ Tensor Tensor::as_strided(IntList sizes, IntList strides,
               "supported",
               kMaxDims);
   int64_t numel = checked_numel(sizes, "as_strided");
+  // The extent can overflow int64 (huge strides): that is out of bounds
+  // too, not a wrapped small index.
   int64_t max_index = offset;
+  bool overflow = false;
   for (size_t d = 0; d < sizes.size(); ++d) {
     FASTT_CHECK(strides[d] >= 0, RuntimeError,
                 "as_strided: Negative strides are not supported at the moment, "
                 "got strides: {}",
                 shape_str(strides));
-    if (sizes[d] > 0) max_index += (sizes[d] - 1) * strides[d];
+    int64_t step;
+    if (sizes[d] > 0 &&
+        (__builtin_mul_overflow(sizes[d] - 1, strides[d], &step) ||
+         __builtin_add_overflow(max_index, step, &max_index)))
+      overflow = true;
   }
   int64_t storage_elems = int64_t(impl_->storage->nbytes() / itemsize());
-  FASTT_CHECK(numel == 0 || max_index < storage_elems, RuntimeError,
+  FASTT_CHECK(numel == 0 || (!overflow && max_index < storage_elems),
+              RuntimeError,
               "setStorage: sizes {}, strides {}, storage offset {}, and "
               "itemsize {} requiring a storage size of {} are out of bounds "
               "for storage of size {}",
               shape_str(sizes), shape_str(strides), offset, itemsize(),
-              (max_index + 1) * int64_t(itemsize()),
+              overflow ? std::string("more than int64 can index")
+                       : std::to_string((max_index + 1) * int64_t(itemsize())),
               impl_->storage->nbytes());
-  FASTT_CHECK(offset >= 0, RuntimeError,
-              "as_strided: negative storage offset {}", offset);
   return make_view(impl_, int(sizes.size()), sizes.data(), strides.data(),
                    offset);
 }
 
 Tensor Tensor::diagonal(int64_t off, int64_t d0, int64_t d1) const {
+  require_defined(*this, "diagonal");
   const int nd = impl_->ndim;
   FASTT_CHECK(nd >= 2, RuntimeError,
               "diagonal dimensions requires at least 2 dimensions, got {}", nd);
@@ -602,6 +684,7 @@ Tensor Tensor::diagonal(int64_t off, int64_t d0, int64_t d1) const {
 }
 
 Tensor Tensor::unfold(int64_t dim, int64_t size, int64_t step) const {
+  require_defined(*this, "unfold");
   const int nd = impl_->ndim;
   dim = wrap_dim(dim, nd, "unfold");
   int64_t have = nd == 0 ? 1 : impl_->sizes[dim];
@@ -624,6 +707,7 @@ Tensor Tensor::unfold(int64_t dim, int64_t size, int64_t step) const {
 }
 
 Tensor Tensor::alias() const {
+  require_defined(*this, "alias");
   return make_view(impl_, impl_->ndim, impl_->sizes, impl_->strides,
                    impl_->offset);
 }
@@ -655,6 +739,7 @@ Tensor& copy_across_devices(Tensor& dst, const Tensor& src) {
 }  // namespace
 
 Tensor& Tensor::copy_(const Tensor& src) {
+  require_defined(*this, "copy_");
   FASTT_CHECK(src.defined(), ValueError, "copy_: source tensor is undefined");
   int64_t shape[kMaxDims];
   int nd = broadcast_shapes(sizes(), src.sizes(), shape, "copy_");
@@ -687,17 +772,20 @@ Tensor& Tensor::copy_(const Tensor& src) {
 }
 
 Tensor Tensor::contiguous() const {
+  require_defined(*this, "contiguous");
   if (impl_->contiguous) return *this;
   return clone();
 }
 
 Tensor Tensor::clone() const {
+  require_defined(*this, "clone");
   Tensor out = empty(sizes(), dtype(), device());
   out.copy_(*this);
   return out;
 }
 
 Tensor Tensor::to(DType dt, bool copy) const {
+  require_defined(*this, "to");
   if (dt == dtype() && !copy) return *this;
   Tensor out = empty(sizes(), dt, device());
   out.copy_(*this);
@@ -705,6 +793,7 @@ Tensor Tensor::to(DType dt, bool copy) const {
 }
 
 Tensor Tensor::to(Device dev, bool copy) const {
+  require_defined(*this, "to");
   if (dev == device() && !copy) return *this;
   Tensor out = empty(sizes(), dtype(), dev);
   out.copy_(*this);
@@ -712,10 +801,12 @@ Tensor Tensor::to(Device dev, bool copy) const {
 }
 
 Tensor& Tensor::fill_(const Scalar& value) {
+  require_defined(*this, "fill_");
   for (int d = 0; d < impl_->ndim; ++d)
     FASTT_CHECK(impl_->sizes[d] <= 1 || impl_->strides[d] != 0, RuntimeError,
                 "fill_: unsupported operation: more than one element of the "
                 "written-to tensor refers to a single memory location.");
+  check_scalar_fits(value, dtype(), "fill_");
   if (numel() > 0) {
     KernelArgs args;
     const Tensor* ts[1] = {this};
@@ -731,6 +822,7 @@ Tensor& Tensor::fill_(const Scalar& value) {
 }
 
 Scalar Tensor::item() const {
+  require_defined(*this, "item");
   FASTT_CHECK(numel() == 1, RuntimeError,
               "a Tensor with {} elements cannot be converted to Scalar",
               numel());

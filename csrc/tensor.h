@@ -196,6 +196,13 @@ class Tensor {
   TensorImpl* impl_ = nullptr;
 };
 
+// ValueError when `t` is undefined (default-constructed): methods and ops
+// check this instead of dereferencing a null handle.
+[[noreturn]] void throw_undefined(const char* op);
+inline void require_defined(const Tensor& t, const char* op) {
+  if (FASTT_UNLIKELY(!t.defined())) throw_undefined(op);
+}
+
 // ---- Shape helpers shared by ops ----
 // Wraps a possibly negative dim into [0, ndim); IndexError otherwise.
 int64_t wrap_dim(int64_t d, int64_t ndim, const char* op);
@@ -211,6 +218,13 @@ std::string shape_str(IntList sizes);  // "[2, 3]"
 // RuntimeError when `in` shares memory with `out` without being exactly it
 // (same data, dtype, sizes, strides): a loop writing `out` would read
 // elements it already overwrote. Exact aliasing (in-place) is fine.
+// torch's checked_convert for a scalar written into dtype `dt` (fill_, full,
+// masked_fill, clamp/where scalars): RuntimeError "value cannot be converted
+// to type ... without overflow" when it is out of range. Infinities fit
+// floating dtypes; NaN does not fit integers; negative ints down to -max
+// wrap into unsigned (uint8 accepts -255..255); any value fits bool.
+bool scalar_overflows(const Scalar& value, DType dt);
+void check_scalar_fits(const Scalar& value, DType dt, const char* op);
 void check_no_partial_overlap(const Tensor& out, const Tensor& in,
                               const char* op);
 

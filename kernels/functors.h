@@ -167,10 +167,19 @@ struct Mul {
 struct Div {  // true division (floats only; ints are promoted first)
   template <class T> FASTT_HD T operator()(T a, T b) const { return a / b; }
 };
+// min / -1 traps (SIGFPE) on x86 for int32/int64; torch wraps to min, so
+// integer division ops route b == -1 through an unsigned negation.
+template <class T> FASTT_HD T wrapping_neg(T a) {
+  using U = typename std::make_unsigned<T>::type;
+  return T(U(0) - U(a));
+}
 struct DivTrunc {
   template <class T> FASTT_HD T operator()(T a, T b) const {
     if constexpr (is_float_v<T>) return std::trunc(a / b);
-    else return b == T(0) ? T(0) : T(a / b);  // kernels check b != 0 first
+    else if constexpr (std::is_signed<T>::value) {
+      if (b == T(-1)) return wrapping_neg(a);
+      return b == T(0) ? T(0) : T(a / b);  // kernels check b != 0 first
+    } else return b == T(0) ? T(0) : T(a / b);
   }
 };
 struct DivFloor {  // Python's //
@@ -191,6 +200,7 @@ struct DivFloor {  // Python's //
     } else {
       if (b == T(0)) return T(0);
       if constexpr (std::is_signed<T>::value) {
+        if (b == T(-1)) return wrapping_neg(a);
         T q = a / b;
         if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
         return q;
@@ -209,6 +219,7 @@ struct Remainder {  // Python's %: result has the sign of b
     } else {
       if (b == T(0)) return T(0);
       if constexpr (std::is_signed<T>::value) {
+        if (b == T(-1)) return T(0);
         T m = a % b;
         if (m != 0 && ((b < 0) != (m < 0))) m += b;
         return m;
@@ -221,7 +232,9 @@ struct Remainder {  // Python's %: result has the sign of b
 struct Fmod {
   template <class T> FASTT_HD T operator()(T a, T b) const {
     if constexpr (is_float_v<T>) return std::fmod(a, b);
-    else return b == T(0) ? T(0) : T(a % b);
+    else if constexpr (std::is_signed<T>::value) {
+      return (b == T(0) || b == T(-1)) ? T(0) : T(a % b);
+    } else return b == T(0) ? T(0) : T(a % b);
   }
 };
 struct Pow {
@@ -325,10 +338,14 @@ struct Where {
   }
 };
 // torch.clamp: NaN propagates from the input; min is applied before max.
+// NaN in x or in a bound propagates (torch: clamp = min(max(x, lo), hi)
+// with NaN-propagating max/min); lo > hi gives hi.
 struct ClampBoth {
   template <class T> FASTT_HD T operator()(T x, T lo, T hi) const {
     if constexpr (is_float_v<T>) {
       if (x != x) return x;
+      if (lo != lo) return lo;
+      if (hi != hi) return hi;
     }
     T r = x < lo ? lo : x;
     return r > hi ? hi : r;
@@ -338,6 +355,7 @@ struct ClampMin {
   template <class T> FASTT_HD T operator()(T x, T lo) const {
     if constexpr (is_float_v<T>) {
       if (x != x) return x;
+      if (lo != lo) return lo;
     }
     return x < lo ? lo : x;
   }
@@ -346,6 +364,7 @@ struct ClampMax {
   template <class T> FASTT_HD T operator()(T x, T hi) const {
     if constexpr (is_float_v<T>) {
       if (x != x) return x;
+      if (hi != hi) return hi;
     }
     return x > hi ? hi : x;
   }

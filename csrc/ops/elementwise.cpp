@@ -31,6 +31,20 @@ struct Params {
   int64_t i0 = 1;
 };
 
+// Scalars that an op writes as values (where, clamp bounds) must fit the
+// result dtype, like torch's checked_convert; arithmetic operands wrap.
+FASTT_NOINLINE void check_value_scalars(const char* op, const Operand* ins,
+                                        int n) {
+  ResultTypeState st;
+  for (int k = 0; k < n; ++k) {
+    if (ins[k].t) st.add(*ins[k].t);
+    else st.add(*ins[k].s);
+  }
+  const DType r = st.result();
+  for (int k = 0; k < n; ++k)
+    if (ins[k].s) check_scalar_fits(*ins[k].s, r, op);
+}
+
 [[noreturn]] FASTT_NOINLINE void throw_device_mismatch(Op op, Device a,
                                                        Device b) {
   throw RuntimeError(fmt::format(
@@ -359,9 +373,29 @@ FASTT_NOINLINE void check_alpha(Op op, DType result, const Scalar& alpha,
               "floating point number.",
               op_name(op), what);
 }
+// torch's sub_check: bool operands (tensor or scalar) are rejected by sub;
+// `~` or logical_not is what the user wants.
+FASTT_NOINLINE void throw_sub_bool() {
+  throw RuntimeError(
+      "Subtraction, the `-` operator, with a bool tensor is not supported. "
+      "If you are trying to invert a mask, use the `~` or `logical_not()` "
+      "operator instead.");
+}
+inline bool is_bool_operand(const Tensor& t) {
+  return t.defined() && t.dtype() == DType::Bool;
+}
+inline bool is_bool_operand(const Scalar& s) { return s.is_bool(); }
+template <class A, class B>
+inline void check_alpha_op(Op op, const A& a, const B& b) {
+  if (op == Op::sub && FASTT_UNLIKELY(is_bool_operand(a) ||
+                                      is_bool_operand(b)))
+    throw_sub_bool();
+}
+
 template <class A, class B>
 inline Params checked_alpha(Op op, const A& a, const B& b,
                             const Scalar& alpha) {
+  check_alpha_op(op, a, b);
   // An integral alpha is valid for every result dtype: skip promotion.
   if (FASTT_UNLIKELY(!alpha.is_integral())) {
     ResultTypeState s;
@@ -387,8 +421,13 @@ bool can_cast(DType from, DType to) {
 }
 
 // ---- unary ----
+// square of bool is int64 in torch (it is pow(x, 2)); the test folds away
+// for every other op.
 #define FASTT_DEFINE_UNARY(name)                                     \
   Tensor name(const Tensor& a) {                                     \
+    if (Op::name == Op::square && a.defined() &&                     \
+        FASTT_UNLIKELY(a.dtype() == DType::Bool))                    \
+      return unary(Op::name, rule_of(Op::name), a.to(DType::Int64)); \
     return unary(Op::name, rule_of(Op::name), a);                    \
   }                                                                  \
   Tensor& name##_(Tensor& a) {                                       \
@@ -541,11 +580,15 @@ Tensor div(const Tensor& a, const Scalar& b, const char* mode) {
 // ---- ternary ----
 static Tensor where_impl(const Operand& c, const Operand& a,
                          const Operand& b) {
+  require_defined(*c.t, "where");
+  if (a.t) require_defined(*a.t, "where");
+  if (b.t) require_defined(*b.t, "where");
   FASTT_CHECK(c.t->dtype() == DType::Bool, TypeError,
               "where expected condition to be a boolean tensor, but got a "
               "tensor with dtype {}",
               dtype_name(c.t->dtype()));
   Operand ins[3] = {c, a, b};
+  if (a.s || b.s) check_value_scalars("where", ins + 1, 2);
   return elementwise(Op::where, Rule::Same, ins, 3, nullptr, {}, 1);
 }
 Tensor where(const Tensor& c, const Tensor& a, const Tensor& b) {
@@ -563,6 +606,7 @@ Tensor where(const Tensor& c, const Scalar& a, const Scalar& b) {
 
 static Tensor clamp_impl(const Tensor& a, const Operand* lo,
                          const Operand* hi, Tensor* out) {
+  require_defined(a, "clamp");
   FASTT_CHECK(lo || hi, RuntimeError,
               "clamp: at least one of 'min' or 'max' must not be None");
   FASTT_CHECK(a.dtype() != DType::Bool, NotImplementedError,
@@ -573,6 +617,7 @@ static Tensor clamp_impl(const Tensor& a, const Operand* lo,
   int n = 1;
   if (lo) ins[n++] = *lo;
   if (hi) ins[n++] = *hi;
+  if ((lo && lo->s) || (hi && hi->s)) check_value_scalars("clamp", ins, n);
   return elementwise(Op::clamp, Rule::Same, ins, n, out, p);
 }
 Tensor clamp(const Tensor& a, const Tensor& min, const Tensor& max) {
@@ -606,12 +651,20 @@ Tensor clamp_min(const Tensor& a, const Scalar& min) {
 Tensor clamp_max(const Tensor& a, const Scalar& max) {
   return clamp(a, nullptr, &max);
 }
+Tensor& clamp_min_(Tensor& a, const Scalar& min) {
+  return clamp_(a, &min, nullptr);
+}
+Tensor& clamp_max_(Tensor& a, const Scalar& max) {
+  return clamp_(a, nullptr, &max);
+}
 
 Tensor lerp(const Tensor& a, const Tensor& end, const Tensor& weight) {
   Operand ins[3] = {a, end, weight};
   return elementwise(Op::lerp, Rule::Same, ins, 3, nullptr, {});
 }
 Tensor lerp(const Tensor& a, const Tensor& end, const Scalar& weight) {
+  require_defined(a, "lerp");
+  require_defined(end, "lerp");
   Operand ins[3] = {a, end, weight};
   return elementwise(Op::lerp, Rule::Same, ins, 3, nullptr, {}, 0,
                      promote_types(a.dtype(), end.dtype()));
@@ -619,6 +672,11 @@ Tensor lerp(const Tensor& a, const Tensor& end, const Scalar& weight) {
 Tensor& lerp_(Tensor& a, const Tensor& end, const Scalar& weight) {
   Operand ins[3] = {a, end, weight};
   elementwise(Op::lerp, Rule::Same, ins, 3, &a, {}, 0, a.dtype());
+  return a;
+}
+Tensor& lerp_(Tensor& a, const Tensor& end, const Tensor& weight) {
+  Operand ins[3] = {a, end, weight};
+  elementwise(Op::lerp, Rule::Same, ins, 3, &a, {});
   return a;
 }
 
@@ -661,17 +719,33 @@ Tensor& addcdiv_(Tensor& a, const Tensor& t1, const Tensor& t2,
 }
 
 static void check_mask(const Tensor& mask) {
+  require_defined(mask, "masked_fill_");
   FASTT_CHECK(mask.dtype() == DType::Bool, TypeError,
               "masked_fill_ only supports boolean masks, but got mask with "
               "dtype {}",
               dtype_name(mask.dtype()));
 }
+// Out of place, self broadcasts with the mask (torch): the result has the
+// broadcast shape.
 Tensor masked_fill(const Tensor& a, const Tensor& mask, const Scalar& value) {
-  Tensor out = a.clone();
+  require_defined(a, "masked_fill");
+  require_defined(mask, "masked_fill");
+  int64_t shape[kMaxDims];
+  const int nd = broadcast_shapes(a.sizes(), mask.sizes(), shape,
+                                  "masked_fill");
+  Tensor out;
+  if (a.sizes().equals(IntList(shape, size_t(nd)))) {
+    out = a.clone();
+  } else {
+    out = Tensor::empty(IntList(shape, size_t(nd)), a.dtype(), a.device());
+    out.copy_(a);
+  }
   return masked_fill_(out, mask, value);
 }
 Tensor& masked_fill_(Tensor& a, const Tensor& mask, const Scalar& value) {
   check_mask(mask);
+  require_defined(a, "masked_fill_");
+  check_scalar_fits(value, a.dtype(), "masked_fill_");
   Operand ins[3] = {mask, value, a};
   elementwise(Op::where, Rule::Same, ins, 3, &a, {}, 1, a.dtype());
   return a;

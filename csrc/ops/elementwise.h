@@ -75,9 +75,12 @@ Tensor& clamp_(Tensor& a, const Scalar* min, const Scalar* max);
 Tensor& clamp_(Tensor& a, const Tensor& min, const Tensor& max);
 Tensor clamp_min(const Tensor& a, const Scalar& min);
 Tensor clamp_max(const Tensor& a, const Scalar& max);
+Tensor& clamp_min_(Tensor& a, const Scalar& min);
+Tensor& clamp_max_(Tensor& a, const Scalar& max);
 Tensor lerp(const Tensor& a, const Tensor& end, const Tensor& weight);
 Tensor lerp(const Tensor& a, const Tensor& end, const Scalar& weight);
 Tensor& lerp_(Tensor& a, const Tensor& end, const Scalar& weight);
+Tensor& lerp_(Tensor& a, const Tensor& end, const Tensor& weight);
 Tensor addcmul(const Tensor& a, const Tensor& t1, const Tensor& t2,
                const Scalar& value = 1);
 Tensor& addcmul_(Tensor& a, const Tensor& t1, const Tensor& t2,

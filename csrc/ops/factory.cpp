@@ -93,6 +93,7 @@ double max_finite(DType dt) {
 // uniform_ after validation; `op` names the caller in errors.
 Tensor& uniform_impl(Tensor& t, double from, double to, Generator* gen,
                      const char* op) {
+  require_defined(t, op);
   check_floating(t.dtype(), op, "uniform_");
   FASTT_CHECK(std::isfinite(from) && std::isfinite(to), RuntimeError,
               "{}: uniform_ expects from and to to be finite, but got from={} "
@@ -126,6 +127,7 @@ Tensor& uniform_impl(Tensor& t, double from, double to, Generator* gen,
 
 Tensor& normal_impl(Tensor& t, double mean, double std, Generator* gen,
                     const char* op) {
+  require_defined(t, op);
   check_floating(t.dtype(), op, "normal_");
   FASTT_CHECK(std >= 0.0, RuntimeError,
               "{}: normal expects std >= 0.0, but found std {}", op, std);
@@ -148,6 +150,7 @@ Tensor& normal_impl(Tensor& t, double mean, double std, Generator* gen,
 
 Tensor& random_impl(Tensor& t, int64_t low, int64_t high, Generator* gen,
                     const char* op) {
+  require_defined(t, op);
   FASTT_CHECK(low < high, RuntimeError,
               "{}: random_ expects 'from' to be less than 'to', but got "
               "from={} >= to={}",
@@ -354,6 +357,8 @@ Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps,
               "linspace: number of steps must be non-negative");
   const DType dt = dtype ? *dtype : default_dtype();
   KernelFn fn = lookup_kernel(Op::linspace, device.type, dt);
+  check_scalar_fits(start, dt, "linspace");
+  check_scalar_fits(end, dt, "linspace");
   Tensor out = Tensor::empty(IntList(steps), dt, device);
   if (steps == 1) {
     out.fill_(start);
@@ -468,6 +473,7 @@ Tensor bernoulli(const Tensor& p, Generator* generator) {
 }
 
 Tensor& bernoulli_(Tensor& t, double p, Generator* generator) {
+  require_defined(t, "bernoulli_");
   FASTT_CHECK(p >= 0.0 && p <= 1.0, RuntimeError,
               "bernoulli_ expects p to be in [0, 1], but got p={}", p);
   KernelFn fn = lookup_kernel(Op::bernoulli, t.device().type, t.dtype());
@@ -487,6 +493,7 @@ Tensor& bernoulli_(Tensor& t, double p, Generator* generator) {
 }
 
 Tensor& bernoulli_(Tensor& t, const Tensor& p, Generator* generator) {
+  require_defined(t, "bernoulli_");
   FASTT_CHECK(p.defined(), ValueError, "bernoulli_: got an undefined tensor");
   FASTT_CHECK(is_floating(p.dtype()), TypeError,
               "bernoulli_: expected a floating point probability tensor, "

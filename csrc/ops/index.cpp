@@ -202,8 +202,6 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
   const int nd = int(ref->dim());
   std::copy(ref->sizes().begin(), ref->sizes().end(), shape);
   shape[dim] = 0;
-  std::vector<Tensor> parts;
-  parts.reserve(tensors.size());
   for (size_t i = 0; i < tensors.size(); ++i) {
     const Tensor& t = tensors[i];
     if (t.dim() == 1 && t.numel() == 0) continue;  // legacy: skipped
@@ -216,13 +214,20 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
                   "Expected size {} but got size {} for tensor number {} in "
                   "the list.",
                   dim, ref->sizes()[d], t.sizes()[d], i);
-    shape[dim] += t.sizes()[dim];
-    if (t.numel() > 0) parts.push_back(t.to(dtype).contiguous());
+    FASTT_CHECK(!__builtin_add_overflow(shape[dim], t.sizes()[dim],
+                                        &shape[dim]),
+                RuntimeError,
+                "cat: the total size along dimension {} overflows int64", dim);
   }
   KernelFn fn = lookup_kernel(Op::cat, ref->device().type, dtype);
   Tensor out = Tensor::empty(IntList(shape, size_t(nd)), dtype,
                              ref->device());
   if (out.numel() == 0) return out;
+  std::vector<Tensor> parts;
+  parts.reserve(tensors.size());
+  // Copies only once every input has passed its checks and out exists.
+  for (const Tensor& t : tensors)
+    if (t.numel() > 0) parts.push_back(t.to(dtype).contiguous());
   KernelArgs a;
   a.out = &out;
   a.in[0] = parts.data();

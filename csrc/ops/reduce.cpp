@@ -190,7 +190,9 @@ Tensor logical(Op op, const char* name, const Tensor& a, IntList dims,
   check_defined(a, name);
   ReduceDims r;
   resolve_dims(a, dims, keepdim, name, r);
-  return run_reduce(op, a, r, DType::Bool);
+  Tensor out = run_reduce(op, a, r, DType::Bool);
+  // torch keeps uint8 for uint8 inputs (a legacy rule its docs state).
+  return a.dtype() == DType::UInt8 ? out.to(DType::UInt8) : out;
 }
 
 // cumsum/cumprod/softmax see a contiguous input and the wrapped dim.

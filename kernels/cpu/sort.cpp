@@ -2,7 +2,9 @@
 // index permutation is sorted (stable), and values/indices are written out.
 // NaN sorts as the largest value, like torch. Rows run in parallel.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <new>
 #include <numeric>
 #include <vector>
 
@@ -46,9 +48,19 @@ void for_each_row(const KernelArgs& a, Body&& body) {
   if (n == 0 || out_n == 0 || self.numel() == 0) return;
   const int64_t rows = self.numel() / n;
   const int64_t grain = std::max<int64_t>(1, kGrainSize / n);
+  // A failed scratch allocation must not escape an OpenMP region (that
+  // aborts): chunks record it and the error is raised after the loop.
+  std::atomic<bool> out_of_memory{false};
   parallel_for(0, rows, grain, [&](int64_t b, int64_t e) {
-    std::vector<opmath_t<T>> vals(static_cast<size_t>(n));
-    std::vector<int64_t> perm(static_cast<size_t>(n));
+    std::vector<opmath_t<T>> vals;
+    std::vector<int64_t> perm;
+    try {
+      vals.resize(static_cast<size_t>(n));
+      perm.resize(static_cast<size_t>(n));
+    } catch (const std::bad_alloc&) {
+      out_of_memory.store(true, std::memory_order_relaxed);
+      return;
+    }
     for (int64_t r = b; r < e; ++r) {
       // Offsets of row r: r's row-major digits over the dims other than dim.
       int64_t rem = r, so = 0, vo = 0, io = 0;
@@ -75,6 +87,8 @@ void for_each_row(const KernelArgs& a, Body&& body) {
       }
     }
   });
+  FASTT_CHECK(!out_of_memory.load(), OutOfMemoryError,
+              "sort: out of memory for the scratch of rows of {} elements", n);
 }
 
 // in[0] = self (ndim >= 1), out = values, out2 = int64 indices (same shape);

@@ -241,6 +241,7 @@ TEST_CASE("unary ops against a double reference, every dtype and layout",
       if (!has_kernel(c.op, compute)) {
         CHECK(unsupported_reason(c.op, DeviceType::CPU, compute) ==
               Unsupported::DType);
+        if (c.op == Op::square && dt == DType::Bool) continue;  // -> int64
         CHECK_THROWS_AS(c.fn(make({1}, {1}, dt)), NotImplementedError);
         continue;
       }
@@ -318,6 +319,11 @@ TEST_CASE("binary ops against a double reference, every dtype and layout",
       DType compute = compute_of(c.rule, dt);
       DType result = result_of(c.rule, compute);
       INFO(c.name << " on " << dtype_name(dt));
+      if (c.op == Op::sub && dt == DType::Bool) {  // torch's sub_check
+        CHECK_THROWS_AS(c.tt(make({1}, {1}, dt), make({1}, {1}, dt)),
+                        RuntimeError);
+        continue;
+      }
       if (!has_kernel(c.op, compute)) {
         CHECK_THROWS_AS(c.tt(make({1}, {1}, dt), make({1}, {1}, dt)),
                         NotImplementedError);
@@ -396,6 +402,10 @@ TEST_CASE("mixed-dtype binary ops promote before computing",
       DType compute = compute_of(c.rule, r);
       if (!has_kernel(c.op, compute)) continue;
       INFO(c.name);
+      if (c.op == Op::sub && (p.a == DType::Bool || p.b == DType::Bool)) {
+        CHECK_THROWS_AS(c.tt(a, b.t()), RuntimeError);
+        continue;
+      }
       Tensor got = c.tt(a, b.t());  // 1-d t() is a no-op view
       CHECK(got.dtype() == result_of(c.rule, compute));
       D ref = binary_ref(c, a, b.expand({45, 65}), compute);
@@ -609,8 +619,8 @@ TEST_CASE("alpha rules for add and sub", "[elementwise]") {
   Tensor t = make({1, 0}, {2}, DType::Bool);
   CHECK(values(add(t, t, true)) == D{1, 0});
   CHECK_THROWS_AS(add(a, b, true), RuntimeError);
-  // sub on bool is not supported.
-  CHECK_THROWS_AS(sub(t, t), NotImplementedError);
+  // sub on bool is not supported (torch's sub_check).
+  CHECK_THROWS_AS(sub(t, t), RuntimeError);
 }
 
 TEST_CASE("where", "[elementwise]") {
@@ -753,8 +763,134 @@ TEST_CASE("masked_fill", "[elementwise]") {
                   TypeError);
   CHECK_THROWS_AS(masked_fill(a, m, make({1, 2}, {2}, DType::Float32)),
                   RuntimeError);
-  CHECK_THROWS_AS(masked_fill(make({1, 2}, {2}, DType::Float32),
-                              make({1, 0, 1, 0}, {2, 2}, DType::Bool),
+  // Out of place, self broadcasts with a bigger mask (torch); in place it
+  // cannot grow.
+  Tensor small = make({1, 2}, {2}, DType::Float32);
+  Tensor big = masked_fill(small, make({1, 0, 0, 1}, {2, 2}, DType::Bool),
+                           Scalar(0));
+  CHECK(big.sizes().equals({2, 2}));
+  CHECK(values(big) == D{0, 2, 1, 0});
+  CHECK(values(small) == D{1, 2});
+  Tensor col = make({1, 2}, {2, 1}, DType::Int64);
+  CHECK(values(masked_fill(col, make({0, 1, 1}, {3}, DType::Bool),
+                           Scalar(9))) == D{1, 9, 9, 2, 9, 9});
+  CHECK_THROWS_AS(masked_fill_(small, make({1, 0, 1, 0}, {2, 2}, DType::Bool),
+                               Scalar(0)),
+                  RuntimeError);
+  CHECK_THROWS_AS(masked_fill(small, make({1, 0, 1}, {3}, DType::Bool),
                               Scalar(0)),
                   RuntimeError);
+}
+
+// INT_MIN / -1 overflows: x86 idiv traps (SIGFPE) for int32/int64. torch
+// wraps the quotient to INT_MIN and gives remainder 0.
+TEST_CASE("integer division of the minimum by -1 wraps instead of trapping",
+          "[elementwise]") {
+  for (DType dt : {DType::Int8, DType::Int16, DType::Int32, DType::Int64}) {
+    const double lo = dt == DType::Int64   ? -9223372036854775808.0
+                      : dt == DType::Int32 ? -2147483648.0
+                      : dt == DType::Int16 ? -32768.0
+                                           : -128.0;
+    Tensor a = make({lo, 7, -7}, {3}, dt);
+    Tensor m1 = make({-1, -1, -1}, {3}, dt);
+    CHECK(values(floor_divide(a, m1)) == D{lo, -7, 7});
+    CHECK(values(div(a, m1, "trunc")) == D{lo, -7, 7});
+    CHECK(values(div(a, m1, "floor")) == D{lo, -7, 7});
+    CHECK(values(remainder(a, m1)) == D{0, 0, 0});
+    CHECK(values(fmod(a, m1)) == D{0, 0, 0});
+    CHECK(values(floor_divide(a, Scalar(-1))) == D{lo, -7, 7});
+    CHECK(values(remainder(a, Scalar(-1))) == D{0, 0, 0});
+    Tensor b = a.clone();
+    floor_divide_(b, Scalar(-1));
+    CHECK(values(b) == D{lo, -7, 7});
+  }
+}
+
+TEST_CASE("in-place lerp_ with a tensor weight, clamp_min_, clamp_max_",
+          "[elementwise]") {
+  for (DType dt : {DType::Float32, DType::Float64, DType::BFloat16}) {
+    INFO(dtype_name(dt));
+    Tensor a = make(sample(dt, 45 * 65, 5), {45, 65}, dt);
+    Tensor b = make(sample(dt, 65 * 45, 6), {65, 45}, dt).t();
+    Tensor w = make(sample(dt, 45, 7, false, 0, 1), {45, 1}, dt);
+    D rl, rlo, rhi;
+    for (int64_t k = 0; k < a.numel(); ++k) {
+      double x = get(a, k), y = get(b, k), wk = get(w, k / 65);
+      rl.push_back(x + wk * (y - x));
+      rlo.push_back(std::max(x, 0.25));
+      rhi.push_back(std::min(x, -0.25));
+    }
+    Tensor l = a.clone();
+    Tensor& r = lerp_(l, b, w);
+    CHECK(r.is_same(l));
+    check_values(l, rl, dt, "lerp_ tensor weight");
+    Tensor lo = a.clone(), hi = a.clone();
+    clamp_min_(lo, Scalar(0.25));
+    clamp_max_(hi, Scalar(-0.25));
+    check_values(lo, rlo, dt, "clamp_min_");
+    check_values(hi, rhi, dt, "clamp_max_");
+  }
+  // The weight may not broadcast the destination.
+  Tensor s = make({1, 2}, {2}, DType::Float32);
+  Tensor w2 = make({0.5, 0.5, 0.5, 0.5}, {2, 2}, DType::Float32);
+  CHECK_THROWS_AS(lerp_(s, s, w2), RuntimeError);
+}
+
+TEST_CASE("sub rejects bool operands like torch", "[elementwise]") {
+  Tensor b = make({1, 0}, {2}, DType::Bool);
+  Tensor f = make({1, 2}, {2}, DType::Float32);
+  CHECK_THROWS_AS(sub(b, b), RuntimeError);
+  CHECK_THROWS_AS(sub(f, b), RuntimeError);
+  CHECK_THROWS_AS(sub(b, f), RuntimeError);
+  CHECK_THROWS_AS(sub(f, Scalar(true)), RuntimeError);
+  CHECK_THROWS_AS(sub(Scalar(true), f), RuntimeError);
+  CHECK_THROWS_AS(sub_(f, b), RuntimeError);
+  Tensor o = Tensor::empty({2}, DType::Float32);
+  CHECK_THROWS_AS(sub_out(o, f, b), RuntimeError);
+  try {
+    sub(b, b);
+  } catch (const RuntimeError& e) {
+    CHECK(std::string(e.what()).find("logical_not") != std::string::npos);
+  }
+  // add keeps accepting bools.
+  CHECK(values(add(b, b)) == D{1, 0});
+  CHECK(values(sub(f, f)) == D{0, 0});
+}
+
+TEST_CASE("clamp propagates NaN from the input and from either bound",
+          "[elementwise]") {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (DType dt : {DType::Float16, DType::BFloat16, DType::Float32,
+                   DType::Float64}) {
+    INFO(dtype_name(dt));
+    Tensor x = make({nan, INFINITY, 0.5, -3, 2}, {5}, dt);
+    Tensor lo = make({0, nan, nan, -1, 0}, {5}, dt);
+    Tensor hi = make({1, 1, 1, nan, 1}, {5}, dt);
+    D both = values(clamp(x, lo, hi));
+    CHECK(std::isnan(both[0]));
+    CHECK(std::isnan(both[1]));
+    CHECK(std::isnan(both[2]));
+    CHECK(std::isnan(both[3]));
+    CHECK(both[4] == 1);
+    D mn = values(clamp(x, lo, Tensor()));
+    CHECK(std::isnan(mn[1]));
+    CHECK(mn[3] == -1);
+    D mx = values(clamp(x, Tensor(), hi));
+    CHECK(std::isnan(mx[3]));
+    CHECK(mx[2] == 0.5);
+    Scalar snan(nan);
+    for (double v : values(clamp(x, &snan, nullptr))) CHECK(std::isnan(v));
+    for (double v : values(clamp(x, nullptr, &snan))) CHECK(std::isnan(v));
+    Tensor y = x.clone();
+    clamp_(y, lo, hi);
+    CHECK(std::isnan(values(y)[1]));
+  }
+}
+
+TEST_CASE("square of bool gives int64 like torch", "[elementwise]") {
+  Tensor b = make({1, 0, 1}, {3}, DType::Bool);
+  Tensor r = square(b);
+  CHECK(r.dtype() == DType::Int64);
+  CHECK(values(r) == D{1, 0, 1});
+  CHECK(values(square(b.slice(0, 0, 3, 2))) == D{1, 1});
 }

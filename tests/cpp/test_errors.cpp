@@ -1,10 +1,14 @@
 // Each error class is thrown by the inputs that should raise it, with a
 // message naming the op and the offending sizes/dtypes.
+#include <cmath>
+#include <limits>
 #include <string>
 
 #include "catch.h"
 #include "core_test_util.h"
 #include "csrc/ops/elementwise.h"
+#include "csrc/ops/factory.h"
+#include "csrc/ops/reduce.h"
 
 using namespace fastt;
 using namespace fastt::test;
@@ -116,4 +120,99 @@ TEST_CASE("OutOfMemoryError: requests the machine cannot satisfy",
   Tensor t = Tensor::empty({3}, DType::Float32);
   t.fill_(Scalar(1));
   CHECK(get(add(t, t), 2) == 2);
+}
+
+// torch's checked_convert: a value written into a tensor must fit its dtype.
+TEST_CASE("RuntimeError: scalar values that overflow the dtype they fill",
+          "[errors]") {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  require_error<RuntimeError>(
+      [] { full({2}, Scalar(300), DType::UInt8); },
+      {"fill_", "uint8", "without overflow", "300"});
+  CHECK_THROWS_AS(full({2}, Scalar(-129), DType::Int8), RuntimeError);
+  CHECK_THROWS_AS(full({2}, Scalar(1e6), DType::Float16), RuntimeError);
+  CHECK_THROWS_AS(full({2}, Scalar(70000), DType::Float16), RuntimeError);
+  CHECK_THROWS_AS(full({2}, Scalar(1e39), DType::Float32), RuntimeError);
+  CHECK_THROWS_AS(full({2}, Scalar(nan), DType::Int32), RuntimeError);
+  CHECK_THROWS_AS(full({2}, Scalar(9.3e18), DType::Int64), RuntimeError);
+  CHECK_THROWS_AS(full({2}, Scalar(int64_t(1) << 31), DType::Int32),
+                  RuntimeError);
+  CHECK_THROWS_AS(full({2}, Scalar(-256), DType::UInt8), RuntimeError);
+  CHECK_THROWS_AS(full({2}, Scalar(-0.5 - 1), DType::UInt8), RuntimeError);
+  Tensor u = full({2}, Scalar(0), DType::UInt8);
+  CHECK_THROWS_AS(u.fill_(Scalar(256)), RuntimeError);
+  Tensor m = full({2}, Scalar(true), DType::Bool);
+  CHECK_THROWS_AS(masked_fill(u, m, Scalar(300)), RuntimeError);
+  CHECK_THROWS_AS(where(m, u, Scalar(300)), RuntimeError);
+  CHECK_THROWS_AS(clamp(u, Scalar(0), Scalar(300)), RuntimeError);
+  CHECK_THROWS_AS(linspace(Scalar(0), Scalar(300), 4, DType::Int8),
+                  RuntimeError);
+  // What does fit: the range ends, infinities and NaN in floats, -255..-1
+  // wrapping into uint8, anything into bool, fractions into integers.
+  CHECK(values(full({1}, Scalar(255), DType::UInt8)) ==
+        std::vector<double>{255});
+  CHECK(values(full({1}, Scalar(-1), DType::UInt8)) ==
+        std::vector<double>{255});
+  CHECK(values(full({1}, Scalar(-128), DType::Int8)) ==
+        std::vector<double>{-128});
+  CHECK(values(full({1}, Scalar(65504.0), DType::Float16)) ==
+        std::vector<double>{65504});
+  CHECK(std::isinf(values(full({1}, Scalar(INFINITY), DType::Float16))[0]));
+  CHECK(std::isnan(values(full({1}, Scalar(nan), DType::BFloat16))[0]));
+  CHECK(values(full({1}, Scalar(1e300), DType::Float64))[0] == 1e300);
+  CHECK(values(full({1}, Scalar(7), DType::Bool)) == std::vector<double>{1});
+  CHECK(values(full({1}, Scalar(2.7), DType::Int32)) == std::vector<double>{2});
+  CHECK(values(full({1}, Scalar(int64_t(INT64_MIN)), DType::Int64))[0] ==
+        -9223372036854775808.0);
+  // Arithmetic scalars wrap rather than raise (torch does the same).
+  CHECK(values(add(u, Scalar(300))) == std::vector<double>{44, 44});
+  // A bound that promotes the result is checked against the result dtype.
+  CHECK(clamp(u, Scalar(0.5), Scalar(300.5)).dtype() == DType::Float32);
+}
+
+// A default-constructed Tensor handed to an op or method raises instead of
+// dereferencing a null handle.
+TEST_CASE("ValueError: undefined tensors", "[errors]") {
+  Tensor u;
+  Tensor a = full({2, 3}, Scalar(1.0), DType::Float32);
+  Tensor m = full({2, 3}, Scalar(true), DType::Bool);
+  CHECK_THROWS_AS(where(u, a, a), ValueError);
+  CHECK_THROWS_AS(where(m, u, a), ValueError);
+  CHECK_THROWS_AS(where(m, a, u), ValueError);
+  CHECK_THROWS_AS(where(m, u, Scalar(1)), ValueError);
+  CHECK_THROWS_AS(clamp(u, Scalar(0), Scalar(1)), ValueError);
+  CHECK_THROWS_AS(clamp(u, a, a), ValueError);
+  CHECK_THROWS_AS(lerp(u, a, Scalar(0.5)), ValueError);
+  CHECK_THROWS_AS(lerp(a, u, Scalar(0.5)), ValueError);
+  CHECK_THROWS_AS(masked_fill(a, u, Scalar(1)), ValueError);
+  Tensor v;
+  CHECK_THROWS_AS(masked_fill_(v, m, Scalar(1)), ValueError);
+  CHECK_THROWS_AS(uniform_(v), ValueError);
+  CHECK_THROWS_AS(normal_(v), ValueError);
+  CHECK_THROWS_AS(random_(v, 0, 2), ValueError);
+  CHECK_THROWS_AS(bernoulli_(v, 0.5), ValueError);
+  CHECK_THROWS_AS(u.view({1}), ValueError);
+  CHECK_THROWS_AS(u.reshape({1}), ValueError);
+  CHECK_THROWS_AS(u.transpose(0, 1), ValueError);
+  CHECK_THROWS_AS(u.permute({0}), ValueError);
+  CHECK_THROWS_AS(u.t(), ValueError);
+  CHECK_THROWS_AS(u.mT(), ValueError);
+  CHECK_THROWS_AS(u.squeeze(), ValueError);
+  CHECK_THROWS_AS(u.unsqueeze(0), ValueError);
+  CHECK_THROWS_AS(u.expand({2}), ValueError);
+  CHECK_THROWS_AS(u.flatten(), ValueError);
+  CHECK_THROWS_AS(u.narrow(0, 0, 1), ValueError);
+  CHECK_THROWS_AS(u.select(0, 0), ValueError);
+  CHECK_THROWS_AS(u.slice(0, 0, 1), ValueError);
+  CHECK_THROWS_AS(u.as_strided({1}, {1}), ValueError);
+  CHECK_THROWS_AS(u.contiguous(), ValueError);
+  CHECK_THROWS_AS(u.clone(), ValueError);
+  CHECK_THROWS_AS(u.to(DType::Float64), ValueError);
+  CHECK_THROWS_AS(u.item(), ValueError);
+  CHECK_THROWS_AS(v.fill_(Scalar(1)), ValueError);
+  CHECK_THROWS_AS(v.copy_(a), ValueError);
+  CHECK_THROWS_AS(a.clone().copy_(u), ValueError);
+  CHECK_THROWS_AS(neg(u), ValueError);
+  CHECK_THROWS_AS(add(u, a), ValueError);
+  CHECK_THROWS_AS(sum(u), ValueError);
 }

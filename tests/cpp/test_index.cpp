@@ -1084,3 +1084,19 @@ TEST_CASE("large inputs take the threaded paths correctly", "[index]") {
   REQUIRE(at(tl, {3, 4}) == 0);
   REQUIRE(at(tl, {200, 4}) == at(x, {200, 4}));
 }
+
+TEST_CASE("cat: a total size that overflows int64 is an error",
+          "[index][errors]") {
+  Tensor v = Tensor::empty({1, 1}, DType::Float32);
+  v.fill_(Scalar(1));
+  Tensor e = v.expand({int64_t(1) << 62, 1});  // a valid stride-0 view
+  try {
+    cat({e, e});  // 2^63 rows
+    FAIL("expected an overflow error");
+  } catch (const RuntimeError& err) {
+    // Raised by cat's own size check, before any input is copied.
+    CHECK(std::string(err.what()).find("cat: the total size along "
+                                       "dimension 0 overflows") !=
+          std::string::npos);
+  }
+}

@@ -543,12 +543,18 @@ TEST_CASE("reduce: all and any", "[reduce]") {
   };
   for (DType dt : {DType::Bool, DType::Int32, DType::UInt8, DType::Float32,
                    DType::Float16}) {
+    // torch: uint8 inputs give uint8 results, every other dtype bool.
+    const DType rd = dt == DType::UInt8 ? DType::UInt8 : DType::Bool;
     // Mostly nonzero so `all` is sometimes true.
-    check_reduction("all", dt, all_op, ref_all, DType::Bool, 0, 0, false, 0,
-                    1.2);
-    check_reduction("any", dt, any_op, ref_any, DType::Bool, 0, 0, false,
-                    -0.6, 0.6);
+    check_reduction("all", dt, all_op, ref_all, rd, 0, 0, false, 0, 1.2);
+    check_reduction("any", dt, any_op, ref_any, rd, 0, 0, false, -0.6, 0.6);
   }
+  Tensor u = from_doubles({3, 0, 200}, {3}, DType::UInt8);
+  CHECK(all(u).dtype() == DType::UInt8);
+  CHECK(any(u, {0}, true).dtype() == DType::UInt8);
+  CHECK(all(u).item<int64_t>() == 0);
+  CHECK(any(u).item<int64_t>() == 1);
+  CHECK(all(from_doubles({3, 1}, {2}, DType::Int8)).dtype() == DType::Bool);
   Tensor e = Tensor::empty({0}, DType::Float32);
   CHECK(all(e).item<bool>() == true);
   CHECK(any(e).item<bool>() == false);

@@ -368,3 +368,27 @@ TEST_CASE("views share the version counter", "[views]") {
   x.copy_(iota({4}));
   CHECK(v.storage()->version() > mid);
 }
+
+// Sizes and strides near int64's limits must not wrap into "valid" views.
+TEST_CASE("views whose extent or element count overflows int64",
+          "[views][errors]") {
+  const int64_t H = int64_t(1) << 62;
+  Tensor x = iota({12});
+  // (3 - 1) * 2^62 wraps negative and used to pass the bounds check.
+  CHECK_THROWS_AS(x.as_strided({3}, {H}), RuntimeError);
+  CHECK_THROWS_AS(x.as_strided({5}, {int64_t(1) << 61}), RuntimeError);
+  CHECK_THROWS_AS(x.as_strided({2, 2}, {H, H}), RuntimeError);
+  CHECK_THROWS_AS(x.as_strided({1}, {1}, H * 2 - 1 + H), RuntimeError);
+  // Only -1 means "keep the offset"; other negatives are errors.
+  CHECK_THROWS_AS(x.as_strided({1}, {1}, -5), RuntimeError);
+  CHECK(x.slice(0, 3, 12).as_strided({1}, {1}, -1).storage_offset() == 3);
+  // expand through stride-0 dims: 2^40 * 2^40 * 4 elements overflow.
+  Tensor v = iota({4});
+  CHECK_THROWS_AS(v.expand({int64_t(1) << 40, int64_t(1) << 40, 4}),
+                  RuntimeError);
+  CHECK_THROWS_AS(x.slice(0, 0, 1).expand({H, H}), RuntimeError);
+  // Large but representable is still a valid (stride-0) view.
+  Tensor big = v.expand({int64_t(1) << 40, 4});
+  CHECK(big.numel() == (int64_t(1) << 42));
+  CHECK(big.strides()[0] == 0);
+}
