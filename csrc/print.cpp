@@ -1,6 +1,7 @@
-// Tensor::str(): PyTorch's print format (tensor([...]) with aligned
-// columns, 4 significant decimals or scientific notation, "..." summaries
-// above 1000 elements, and the dtype when it is not a default one).
+// Tensor::str(): PyTorch's print format (torch/_tensor_str.py with default
+// print options): widths from the nonzero finite values, int/fixed/sci
+// modes, 80-column wrapping, "..." summaries above 1000 elements, and the
+// device/size/dtype suffixes. Python's repr and the C++ frontend share it.
 #include <cmath>
 #include <string>
 #include <vector>
@@ -12,151 +13,189 @@ namespace {
 
 constexpr int64_t kThreshold = 1000;
 constexpr int64_t kEdgeItems = 3;
+constexpr int64_t kLineWidth = 80;
 
-struct Formatter {
-  bool floating = false;
+struct Printer {
+  const Tensor& t;             // contiguous, on the CPU
+  const double* f = nullptr;   // floating dtypes, as double
+  const int64_t* i = nullptr;  // integer dtypes, as int64 (exact)
   bool boolean = false;
-  bool int_mode = true;  // floats that are all whole numbers print as "1."
+  bool summarize = false;
+  bool int_mode = true;
   bool sci = false;
   size_t width = 1;
 
-  std::string format(double v) const {
-    if (boolean) return v != 0 ? "True" : "False";
-    if (!floating) return fmt::format("{}", int64_t(v));
-    if (std::isnan(v)) return "nan";
-    if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  int64_t stride_of(int dim) const {
+    int64_t s = 1;
+    for (int64_t d = dim + 1; d < t.dim(); ++d) s *= t.sizes()[d];
+    return s;
+  }
+  // Calls fn(flat index) for every element that will be printed.
+  template <class Fn>
+  void visit(int dim, int64_t off, Fn&& fn) const {
+    if (t.dim() == 0) return fn(off);
+    int64_t n = t.sizes()[dim], st = stride_of(dim);
+    auto one = [&](int64_t k) {
+      if (dim == t.dim() - 1)
+        fn(off + k);
+      else
+        visit(dim + 1, off + k * st, fn);
+    };
+    if (summarize && n > 2 * kEdgeItems) {
+      for (int64_t k = 0; k < kEdgeItems; ++k) one(k);
+      for (int64_t k = n - kEdgeItems; k < n; ++k) one(k);
+    } else {
+      for (int64_t k = 0; k < n; ++k) one(k);
+    }
+  }
+  std::string raw(int64_t k) const {
+    if (boolean) return i[k] ? "True" : "False";
+    if (i) return fmt::format("{}", i[k]);
+    double v = f[k];
     if (sci) return fmt::format("{:.4e}", v);
-    if (int_mode) return fmt::format("{:.0f}.", v);
+    if (int_mode) {
+      if (std::isnan(v)) return "nan";
+      if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+      return fmt::format("{:.0f}.", v);
+    }
     return fmt::format("{:.4f}", v);
   }
-};
-
-// Collects the printed elements (all, or the summarized edges).
-void collect(const Tensor& t, int dim, int64_t offset, bool summarize,
-             const std::vector<double>& all, std::vector<double>& out) {
-  if (t.dim() == 0) {
-    out.push_back(all[0]);
-    return;
+  std::string cell(int64_t k) const {
+    std::string s = raw(k);
+    if (s.size() < width) s.insert(0, width - s.size(), ' ');
+    return s;
   }
-  int64_t size = t.sizes()[dim];
-  int64_t stride = 1;
-  for (int64_t d = dim + 1; d < t.dim(); ++d) stride *= t.sizes()[d];
-  auto visit = [&](int64_t i) {
-    if (dim == t.dim() - 1)
-      out.push_back(all[size_t(offset + i)]);
-    else
-      collect(t, dim + 1, offset + i * stride, summarize, all, out);
-  };
-  if (summarize && size > 2 * kEdgeItems) {
-    for (int64_t i = 0; i < kEdgeItems; ++i) visit(i);
-    for (int64_t i = size - kEdgeItems; i < size; ++i) visit(i);
-  } else {
-    for (int64_t i = 0; i < size; ++i) visit(i);
+  void setup() {
+    if (!f) {
+      visit(0, 0, [&](int64_t k) { width = std::max(width, raw(k).size()); });
+      return;
+    }
+    double amax = 0, amin = INFINITY;
+    bool any = false;
+    visit(0, 0, [&](int64_t k) {
+      double v = f[k];
+      if (!std::isfinite(v) || v == 0) return;
+      any = true;
+      if (v != std::ceil(v)) int_mode = false;
+      amax = std::max(amax, std::fabs(v));
+      amin = std::min(amin, std::fabs(v));
+    });
+    if (!any) return;
+    sci = amax / amin > 1000.0 || amax > 1.0e8 || (!int_mode && amin < 1.0e-4);
+    visit(0, 0, [&](int64_t k) {
+      double v = f[k];
+      if (std::isfinite(v) && v != 0) width = std::max(width, raw(k).size());
+    });
   }
-}
-
-void emit(const Tensor& t, int dim, int64_t offset, bool summarize,
-          const std::vector<double>& all, const Formatter& f, int indent,
-          std::string& s) {
-  int64_t size = t.sizes()[dim];
-  int64_t stride = 1;
-  for (int64_t d = dim + 1; d < t.dim(); ++d) stride *= t.sizes()[d];
-  s += '[';
-  bool last = dim == t.dim() - 1;
-  auto elem = [&](int64_t i, bool first) {
-    if (!first) {
-      if (last) {
-        s += ", ";
-      } else {
-        s += ',';
-        s.append(size_t(t.dim() - dim - 1), '\n');
-        s.append(size_t(indent + dim + 1), ' ');
+  void vec(int64_t off, int64_t indent, std::string& s) const {
+    int64_t n = t.sizes()[t.dim() - 1];
+    std::vector<std::string> data;
+    if (summarize && n > 2 * kEdgeItems) {
+      for (int64_t k = 0; k < kEdgeItems; ++k) data.push_back(cell(off + k));
+      data.push_back(" ...");
+      for (int64_t k = n - kEdgeItems; k < n; ++k)
+        data.push_back(cell(off + k));
+    } else {
+      for (int64_t k = 0; k < n; ++k) data.push_back(cell(off + k));
+    }
+    int64_t per_line =
+        std::max<int64_t>(1, (kLineWidth - indent) / int64_t(width + 2));
+    s += '[';
+    for (size_t k = 0; k < data.size(); ++k) {
+      if (k) {
+        if (int64_t(k) % per_line == 0) {
+          s += ",\n";
+          s.append(size_t(indent + 1), ' ');
+        } else {
+          s += ", ";
+        }
       }
+      s += data[k];
     }
-    if (last) {
-      std::string v = f.format(all[size_t(offset + i)]);
-      if (v.size() < f.width) s.append(f.width - v.size(), ' ');
-      s += v;
-    } else {
-      emit(t, dim + 1, offset + i * stride, summarize, all, f, indent, s);
-    }
-  };
-  if (summarize && size > 2 * kEdgeItems) {
-    for (int64_t i = 0; i < kEdgeItems; ++i) elem(i, i == 0);
-    if (last) {
-      s += ", ...";
-    } else {
-      s += ',';
-      s.append(size_t(t.dim() - dim - 1), '\n');
-      s.append(size_t(indent + dim + 1), ' ');
-      s += "...";
-    }
-    for (int64_t i = size - kEdgeItems; i < size; ++i) elem(i, false);
-  } else {
-    for (int64_t i = 0; i < size; ++i) elem(i, i == 0);
+    s += ']';
   }
-  s += ']';
-}
+  void nd(int dim, int64_t off, int64_t indent, std::string& s) const {
+    if (dim == t.dim() - 1) return vec(off, indent, s);
+    int64_t n = t.sizes()[dim], st = stride_of(dim);
+    std::string sep = ",";
+    sep.append(size_t(t.dim() - dim - 1), '\n');
+    sep.append(size_t(indent + 1), ' ');
+    s += '[';
+    bool first = true;
+    auto one = [&](int64_t k) {
+      if (!first) s += sep;
+      first = false;
+      nd(dim + 1, off + k * st, indent + 1, s);
+    };
+    if (summarize && n > 2 * kEdgeItems) {
+      for (int64_t k = 0; k < kEdgeItems; ++k) one(k);
+      s += sep;
+      s += "...";
+      for (int64_t k = n - kEdgeItems; k < n; ++k) one(k);
+    } else {
+      for (int64_t k = 0; k < n; ++k) one(k);
+    }
+    s += ']';
+  }
+};
 
 }  // namespace
 
 std::string Tensor::str() const {
-  if (!defined()) return "tensor(undefined)";
-  Tensor c = to(kCPU).contiguous().to(DType::Float64);
-  const double* p = c.data_ptr<double>();
-  std::vector<double> all(p, p + c.numel());
-  bool summarize = numel() > kThreshold;
-  std::vector<double> shown;
-  if (numel() > 0) collect(c, 0, 0, summarize, all, shown);
-
-  Formatter f;
-  f.floating = is_floating_point();
-  f.boolean = dtype() == DType::Bool;
-  if (f.boolean) f.floating = false;
-  if (f.floating) {
-    double amax = 0, amin = INFINITY;
-    bool any_finite = false;
-    for (double v : shown) {
-      if (!std::isfinite(v)) continue;
-      any_finite = true;
-      if (v != std::floor(v)) f.int_mode = false;
-      double a = std::fabs(v);
-      if (a > amax) amax = a;
-      if (a != 0 && a < amin) amin = a;
-    }
-    if (any_finite) {
-      if (f.int_mode) {
-        f.sci = amax > 1e8;
-      } else {
-        f.sci = amax / (amin == INFINITY ? amax : amin) > 1000.0 ||
-                amax > 1e8 || (amin != INFINITY && amin < 1e-4);
-      }
-    }
-  }
-  for (double v : shown) {
-    std::string sv = f.format(v);
-    f.width = std::max(f.width, sv.size());
-  }
-
+  const Tensor& self = *this;
+  if (!self.defined()) return "tensor(undefined)";
+  const bool floating = self.is_floating_point();
+  DType dt = self.dtype();
   std::string body;
-  const int indent = 7;  // strlen("tensor(")
-  if (dim() == 0) {
-    body = f.format(all[0]);
-  } else if (numel() == 0) {
+  if (self.numel() == 0) {
     body = "[]";
   } else {
-    emit(c, 0, 0, summarize, all, f, indent, body);
+    Tensor c = self.to(kCPU).contiguous().to(floating ? DType::Float64
+                                                      : DType::Int64);
+    Printer p{c};
+    if (floating)
+      p.f = c.data_ptr<double>();
+    else
+      p.i = c.data_ptr<int64_t>();
+    p.boolean = dt == DType::Bool;
+    p.summarize = self.numel() > kThreshold;
+    p.setup();
+    if (c.dim() == 0)
+      body = p.cell(0);
+    else
+      p.nd(0, 0, 7, body);  // 7 == strlen("tensor(")
   }
+  std::vector<std::string> suffixes;
+  if (!self.is_cpu())
+    suffixes.push_back(fmt::format("device='{}'", self.device().str()));
+  if (self.numel() == 0 && self.dim() != 1) {
+    std::string sz = "size=(";
+    for (int64_t d = 0; d < self.dim(); ++d)
+      sz += fmt::format(d ? ", {}" : "{}", self.sizes()[d]);
+    suffixes.push_back(sz + ")");
+  }
+  bool shown = self.numel() == 0
+                   ? dt != default_dtype()
+                   : !(dt == default_dtype() || dt == DType::Int64 ||
+                       dt == DType::Bool);
+  if (shown) suffixes.push_back(fmt::format("dtype=fastt.{}", dtype_name(dt)));
+  // torch's _add_suffixes: a suffix that would pass column 80 goes on its
+  // own line (its arithmetic, off-by-one included).
   std::string r = "tensor(" + body;
-  if (numel() == 0 && dim() != 1)
-    r += fmt::format(", size=({}{})", fmt::join(sizes().begin(), sizes().end(), ", "),
-                     dim() == 1 ? "," : "");
-  if (!is_cpu()) r += fmt::format(", device='{}'", device().str());
-  DType dt = dtype();
-  bool implicit = dt == default_dtype() || dt == DType::Int64 || dt == DType::Bool;
-  if (!implicit) r += fmt::format(", dtype=fastt.{}", dtype_name(dt));
-  r += ")";
-  return r;
+  size_t nl = r.rfind('\n');
+  int64_t last = int64_t(r.size()) -
+                 (nl == std::string::npos ? -1 : int64_t(nl)) + 1;
+  for (const std::string& x : suffixes) {
+    int64_t n = int64_t(x.size());
+    if (last + n + 2 > kLineWidth) {
+      r += ",\n       " + x;  // 7 spaces: strlen("tensor(")
+      last = 7 + n;
+    } else {
+      r += ", " + x;
+      last += n + 2;
+    }
+  }
+  return r + ")";
 }
 
 }  // namespace fastt

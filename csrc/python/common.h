@@ -188,8 +188,6 @@ int tensor_setitem(PyObject* self, PyObject* index, PyObject* value);
 Tensor tensor_from_data(PyObject* data, PyObject* dtype, PyObject* device,
                         bool copy);
 PyObject* tensor_tolist(const Tensor& t);
-// torch's print format (repr.cpp).
-std::string tensor_repr_string(const Tensor& t);
 int tensor_getbuffer(PyObject* self, Py_buffer* view, int flags);
 void tensor_releasebuffer(PyObject* self, Py_buffer* view);
 PyObject* tensor_dlpack(PyObject* self, PyObject* const* args,

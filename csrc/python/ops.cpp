@@ -416,8 +416,11 @@ FASTT_METHOD(lerp_) {
   static const Signature sig{"lerp_", {"end", "weight"}, 2};
   PyObject* a[2];
   parse_args(sig, args, nargs, kwnames, a);
-  fastt::lerp_(unwrap_mut(self), to_tensor(a[0], "end"),
-               to_scalar(a[1], "weight"));
+  Tensor end = to_tensor(a[0], "end");
+  if (is_tensor(a[1]))
+    fastt::lerp_(unwrap_mut(self), end, unwrap(a[1]));
+  else
+    fastt::lerp_(unwrap_mut(self), end, to_scalar(a[1], "weight"));
   return return_self(self);
   FASTT_PY_END
 }
@@ -1102,7 +1105,13 @@ static PyObject* f_get_num_threads(PyObject*, PyObject*) {
 }
 static PyObject* f_manual_seed(PyObject*, PyObject* o) {
   FASTT_PY_BEGIN
-  fastt::manual_seed(uint64_t(to_int(o, "seed")));
+  // torch accepts any seed in [-2^63, 2^64); negatives wrap to uint64.
+  uint64_t seed = PyLong_Check(o) ? PyLong_AsUnsignedLongLong(o) : 0;
+  if (!PyLong_Check(o) || (seed == uint64_t(-1) && PyErr_Occurred())) {
+    PyErr_Clear();
+    seed = uint64_t(to_int(o, "seed"));  // negatives; errors for bad types
+  }
+  fastt::manual_seed(seed);
   Py_RETURN_NONE;
   FASTT_PY_END
 }

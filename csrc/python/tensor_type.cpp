@@ -386,7 +386,7 @@ static PyObject* tensor_iter(PyObject* self) {
 
 static PyObject* tensor_repr(PyObject* self) {
   FASTT_PY_BEGIN
-  std::string s = tensor_repr_string(unwrap(self));
+  std::string s = unwrap(self).str();
   return PyUnicode_FromStringAndSize(s.data(), Py_ssize_t(s.size()));
   FASTT_PY_END
 }

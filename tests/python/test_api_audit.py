@@ -308,3 +308,20 @@ def test_nonzero_as_tuple_of_0d():
         [[0]]
     assert [t.tolist() for t in fastt.where(fastt.tensor(0.0))] == [[]]
     assert fastt.where(fastt.tensor(0.0))[0].dtype == fastt.int64
+
+
+def test_manual_seed_full_uint64_range():
+    fastt.manual_seed(2**64 - 1)
+    a = fastt.rand(4)
+    fastt.manual_seed(2**64 - 1)
+    assert fastt.equal(a, fastt.rand(4)) if hasattr(fastt, "equal") else \
+        (a == fastt.rand(4)).all().item()
+    fastt.manual_seed(-1)  # wraps like torch
+    with pytest.raises(OverflowError):
+        fastt.manual_seed(2**64)
+
+
+def test_lerp_inplace_tensor_weight():
+    a = fastt.zeros(3)
+    a.lerp_(fastt.ones(3), fastt.tensor([0.0, 0.5, 1.0]))
+    assert a.tolist() == [0.0, 0.5, 1.0]
