@@ -179,6 +179,15 @@ void check_scalar_fits(const Scalar& value, DType dt, const char* op) {
   }
 }
 
+void check_no_internal_overlap(const Tensor& out, const char* op) {
+  for (int64_t d = 0; d < out.dim(); ++d)
+    FASTT_CHECK(out.sizes()[d] <= 1 || out.strides()[d] != 0, RuntimeError,
+                "{}: unsupported operation: more than one element of the "
+                "written-to tensor refers to a single memory location. "
+                "Please clone() the tensor before performing the operation.",
+                op);
+}
+
 void check_no_partial_overlap(const Tensor& out, const Tensor& in,
                               const char* op) {
   if (in.storage() != out.storage() || in.numel() == 0 || out.numel() == 0)
@@ -747,11 +756,7 @@ Tensor& Tensor::copy_(const Tensor& src) {
               "copy_: output with shape {} doesn't match the broadcast shape "
               "{}",
               shape_str(sizes()), shape_str(IntList(shape, size_t(nd))));
-  for (int d = 0; d < impl_->ndim; ++d)
-    FASTT_CHECK(impl_->sizes[d] <= 1 || impl_->strides[d] != 0, RuntimeError,
-                "copy_: unsupported operation: more than one element of the "
-                "written-to tensor refers to a single memory location. "
-                "Please clone() the tensor before performing the operation.");
+  check_no_internal_overlap(*this, "copy_");
   if (device() != src.device()) return copy_across_devices(*this, src);
   if (numel() == 0) return *this;
   check_no_partial_overlap(*this, src, "copy_");
@@ -802,10 +807,7 @@ Tensor Tensor::to(Device dev, bool copy) const {
 
 Tensor& Tensor::fill_(const Scalar& value) {
   require_defined(*this, "fill_");
-  for (int d = 0; d < impl_->ndim; ++d)
-    FASTT_CHECK(impl_->sizes[d] <= 1 || impl_->strides[d] != 0, RuntimeError,
-                "fill_: unsupported operation: more than one element of the "
-                "written-to tensor refers to a single memory location.");
+  check_no_internal_overlap(*this, "fill_");
   check_scalar_fits(value, dtype(), "fill_");
   if (numel() > 0) {
     KernelArgs args;

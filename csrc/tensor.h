@@ -225,6 +225,10 @@ std::string shape_str(IntList sizes);  // "[2, 3]"
 // wrap into unsigned (uint8 accepts -255..255); any value fits bool.
 bool scalar_overflows(const Scalar& value, DType dt);
 void check_scalar_fits(const Scalar& value, DType dt, const char* op);
+// Throws when a tensor about to be written has two elements at one address
+// (an expanded view): torch's "more than one element ... refers to a single
+// memory location".
+void check_no_internal_overlap(const Tensor& out, const char* op);
 void check_no_partial_overlap(const Tensor& out, const Tensor& in,
                               const char* op);
 

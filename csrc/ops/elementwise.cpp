@@ -120,15 +120,6 @@ void check_divisor(Op op, DType dt, const Tensor* t, const KernelArgs& args,
   if (zero) throw_zero_division(op);
 }
 
-void check_no_internal_overlap(Op op, const Tensor& out) {
-  for (int64_t d = 0; d < out.dim(); ++d)
-    FASTT_CHECK(out.sizes()[d] <= 1 || out.strides()[d] != 0, RuntimeError,
-                "{}: unsupported operation: more than one element of the "
-                "written-to tensor refers to a single memory location. "
-                "Please clone() the tensor before performing the operation.",
-                op_name(op));
-}
-
 // The general path. `first_promoted` skips inputs before it in promotion
 // (where's condition). `out` may alias an input (in-place).
 Tensor elementwise(Op op, Rule rule, const Operand* ins, int nin, Tensor* out,
@@ -177,7 +168,7 @@ Tensor elementwise(Op op, Rule rule, const Operand* ins, int nin, Tensor* out,
                 "{}: result type {} can't be cast to the desired output type "
                 "{}",
                 op_name(op), dtype_name(result), dtype_name(dst->dtype()));
-    check_no_internal_overlap(op, *dst);
+    check_no_internal_overlap(*dst, op_name(op));
     for (int k = 0; k < nin; ++k)
       if (ins[k].t) check_no_partial_overlap(*dst, *ins[k].t, op_name(op));
     if (dst->dtype() != result) {

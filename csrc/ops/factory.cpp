@@ -30,15 +30,6 @@ void check_floating(DType dt, const char* op, const char* what) {
               dtype_name(dt));
 }
 
-void check_no_internal_overlap(const Tensor& t, const char* op) {
-  for (int64_t d = 0; d < t.dim(); ++d)
-    FASTT_CHECK(t.sizes()[d] <= 1 || t.strides()[d] != 0, RuntimeError,
-                "{}: unsupported operation: more than one element of the "
-                "written-to tensor refers to a single memory location. "
-                "Please clone() the tensor before performing the operation.",
-                op);
-}
-
 // The loop over t alone (the random kernels read the Loop fields).
 inline void loop_over(KernelArgs& args, const Tensor& t) {
   const Tensor* ts[1] = {&t};
@@ -91,6 +82,26 @@ double max_finite(DType dt) {
 }
 
 // uniform_ after validation; `op` names the caller in errors.
+// The shared tail of every in-place sampler: reject overlapping outputs,
+// reserve `per_block` values per Philox block from the generator, fill the
+// loop, let `set_params` add the op's parameters and run the kernel.
+template <class SetParams>
+Tensor& run_sampler(Tensor& t, KernelFn fn, int per_block, Generator* gen,
+                    const char* op, SetParams&& set_params) {
+  if (t.numel() > 0) {
+    check_no_internal_overlap(t, op);
+    KernelArgs args;
+    loop_over(args, t);
+    Generator::Range r = pick(gen).reserve(blocks_for(t.numel(), per_block));
+    args.i0 = as_arg(r.seed);
+    args.i1 = as_arg(r.offset);
+    set_params(args);
+    fn(args);
+  }
+  t.bump_version();
+  return t;
+}
+
 Tensor& uniform_impl(Tensor& t, double from, double to, Generator* gen,
                      const char* op) {
   require_defined(t, op);
@@ -109,20 +120,11 @@ Tensor& uniform_impl(Tensor& t, double from, double to, Generator* gen,
               "the limit",
               op, dtype_name(t.dtype()), to, from);
   KernelFn fn = lookup_kernel(Op::uniform, t.device().type, t.dtype());
-  if (t.numel() > 0) {
-    check_no_internal_overlap(t, op);
-    KernelArgs args;
-    loop_over(args, t);
-    int per_block = t.dtype() == DType::Float64 ? 2 : 4;
-    Generator::Range r = pick(gen).reserve(blocks_for(t.numel(), per_block));
-    args.i0 = as_arg(r.seed);
-    args.i1 = as_arg(r.offset);
+  int per_block = t.dtype() == DType::Float64 ? 2 : 4;
+  return run_sampler(t, fn, per_block, gen, op, [&](KernelArgs& args) {
     args.f0 = from;
     args.f1 = to;
-    fn(args);
-  }
-  t.bump_version();
-  return t;
+  });
 }
 
 Tensor& normal_impl(Tensor& t, double mean, double std, Generator* gen,
@@ -132,20 +134,11 @@ Tensor& normal_impl(Tensor& t, double mean, double std, Generator* gen,
   FASTT_CHECK(std >= 0.0, RuntimeError,
               "{}: normal expects std >= 0.0, but found std {}", op, std);
   KernelFn fn = lookup_kernel(Op::normal, t.device().type, t.dtype());
-  if (t.numel() > 0) {
-    check_no_internal_overlap(t, op);
-    KernelArgs args;
-    loop_over(args, t);
-    int per_block = t.dtype() == DType::Float64 ? 2 : 4;
-    Generator::Range r = pick(gen).reserve(blocks_for(t.numel(), per_block));
-    args.i0 = as_arg(r.seed);
-    args.i1 = as_arg(r.offset);
+  int per_block = t.dtype() == DType::Float64 ? 2 : 4;
+  return run_sampler(t, fn, per_block, gen, op, [&](KernelArgs& args) {
     args.f0 = mean;
     args.f1 = std;
-    fn(args);
-  }
-  t.bump_version();
-  return t;
+  });
 }
 
 Tensor& random_impl(Tensor& t, int64_t low, int64_t high, Generator* gen,
@@ -162,19 +155,10 @@ Tensor& random_impl(Tensor& t, int64_t low, int64_t high, Generator* gen,
   FASTT_CHECK(high - 1 >= lo && high - 1 <= hi, RuntimeError,
               "{}: to - 1 is out of bounds for {}", op, dtype_name(t.dtype()));
   KernelFn fn = lookup_kernel(Op::randint, t.device().type, t.dtype());
-  if (t.numel() > 0) {
-    check_no_internal_overlap(t, op);
-    KernelArgs args;
-    loop_over(args, t);
-    Generator::Range r = pick(gen).reserve(blocks_for(t.numel(), 2));
-    args.i0 = as_arg(r.seed);
-    args.i1 = as_arg(r.offset);
+  return run_sampler(t, fn, 2, gen, op, [&](KernelArgs& args) {
     args.s0 = Scalar(low);
     args.i2 = as_arg(uint64_t(high) - uint64_t(low));  // no overflow: mod 2^64
-    fn(args);
-  }
-  t.bump_version();
-  return t;
+  });
 }
 
 // s as an int64, rejecting floats no int64 holds (the cast would be UB).
@@ -477,19 +461,10 @@ Tensor& bernoulli_(Tensor& t, double p, Generator* generator) {
   FASTT_CHECK(p >= 0.0 && p <= 1.0, RuntimeError,
               "bernoulli_ expects p to be in [0, 1], but got p={}", p);
   KernelFn fn = lookup_kernel(Op::bernoulli, t.device().type, t.dtype());
-  if (t.numel() > 0) {
-    check_no_internal_overlap(t, "bernoulli_");
-    KernelArgs args;
-    loop_over(args, t);
-    Generator::Range r = pick(generator).reserve(blocks_for(t.numel(), 2));
-    args.i0 = as_arg(r.seed);
-    args.i1 = as_arg(r.offset);
+  return run_sampler(t, fn, 2, generator, "bernoulli_", [&](KernelArgs& args) {
     args.f0 = p;
     args.i2 = 0;
-    fn(args);
-  }
-  t.bump_version();
-  return t;
+  });
 }
 
 Tensor& bernoulli_(Tensor& t, const Tensor& p, Generator* generator) {

@@ -24,16 +24,6 @@ void check_same_device(const char* op, const Tensor& a, const Tensor& b) {
               op, a.device().str(), b.device().str());
 }
 
-// Written-to tensors must not have two elements at one address.
-void check_no_internal_overlap(const Tensor& t, const char* op) {
-  for (int64_t d = 0; d < t.dim(); ++d)
-    FASTT_CHECK(t.sizes()[d] <= 1 || t.strides()[d] != 0, RuntimeError,
-                "{}: unsupported operation: more than one element of the "
-                "written-to tensor refers to a single memory location. "
-                "Please clone() the tensor before performing the operation.",
-                op);
-}
-
 inline bool shares_storage(const Tensor& a, const Tensor& b) {
   return a.storage() == b.storage();
 }
