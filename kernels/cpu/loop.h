@@ -154,20 +154,6 @@ inline void ternary_loop(const KernelArgs& a, F f) {
   });
 }
 
-// Registers `kernel<T>` for each listed dtype of `op` on the CPU.
-template <template <class> class K, class... Ts>
-struct RegisterFor {
-  static void on(Op op) {
-    (register_kernel(op, DeviceType::CPU, dtype_of<Ts>, &K<Ts>::run), ...);
-  }
-};
-
-}  // namespace cpu
-}  // namespace fastt
-
-namespace fastt {
-namespace cpu {
-
 // Dtype sets for registration.
 template <class... Ts>
 struct Types {};
