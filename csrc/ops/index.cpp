@@ -2,6 +2,8 @@
 // validates (dims, shapes, dtypes, devices and every index value), builds
 // strided views so one "index along dims" kernel serves gather, scatter,
 // index_select, index_add, index and index_put, and makes one table call.
+// Dense CPU selects (index_select, embedding, 1-D gather, x[idx]) skip the
+// views and pass raw extents to the kernel's direct form (select_direct).
 #include "index.h"
 
 #include <algorithm>
@@ -166,6 +168,33 @@ Tensor index_along(const Tensor& index1d, IntList sizes, int64_t dim) {
   return strided_view(index1d, sizes, strides);
 }
 
+// Whether the direct kernel form can serve src/index (see index_select_direct
+// in kernels/cpu/index.cpp): CPU, dense src, int64 index that is 1-D or
+// dense. Anything else takes the general strided path.
+inline bool direct_ok(const Tensor& src, const Tensor& index) {
+  return src.is_cpu() && src.is_contiguous() &&
+         index.dtype() == DType::Int64 &&
+         (index.dim() <= 1 || index.is_contiguous());
+}
+
+// out (dense, fresh) = src (dense) along `dim` picked by index's values,
+// already range-checked. One table lookup, no views.
+void select_direct(Op op, const Tensor& src, int64_t dim,
+                   const Tensor& index, Tensor& out) {
+  KernelFn fn = lookup_kernel(op, kCPU.type, src.dtype());
+  const int nd = int(src.dim());
+  const int64_t* sz = src.sizes().data();
+  int64_t packed[4] = {1, 1, 1, index.dim() == 1 ? index.strides()[0] : 1};
+  for (int d = 0; d < nd; ++d) packed[d < dim ? 0 : d == dim ? 1 : 2] *= sz[d];
+  KernelArgs a;
+  a.out = &out;
+  a.in[0] = &src;
+  a.in[1] = &index;
+  a.dims = IntList(packed, 4);
+  a.i1 = -1;
+  fn(a);
+}
+
 }  // namespace
 
 // ------------------------------------------------------------------ cat --
@@ -213,16 +242,27 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
   Tensor out = Tensor::empty(IntList(shape, size_t(nd)), dtype,
                              ref->device());
   if (out.numel() == 0) return out;
+  KernelArgs a;
+  a.out = &out;
+  a.i1 = dim;
+  // Common case: every input is already dense, non-empty and of the result
+  // dtype, so the kernel reads the caller's list as is.
+  bool as_is = true;
+  for (const Tensor& t : tensors)
+    as_is = as_is && t.numel() > 0 && t.dtype() == dtype && t.is_contiguous();
+  if (as_is) {
+    a.in[0] = tensors.data();
+    a.i0 = int64_t(tensors.size());
+    fn(a);
+    return out;
+  }
   std::vector<Tensor> parts;
   parts.reserve(tensors.size());
   // Copies only once every input has passed its checks and out exists.
   for (const Tensor& t : tensors)
     if (t.numel() > 0) parts.push_back(t.to(dtype).contiguous());
-  KernelArgs a;
-  a.out = &out;
   a.in[0] = parts.data();
   a.i0 = int64_t(parts.size());
-  a.i1 = dim;
   fn(a);
   return out;
 }
@@ -393,6 +433,18 @@ Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index_in) {
   check_same_device("index_select", self, index_in);
   FASTT_CHECK(index_in.dim() <= 1, IndexError,
               "index_select(): Index is supposed to be a vector");
+  if (self.dim() > 0 && index_in.dim() == 1 && direct_ok(self, index_in)) {
+    // Common case first, with no temporaries beyond the result.
+    dim = wrap_dim(dim, self.dim(), "index_select");
+    check_index_range(index_in, self.sizes()[dim], dim, "index_select");
+    int64_t shape[kMaxDims];
+    std::copy(self.sizes().begin(), self.sizes().end(), shape);
+    shape[dim] = index_in.numel();
+    Tensor out = Tensor::empty(IntList(shape, size_t(self.dim())),
+                               self.dtype(), self.device());
+    select_direct(Op::index_select, self, dim, index_in, out);
+    return out;
+  }
   Tensor index = at_least_1d(int64_index(index_in, "index_select"));
   dim = wrap_dim(dim, self.dim(), "index_select");
   const Tensor s1 = at_least_1d(self);
@@ -408,6 +460,10 @@ Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index_in) {
   const IntList oshape(shape, size_t(s1.dim()));
   Tensor out = Tensor::empty(self.dim() == 0 ? IntList() : oshape,
                              self.dtype(), self.device());
+  if (direct_ok(self, index)) {
+    select_direct(Op::index_select, self, dim, index, out);
+    return out;
+  }
   IndexCall c(Op::index_select);
   c.dst = at_least_1d(out);
   int64_t strides[kMaxDims];
@@ -422,6 +478,14 @@ Tensor gather(const Tensor& self, int64_t dim, const Tensor& index_in) {
   check_defined(self, "gather", "self");
   check_defined(index_in, "gather", "index");
   check_same_device("gather", self, index_in);
+  if (self.dim() == 1 && index_in.dim() == 1 && direct_ok(self, index_in)) {
+    // 1-D gather is index_select on dim 0; no temporaries.
+    dim = wrap_dim(dim, 1, "gather");
+    check_index_range(index_in, self.sizes()[0], 0, "gather");
+    Tensor out = Tensor::empty(index_in.sizes(), self.dtype(), self.device());
+    select_direct(Op::gather, self, 0, index_in, out);
+    return out;
+  }
   const Tensor index = int64_index(index_in, "gather");
   FASTT_CHECK(std::max<int64_t>(index.dim(), 1) ==
                   std::max<int64_t>(self.dim(), 1),
@@ -437,6 +501,10 @@ Tensor gather(const Tensor& self, int64_t dim, const Tensor& index_in) {
                 d, shape_str(index.sizes()), shape_str(self.sizes()), dim);
   check_index_range(i1, s1.sizes()[dim], dim, "gather");
   Tensor out = Tensor::empty(index.sizes(), self.dtype(), self.device());
+  if (self.dim() <= 1 && direct_ok(self, i1)) {  // 1-D gather is a select
+    select_direct(Op::gather, self, 0, i1, out);
+    return out;
+  }
   IndexCall c(Op::gather);
   c.dst = at_least_1d(out);
   int64_t strides[kMaxDims];
@@ -617,13 +685,24 @@ Tensor embedding(const Tensor& weight, const Tensor& indices,
               "embedding: indices with {} dims leave no room for the "
               "embedding dim",
               indices.dim());
-  const Tensor flat = int64_index(indices, "embedding").reshape({-1});
-  check_index_range(flat, weight.sizes()[0], 0, "embedding");
-  Tensor rows = index_select(weight, 0, flat);
+  Tensor converted;  // only for int32 indices
+  if (indices.dtype() != DType::Int64)
+    converted = int64_index(indices, "embedding");
+  const Tensor& index = converted.defined() ? converted : indices;
+  check_index_range(index, weight.sizes()[0], 0, "embedding");
   int64_t shape[kMaxDims];
   std::copy(indices.sizes().begin(), indices.sizes().end(), shape);
   shape[indices.dim()] = weight.sizes()[1];
-  return rows.view(IntList(shape, size_t(indices.dim() + 1)));
+  const IntList oshape(shape, size_t(indices.dim() + 1));
+  if (weight.device() == index.device() && direct_ok(weight, index)) {
+    // Rows land straight in the final shape; the range check above is the
+    // only pass over the indices.
+    Tensor out = Tensor::empty(oshape, weight.dtype(), weight.device());
+    select_direct(Op::index_select, weight, 0, index, out);
+    return out;
+  }
+  Tensor rows = index_select(weight, 0, index.reshape({-1}));
+  return rows.view(oshape);
 }
 
 Tensor one_hot(const Tensor& indices, int64_t num_classes) {
@@ -814,6 +893,23 @@ void bind_index(const AdvancedIndex& ai, IndexCall& call, bool scatter) {
 }  // namespace
 
 Tensor index(const Tensor& self, const std::vector<Tensor>& indices) {
+  // x[idx] with one int64 index on a dense CPU tensor is index_select on
+  // dim 0 with the result shaped idx.shape + self.shape[1:].
+  if (indices.size() == 1 && self.defined() && self.dim() > 0 &&
+      indices[0].defined() && indices[0].device() == self.device() &&
+      direct_ok(self, indices[0]) &&
+      indices[0].dim() + self.dim() - 1 <= kMaxDims) {
+    const Tensor& idx = indices[0];
+    check_index_range(idx, self.sizes()[0], 0, nullptr);
+    int64_t shape[kMaxDims];
+    const int ni = int(idx.dim());
+    std::copy(idx.sizes().begin(), idx.sizes().end(), shape);
+    std::copy(self.sizes().begin() + 1, self.sizes().end(), shape + ni);
+    Tensor out = Tensor::empty(IntList(shape, size_t(ni + self.dim() - 1)),
+                               self.dtype(), self.device());
+    select_direct(Op::index, self, 0, idx, out);
+    return out;
+  }
   AdvancedIndex ai;
   prepare_index(ai, self, indices);
   Tensor out = Tensor::empty(IntList(ai.shape, size_t(ai.nd)), self.dtype(),
@@ -1067,25 +1163,32 @@ namespace {
 // elements along dim.
 std::tuple<Tensor, Tensor> sort_like(Op op, const Tensor& t, int64_t dim,
                                      int64_t k, bool flag) {
-  const Tensor t1 = at_least_1d(t);
   KernelFn fn = lookup_kernel(op, t.device().type, t.dtype());
+  const int nd = int(t.dim());
   int64_t shape[kMaxDims];
-  std::copy(t1.sizes().begin(), t1.sizes().end(), shape);
-  shape[dim] = k;
-  const IntList s(shape, size_t(t1.dim()));
-  const IntList outer = t.dim() == 0 ? IntList() : s;
-  Tensor values = Tensor::empty(outer, t.dtype(), t.device());
-  Tensor indices = Tensor::empty(outer, DType::Int64, t.device());
-  Tensor v1 = at_least_1d(values), i1 = at_least_1d(indices);
+  std::copy(t.sizes().begin(), t.sizes().end(), shape);
+  if (nd > 0) shape[dim] = k;
+  const IntList s(shape, size_t(nd));
+  Tensor values = Tensor::empty(s, t.dtype(), t.device());
+  Tensor indices = Tensor::empty(s, DType::Int64, t.device());
   KernelArgs a;
-  a.out = &v1;
-  a.out2 = &i1;
-  a.in[0] = &t1;
   a.i0 = dim;
   a.i1 = flag;
   a.i2 = k;
-  fn(a);
-  return {values, indices};
+  if (nd > 0) {  // no temporaries: the kernel sees the tensors themselves
+    a.out = &values;
+    a.out2 = &indices;
+    a.in[0] = &t;
+    fn(a);
+  } else {  // 0-d tensors run as [1]
+    const Tensor t1 = t.reshape({1});
+    Tensor v1 = values.reshape({1}), i1 = indices.reshape({1});
+    a.out = &v1;
+    a.out2 = &i1;
+    a.in[0] = &t1;
+    fn(a);
+  }
+  return {std::move(values), std::move(indices)};
 }
 }  // namespace
 

@@ -1,6 +1,7 @@
 // Indexing and shape kernels. One strided "index along dims" kernel serves
 // gather, index_select, scatter(_add), index_add, index and index_put; cat,
 // masked_select, nonzero, tril/triu, flip and roll have their own loops.
+// The index kernel also has a view-free direct form for dense selects.
 // Every argument is validated by csrc/ops/index.cpp before a kernel runs.
 #include <algorithm>
 #include <vector>
@@ -205,9 +206,48 @@ void index_loop(const Plan& p, int K, const int64_t* istride,
   });
 }
 
+// Direct form (i1 = -1), used by index_select, embedding, 1-D gather and
+// x[idx] when src is dense: no views, just raw extents. out (dense) viewed
+// as [outer, n, inner] = in[0] (dense) viewed as [outer, size, inner] with
+// the middle dim picked by the n int64 values of in[1] at element stride
+// dims[3]; dims = [outer, size, inner, index stride].
+template <class T>
+void index_select_direct(const KernelArgs& a) {
+  const int64_t outer = a.dims[0], size = a.dims[1], inner = a.dims[2];
+  const int64_t is = a.dims[3];
+  const int64_t n = a.in[1]->numel();
+  const int64_t rows = outer * n;
+  if (rows == 0 || inner == 0) return;
+  const T* src = static_cast<const T*>(a.in[0]->data_ptr());
+  const int64_t* idx = static_cast<const int64_t*>(a.in[1]->data_ptr());
+  T* out = static_cast<T*>(a.out->data_ptr());
+  auto run_rows = [&](int64_t b, int64_t e) {
+    int64_t o = b / n, j = b - o * n;
+    for (int64_t r = b; r < e; ++r) {
+      int64_t v = idx[j * is];
+      if (v < 0) v += size;
+      const T* s = src + (o * size + v) * inner;
+      if (inner <= 8)  // short rows (embedding dims, scalars): no memcpy call
+        for (int64_t k = 0; k < inner; ++k) out[r * inner + k] = s[k];
+      else
+        std::memcpy(out + r * inner, s, size_t(inner) * sizeof(T));
+      if (++j == n) {
+        j = 0;
+        ++o;
+      }
+    }
+  };
+  if (rows * inner <= kGrainSize) {  // tiny: never touch OpenMP
+    run_rows(0, rows);
+    return;
+  }
+  parallel_for(0, rows, std::max<int64_t>(1, kGrainSize / inner), run_rows);
+}
+
 template <class T>
 struct IndexK {
   static void run(KernelArgs& a) {
+    if (a.i1 < 0) return index_select_direct<T>(a);
     const Tensor& dst = *a.out;
     if (dst.numel() == 0) return;
     const int K = int(a.i1);

@@ -1100,3 +1100,102 @@ TEST_CASE("cat: a total size that overflows int64 is an error",
           std::string::npos);
   }
 }
+
+// Dense CPU inputs take direct paths (no strided views) in index_select,
+// gather, embedding, x[idx], cat and small sort/topk; check them against
+// the naive references and the general paths.
+TEST_CASE("direct paths for dense inputs match the references", "[index]") {
+  for (DType dt : kSomeDTypes) {
+    INFO(dtype_name(dt));
+    Tensor x = random_tensor({5, 6, 7}, dt, 200);  // dense
+    REQUIRE(x.is_contiguous());
+    for (int64_t dim : {0, 1, 2, -1}) {
+      const int64_t d = dim < 0 ? dim + 3 : dim;
+      const int64_t size = x.sizes()[size_t(d)];
+      Tensor dense = random_index({9}, size, 201 + uint32_t(d));
+      Tensor strided = random_index({18}, size, 205).slice(0, 0, 18, 2);
+      for (const Tensor& idx : {dense, strided}) {
+        Tensor r = index_select(x, dim, idx);
+        // The same op through the general path (non-contiguous self).
+        Tensor xt = x.transpose(0, 2).contiguous().transpose(0, 2);
+        REQUIRE(!xt.is_contiguous());
+        require_equal(r, index_select(xt, dim, idx));
+        std::vector<double> want;
+        int64_t shape[3] = {5, 6, 7};
+        shape[d] = 9;
+        for (int64_t i = 0; i < 5 * 6 * 7 / size * 9; ++i) {
+          std::vector<int64_t> p = unravel(IntList(shape, 3), i);
+          p[size_t(d)] = wrap(int64_t(at(idx, {p[size_t(d)]})), size);
+          want.push_back(at(x, p));
+        }
+        require_same(r, want, IntList(shape, 3));
+      }
+    }
+    // x[idx] with a dense 2-D, a 0-d and a strided index
+    check_index(x, {random_index({2, 3}, 5, 210)});
+    check_index(x, {ints({-1}, {})});
+    check_index(x, {random_index({4, 2}, 5, 211).t()});
+    check_index(random_tensor({8}, dt, 212), {random_index({3, 2}, 8, 213)});
+    // 1-D gather, dense and strided index
+    Tensor v = random_tensor({11}, dt, 214);
+    for (const Tensor& idx : {random_index({15}, 11, 215),
+                              random_index({30}, 11, 216).slice(0, 0, 30, 2)}) {
+      std::vector<double> want;
+      for (int64_t i = 0; i < 15; ++i)
+        want.push_back(at(v, {wrap(int64_t(at(idx, {i})), 11)}));
+      require_same(gather(v, 0, idx), want, {15});
+      require_same(gather(v, -1, idx), want, {15});
+    }
+    // embedding: dense 2-D indices, int32 indices, strided indices
+    Tensor w = random_tensor({10, 4}, dt, 217);
+    for (const Tensor& idx :
+         {random_index({2, 3}, 10, 218, false),
+          ints({9, 0, 3}, {3}, DType::Int32),
+          random_index({3, 2}, 10, 219, false).t()}) {
+      Tensor e = embedding(w, idx);
+      std::vector<double> want;
+      for (int64_t i = 0; i < idx.numel(); ++i) {
+        const int64_t row =
+            int64_t(at(idx, unravel(idx.sizes(), i)));
+        for (int64_t k = 0; k < 4; ++k) want.push_back(at(w, {row, k}));
+      }
+      std::vector<int64_t> shape = idx.sizes().vec();
+      shape.push_back(4);
+      require_same(e, want, IntList(shape.data(), shape.size()));
+    }
+    // cat of dense same-dtype inputs, 2 and 4 of them, along each dim
+    Tensor a = random_tensor({3, 4}, dt, 220), b = random_tensor({3, 4}, dt, 221);
+    require_equal(cat({a, b}, 0), cat({a.t().contiguous().t(), b}, 0));
+    require_equal(cat({a, b, a, b}, 1),
+                  cat({a, b.t().contiguous().t(), a, b}, 1));
+    std::vector<double> w0 = values(a), wb = values(b);
+    w0.insert(w0.end(), wb.begin(), wb.end());
+    require_same(cat({a, b}, 0), w0, {6, 4});
+  }
+  // Out-of-range values raise on every direct path.
+  Tensor x = random_tensor({4, 3}, DType::Float32, 230);
+  REQUIRE_THROWS_AS(index_select(x, 1, ints({0, 3})), IndexError);
+  REQUIRE_THROWS_AS(index_select(x, 0, ints({-5})), IndexError);
+  REQUIRE(error_of([&] { index(x, {ints({1, 4})}); }) ==
+          "index 4 is out of bounds for dimension 0 with size 4");
+  REQUIRE_THROWS_AS(gather(ints({1, 2}), 0, ints({2})), IndexError);
+  REQUIRE_THROWS_AS(embedding(x, ints({4}, {1, 1})), IndexError);
+  REQUIRE_THROWS_AS(embedding(x, ints({-5})), IndexError);
+  // sort/topk rows on both sides of the short-row limit, with ties and NaN
+  for (int64_t n : {1, 2, 16, 64, 65, 200}) {
+    INFO(n);
+    Tensor t = random_tensor({n}, DType::Float32, 231);
+    if (n > 2) write_at(t, 1, NAN);
+    for (bool desc : {false, true}) check_sort(t, 0, desc);
+    for (int64_t k : {int64_t(0), int64_t(1), n / 2, n}) {
+      auto [tv, ti] = topk(t, k, 0, true);
+      auto [sv, si] = sort(t, 0, true, true);
+      require_equal(tv, sv.narrow(0, 0, k).contiguous());
+      require_equal(ti, si.narrow(0, 0, k).contiguous());
+      auto [lv, li] = topk(t, k, 0, false);
+      auto [av, ai] = sort(t, 0, false, true);
+      require_equal(lv, av.narrow(0, 0, k).contiguous());
+      require_equal(li, ai.narrow(0, 0, k).contiguous());
+    }
+  }
+}
