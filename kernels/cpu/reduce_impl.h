@@ -1,0 +1,506 @@
+// Shared by the reduce_*.cpp kernel files: the strided reduction driver
+// (geometry, dense/strided/column paths) and the reduction functors. Each
+// kernel file instantiates only the (dtype, functor, writer) triples it
+// registers; add a functor here, its kernel in the file of its group.
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+#include "kernels/cpu/loop.h"
+#include "kernels/functors.h"
+
+namespace fastt {
+namespace reduce_impl {
+using namespace cpu;
+
+// ------------------------------------------------------------ geometry --
+// The input seen as kept dims (which index the contiguous output, row-major)
+// and reduced dims, each list slowest first, size-1 dims dropped and
+// adjacent dims merged where the strides allow. Strides are in elements.
+struct ReduceGeom {
+  int nk = 0, nr = 0;
+  int64_t ksize[kMaxDims], kstride[kMaxDims];
+  int64_t rsize[kMaxDims], rstride[kMaxDims];
+  int64_t n_out = 1, n_red = 1;
+};
+
+inline int coalesce(int n, int64_t* size, int64_t* stride) {
+  if (n == 0) return 0;
+  int k = 0;
+  for (int i = 1; i < n; ++i) {
+    if (stride[k] == size[i] * stride[i]) {
+      size[k] *= size[i];
+      stride[k] = stride[i];
+    } else {
+      ++k;
+      size[k] = size[i];
+      stride[k] = stride[i];
+    }
+  }
+  return k + 1;
+}
+
+// `dims` empty means all dims. `ordered`: keep the reduced dims in logical
+// order (ops that report indices); otherwise sort them by stride so the
+// innermost reduced dim is the densest.
+inline void build_geom(const Tensor& in, IntList dims, bool ordered,
+                       ReduceGeom& g) {
+  const int nd = int(in.dim());
+  uint32_t mask = 0;
+  if (dims.empty()) {
+    mask = ~0u;
+  } else {
+    for (int64_t d : dims) mask |= 1u << d;
+  }
+  const int64_t* sizes = in.sizes().data();
+  const int64_t* strides = in.strides().data();
+  for (int d = 0; d < nd; ++d) {
+    if ((mask >> d) & 1u) {
+      g.n_red *= sizes[d];
+      if (sizes[d] != 1) {
+        g.rsize[g.nr] = sizes[d];
+        g.rstride[g.nr++] = strides[d];
+      }
+    } else {
+      g.n_out *= sizes[d];
+      if (sizes[d] != 1) {
+        g.ksize[g.nk] = sizes[d];
+        g.kstride[g.nk++] = strides[d];
+      }
+    }
+  }
+  if (!ordered) {  // insertion sort, descending stride, stable
+    for (int i = 1; i < g.nr; ++i) {
+      int64_t s = g.rsize[i], t = g.rstride[i];
+      int j = i;
+      for (; j > 0 && g.rstride[j - 1] < t; --j) {
+        g.rsize[j] = g.rsize[j - 1];
+        g.rstride[j] = g.rstride[j - 1];
+      }
+      g.rsize[j] = s;
+      g.rstride[j] = t;
+    }
+  }
+  g.nk = coalesce(g.nk, g.ksize, g.kstride);
+  g.nr = coalesce(g.nr, g.rsize, g.rstride);
+  if (g.nr == 0) {  // a single element per output
+    g.nr = 1;
+    g.rsize[0] = 1;
+    g.rstride[0] = 1;
+  }
+}
+
+// ------------------------------------------------------------- driver --
+template <class T>
+using M = opmath_t<T>;
+
+// Folds n elements at stride `stride` into s; idx is the reduced index of
+// the first. Order-insensitive ops (kLanes) on floating inputs use
+// independent accumulators on dense runs so the loop vectorizes (integer
+// loops vectorize without help; GCC 12 -O3 also miscompiled the lanes form
+// for int8 inputs).
+template <class T, class R>
+inline typename R::state reduce_run(const R& r, typename R::state s,
+                                    const T* x, int64_t stride, int64_t n,
+                                    int64_t idx) {
+  if constexpr (R::kLanes && !std::is_integral<T>::value) {
+    constexpr int L = 8;
+    if (stride == 1 && n >= 2 * L) {
+      typename R::state acc[L];
+      for (int j = 0; j < L; ++j) acc[j] = r.init();
+      int64_t i = 0;
+      for (; i + L <= n; i += L)
+        for (int j = 0; j < L; ++j)
+          acc[j] = r.step(acc[j], static_cast<M<T>>(x[i + j]), 0);
+      for (; i < n; ++i) s = r.step(s, static_cast<M<T>>(x[i]), 0);
+      for (int j = 0; j < L; ++j) s = r.combine(s, acc[j]);
+      return s;
+    }
+  }
+  if (stride == 1) {
+    for (int64_t i = 0; i < n; ++i)
+      s = r.step(s, static_cast<M<T>>(x[i]), idx + i);
+  } else {
+    for (int64_t i = 0; i < n; ++i)
+      s = r.step(s, static_cast<M<T>>(x[i * stride]), idx + i);
+  }
+  return s;
+}
+
+// Folds the reduced linear range [b, e) of the block at `base` into s.
+template <class T, class R>
+typename R::state reduce_span(const R& r, typename R::state s, const T* base,
+                              const ReduceGeom& g, int64_t b, int64_t e) {
+  if (b >= e) return s;
+  const int last = g.nr - 1;
+  int64_t idx[kMaxDims];
+  int64_t rem = b;
+  const T* p = base;
+  for (int d = last; d >= 0; --d) {
+    idx[d] = rem % g.rsize[d];
+    rem /= g.rsize[d];
+    p += idx[d] * g.rstride[d];
+  }
+  const int64_t inner = g.rsize[last], istride = g.rstride[last];
+  int64_t pos = b;
+  while (true) {
+    int64_t n = std::min(inner - idx[last], e - pos);
+    s = reduce_run(r, s, p, istride, n, pos);
+    pos += n;
+    if (pos >= e) break;
+    p += n * istride;
+    idx[last] += n;
+    for (int d = last; d > 0 && idx[d] == g.rsize[d]; --d) {
+      p += g.rstride[d - 1] - g.rsize[d] * g.rstride[d];
+      idx[d] = 0;
+      ++idx[d - 1];
+    }
+  }
+  return s;
+}
+
+// Calls f(offset, reduced_index) for every reduced element, in order.
+template <class F>
+inline void for_each_reduced(const ReduceGeom& g, F&& f) {
+  if (g.n_red == 0) return;
+  const int last = g.nr - 1;
+  int64_t idx[kMaxDims] = {};
+  int64_t off = 0, pos = 0;
+  const int64_t inner = g.rsize[last], istride = g.rstride[last];
+  while (true) {
+    for (int64_t i = 0; i < inner; ++i) f(off + i * istride, pos + i);
+    pos += inner;
+    if (pos >= g.n_red) return;
+    idx[last] = inner;
+    off += inner * istride;
+    for (int d = last; d > 0 && idx[d] == g.rsize[d]; --d) {
+      off += g.rstride[d - 1] - g.rsize[d] * g.rstride[d];
+      idx[d] = 0;
+      ++idx[d - 1];
+    }
+  }
+}
+
+// Runs reduction `r` over input `in` (dims empty = all) and calls
+// write(output_index, state) once per output element.
+template <class T, class R, class W>
+void reduce(const Tensor& in, IntList dims, const R& r, W&& write,
+            bool ordered = !R::kLanes) {
+  using S = typename R::state;
+  const T* x = static_cast<const T*>(in.data_ptr());
+  ReduceGeom g;
+  if (dims.empty() && in.is_contiguous()) {  // full dense reduction
+    g.nr = 1;
+    g.rsize[0] = g.n_red = in.numel();
+    g.rstride[0] = 1;
+  } else {
+    build_geom(in, dims, ordered, g);
+  }
+  if (g.n_out == 0) return;
+
+  if (g.n_out == 1) {  // one output: split the reduced range across threads
+    const int64_t chunks = std::min<int64_t>(
+        get_num_threads(), (g.n_red + kGrainSize - 1) / kGrainSize);
+    if (chunks <= 1 || in_parallel_region()) {
+      write(0, reduce_span(r, r.init(), x, g, 0, g.n_red));
+      return;
+    }
+    const int64_t len = (g.n_red + chunks - 1) / chunks;
+    std::vector<S> part(size_t(chunks), r.init());
+    parallel_for(0, chunks, 1, [&](int64_t cb, int64_t ce) {
+      for (int64_t c = cb; c < ce; ++c)
+        part[c] = reduce_span(r, r.init(), x, g, c * len,
+                              std::min(g.n_red, (c + 1) * len));
+    });
+    S s = part[0];
+    for (int64_t c = 1; c < chunks; ++c) s = r.combine(s, part[c]);
+    write(0, s);
+    return;
+  }
+
+  const int nk = g.nk;
+  const int64_t grain =
+      std::max<int64_t>(1, kGrainSize / std::max<int64_t>(g.n_red, 1));
+  int64_t min_rstride = g.rstride[0];
+  for (int d = 1; d < g.nr; ++d)
+    min_rstride = std::min(min_rstride, g.rstride[d]);
+  const bool columns = g.n_red > 1 && g.kstride[nk - 1] < min_rstride;
+
+  if (!columns) {  // each output reduces its own (mostly dense) span
+    parallel_for(0, g.n_out, grain, [&](int64_t ob, int64_t oe) {
+      int64_t kidx[kMaxDims];
+      int64_t rem = ob;
+      const T* p = x;
+      for (int d = nk - 1; d >= 0; --d) {
+        kidx[d] = rem % g.ksize[d];
+        rem /= g.ksize[d];
+        p += kidx[d] * g.kstride[d];
+      }
+      for (int64_t o = ob; o < oe; ++o) {
+        write(o, reduce_span(r, r.init(), p, g, 0, g.n_red));
+        if (o + 1 == oe) break;
+        p += g.kstride[nk - 1];
+        ++kidx[nk - 1];
+        for (int d = nk - 1; d > 0 && kidx[d] == g.ksize[d]; --d) {
+          p += g.kstride[d - 1] - g.ksize[d] * g.kstride[d];
+          kidx[d] = 0;
+          ++kidx[d - 1];
+        }
+      }
+    });
+    return;
+  }
+
+  // The innermost kept dim is denser than any reduced dim: keep a block of
+  // accumulators along it and sweep the reduced elements once per block.
+  constexpr int64_t B = 64;
+  const int64_t K = g.ksize[nk - 1], ks = g.kstride[nk - 1];
+  parallel_for(0, g.n_out, grain, [&](int64_t ob, int64_t oe) {
+    S acc[B];
+    int64_t pos = ob;
+    while (pos < oe) {
+      int64_t j = pos % K, rem = pos / K;
+      const T* base = x + j * ks;
+      for (int d = nk - 2; d >= 0; --d) {
+        base += (rem % g.ksize[d]) * g.kstride[d];
+        rem /= g.ksize[d];
+      }
+      const int64_t n = std::min({B, K - j, oe - pos});
+      for (int64_t i = 0; i < n; ++i) acc[i] = r.init();
+      if (ks == 1) {
+        for_each_reduced(g, [&](int64_t off, int64_t ridx) {
+          const T* q = base + off;
+          for (int64_t i = 0; i < n; ++i)
+            acc[i] = r.step(acc[i], static_cast<M<T>>(q[i]), ridx);
+        });
+      } else {
+        for_each_reduced(g, [&](int64_t off, int64_t ridx) {
+          const T* q = base + off;
+          for (int64_t i = 0; i < n; ++i)
+            acc[i] = r.step(acc[i], static_cast<M<T>>(q[i * ks]), ridx);
+        });
+      }
+      for (int64_t i = 0; i < n; ++i) write(pos + i, acc[i]);
+      pos += n;
+    }
+  });
+}
+
+// ------------------------------------------------------------ functors --
+// Integer accumulation wraps like torch (through unsigned: no UB).
+template <class A>
+inline A wrap_add(A a, A b) {
+  if constexpr (std::is_integral<A>::value)
+    return A(std::make_unsigned_t<A>(a) + std::make_unsigned_t<A>(b));
+  else
+    return a + b;
+}
+template <class A>
+inline A wrap_mul(A a, A b) {
+  if constexpr (std::is_integral<A>::value)
+    return A(std::make_unsigned_t<A>(a) * std::make_unsigned_t<A>(b));
+  else
+    return a * b;
+}
+
+// sum/prod/cumsum/cumprod: integers and bool give int64; floats keep their
+// dtype and accumulate in double (as torch's CPU acc_type does).
+template <class T>
+using sum_out_t = std::conditional_t<std::is_integral<T>::value, int64_t, T>;
+template <class T>
+using sum_acc_t =
+    std::conditional_t<std::is_integral<T>::value, int64_t, double>;
+
+template <class A>
+struct SumR {
+  using state = A;
+  static constexpr bool kLanes = true;
+  A init() const { return A(0); }
+  template <class X>
+  A step(A s, X x, int64_t) const { return wrap_add(s, A(x)); }
+  A combine(A a, A b) const { return wrap_add(a, b); }
+};
+template <class A>
+struct ProdR {
+  using state = A;
+  static constexpr bool kLanes = true;
+  A init() const { return A(1); }
+  template <class X>
+  A step(A s, X x, int64_t) const { return wrap_mul(s, A(x)); }
+  A combine(A a, A b) const { return wrap_mul(a, b); }
+};
+
+template <class V>
+constexpr V lowest() {
+  if constexpr (std::is_floating_point<V>::value)
+    return -std::numeric_limits<V>::infinity();
+  else
+    return std::numeric_limits<V>::lowest();
+}
+template <class V>
+constexpr V highest() {
+  if constexpr (std::is_floating_point<V>::value)
+    return std::numeric_limits<V>::infinity();
+  else
+    return std::numeric_limits<V>::max();
+}
+
+// amax/amin: NaN propagates (functors::Maximum/Minimum).
+template <class V, bool IsMax>
+struct ExtremeR {
+  using state = V;
+  static constexpr bool kLanes = true;
+  V init() const { return IsMax ? lowest<V>() : highest<V>(); }
+  V step(V s, V x, int64_t) const { return combine(s, x); }
+  V combine(V a, V b) const {
+    if constexpr (IsMax) return functors::Maximum{}(a, b);
+    else return functors::Minimum{}(a, b);
+  }
+};
+
+template <bool IsAll>
+struct LogicalR {
+  using state = bool;
+  static constexpr bool kLanes = true;
+  bool init() const { return IsAll; }
+  template <class X>
+  bool step(bool s, X x, int64_t) const {
+    return IsAll ? (s && x != X(0)) : (s || x != X(0));
+  }
+  bool combine(bool a, bool b) const { return IsAll ? a && b : a || b; }
+};
+
+// max/min over a dim and argmax/argmin: the first extreme wins, and a NaN
+// beats any number (the first NaN is reported, like torch).
+template <class V>
+struct ValIdx {
+  V v;
+  int64_t i;
+};
+template <class V, bool IsMax>
+struct ArgR {
+  using state = ValIdx<V>;
+  static constexpr bool kLanes = false;
+  static bool better(V x, V v) {
+    if constexpr (std::is_floating_point<V>::value) {
+      if (x != x) return v == v;
+    }
+    return IsMax ? x > v : x < v;
+  }
+  state init() const { return {V(0), -1}; }
+  state step(state s, V x, int64_t idx) const {
+    return (s.i < 0 || better(x, s.v)) ? state{x, idx} : s;
+  }
+  state combine(state a, state b) const {  // a holds the earlier indices
+    if (a.i < 0) return b;
+    if (b.i < 0) return a;
+    return better(b.v, a.v) ? b : a;
+  }
+};
+
+// var/std: Welford's update, merged with Chan's formula.
+struct Welford {
+  double n, mean, m2;
+};
+struct WelfordR {
+  using state = Welford;
+  static constexpr bool kLanes = true;
+  Welford init() const { return {0.0, 0.0, 0.0}; }
+  template <class X>
+  Welford step(Welford s, X x, int64_t) const {
+    double v = double(x);
+    s.n += 1.0;
+    double delta = v - s.mean;
+    s.mean += delta / s.n;
+    s.m2 += delta * (v - s.mean);
+    return s;
+  }
+  Welford combine(Welford a, Welford b) const {
+    if (a.n == 0.0) return b;
+    if (b.n == 0.0) return a;
+    double n = a.n + b.n;
+    double delta = b.mean - a.mean;
+    return {n, a.mean + delta * (b.n / n),
+            a.m2 + b.m2 + delta * delta * (a.n * b.n / n)};
+  }
+};
+
+// logsumexp, online: (running max, sum of exp(x - max)).
+template <class V>
+struct LseState {
+  V m, s;
+};
+template <class V>
+struct LogSumExpR {
+  using state = LseState<V>;
+  static constexpr bool kLanes = true;
+  static V scale(V from, V to) {
+    return from == to ? V(1) : std::exp(from - to);
+  }
+  state init() const { return {-std::numeric_limits<V>::infinity(), V(0)}; }
+  state step(state st, V x, int64_t) const {
+    if (x > st.m) {
+      st.s = st.s * scale(st.m, x) + V(1);
+      st.m = x;
+    } else {
+      st.s += scale(x, st.m);  // a NaN x makes s NaN
+    }
+    return st;
+  }
+  state combine(state a, state b) const {
+    V m = a.m > b.m ? a.m : b.m;
+    return {m, a.s * scale(a.m, m) + b.s * scale(b.m, m)};
+  }
+  static V finish(state st) {
+    if (st.s != st.s) return st.s;
+    if (std::isinf(st.m)) return st.m;
+    return st.m + std::log(st.s);
+  }
+};
+
+// Vector norms: sums of |x|^p in double, or extremes of |x|.
+template <int Kind>  // 0: count nonzero, 1: |x|, 2: x^2, 3: |x|^p
+struct NormSumR {
+  using state = double;
+  static constexpr bool kLanes = true;
+  double p;
+  double init() const { return 0.0; }
+  template <class X>
+  double step(double s, X x, int64_t) const {
+    double v = double(x);
+    if constexpr (Kind == 0) return s + (v != 0.0 ? 1.0 : 0.0);
+    else if constexpr (Kind == 1) return s + std::fabs(v);
+    else if constexpr (Kind == 2) return s + v * v;
+    else return s + std::pow(std::fabs(v), p);
+  }
+  double combine(double a, double b) const { return a + b; }
+  double finish(double s) const {
+    if constexpr (Kind == 0 || Kind == 1) return s;
+    else if constexpr (Kind == 2) return std::sqrt(s);
+    else return std::pow(s, 1.0 / p);
+  }
+};
+template <class V, bool IsMax>
+struct NormExtremeR {
+  using state = V;
+  static constexpr bool kLanes = true;
+  ExtremeR<V, IsMax> e;
+  V init() const { return e.init(); }
+  V step(V s, V x, int64_t) const { return e.combine(s, x < V(0) ? -x : x); }
+  V combine(V a, V b) const { return e.combine(a, b); }
+};
+
+template <class T>
+T* out_ptr(const Tensor* t) {
+  return static_cast<T*>(t->data_ptr());
+}
+
+// Registration of each kernel file; register_reduce_kernels() calls them.
+void register_reduce_extreme_kernels();
+void register_reduce_stats_kernels();
+
+}  // namespace reduce_impl
+}  // namespace fastt
