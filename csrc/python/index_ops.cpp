@@ -63,10 +63,7 @@ static PyObject* f_cat(PyObject*, PyObject* const* args, Py_ssize_t nargs,
   parse_args(sig, args, nargs, kwnames, a);
   Tensor r = fastt::cat(tensor_list(a[0], "tensors"),
                         given(a[1]) ? to_int(a[1], "dim") : 0);
-  if (given(a[2])) {
-    unwrap_mut(a[2]) = r;
-    return return_self(a[2]);
-  }
+  if (given(a[2])) return store_out(a[2], r, "cat");
   return wrap(std::move(r));
   FASTT_PY_END
 }
@@ -78,10 +75,7 @@ static PyObject* f_stack(PyObject*, PyObject* const* args, Py_ssize_t nargs,
   parse_args(sig, args, nargs, kwnames, a);
   Tensor r = fastt::stack(tensor_list(a[0], "tensors"),
                           given(a[1]) ? to_int(a[1], "dim") : 0);
-  if (given(a[2])) {
-    unwrap_mut(a[2]) = r;
-    return return_self(a[2]);
-  }
+  if (given(a[2])) return store_out(a[2], r, "stack");
   return wrap(std::move(r));
   FASTT_PY_END
 }

@@ -43,23 +43,11 @@ PyObject* tensor_imatmul(PyObject* a, PyObject* b) {
     const Tensor& o = to_tensor(a[0], "other");                            \
     Tensor r = maybe_release_gil(std::max(t.numel(), o.numel()),           \
                                  [&] { return fastt::name(t, o); });       \
-    if (given(a[1])) {                                                     \
-      unwrap_mut(a[1]) = r;                                                \
-      Py_INCREF(a[1]);                                                     \
-      return a[1];                                                         \
-    }                                                                      \
+    if (given(a[1])) return store_out(a[1], r, #name);                     \
     return wrap(std::move(r));                                             \
     FASTT_PY_END                                                           \
   }                                                                        \
-  static PyObject* f_##name(PyObject*, PyObject* const* args,             \
-                            Py_ssize_t nargs, PyObject* kwnames) {        \
-    if (nargs < 1) {                                                       \
-      PyErr_SetString(PyExc_TypeError,                                     \
-                      #name "() missing required argument 'input'");       \
-      return nullptr;                                                      \
-    }                                                                      \
-    return m_##name(args[0], args + 1, nargs - 1, kwnames);                \
-  }
+  FASTT_FN(name)
 FASTT_BIND_PAIR(matmul)
 FASTT_BIND_PAIR(mm)
 FASTT_BIND_PAIR(bmm)
@@ -81,15 +69,7 @@ FASTT_BIND_PAIR(outer)
                             beta, alpha));                                 \
     FASTT_PY_END                                                           \
   }                                                                        \
-  static PyObject* f_##name(PyObject*, PyObject* const* args,             \
-                            Py_ssize_t nargs, PyObject* kwnames) {        \
-    if (nargs < 1) {                                                       \
-      PyErr_SetString(PyExc_TypeError,                                     \
-                      #name "() missing required argument 'input'");       \
-      return nullptr;                                                      \
-    }                                                                      \
-    return m_##name(args[0], args + 1, nargs - 1, kwnames);                \
-  }
+  FASTT_FN(name)
 FASTT_BIND_ADDMM(addmm, "mat1", "mat2")
 FASTT_BIND_ADDMM(baddbmm, "batch1", "batch2")
 

@@ -325,3 +325,22 @@ def test_lerp_inplace_tensor_weight():
     a = fastt.zeros(3)
     a.lerp_(fastt.ones(3), fastt.tensor([0.0, 0.5, 1.0]))
     assert a.tolist() == [0.0, 0.5, 1.0]
+
+
+@pytest.mark.parametrize("call", [
+    lambda a, out: fastt.cat([a, a], out=out),
+    lambda a, out: fastt.stack([a, a], out=out),
+    lambda a, out: fastt.matmul(a.view(2, 2), a.view(2, 2), out=out),
+])
+def test_out_writes_into_the_given_storage(call):
+    a = fastt.arange(4).float()
+    base = fastt.zeros(8)
+    shape = call(a, None).shape
+    n = 1
+    for d in shape:
+        n *= d
+    out = base[:n].view(*shape)
+    r = call(a, out)
+    assert r is out
+    # The result lands in out's memory, so the base tensor sees it too.
+    assert base[:n].tolist() == call(a, None).flatten().tolist()
