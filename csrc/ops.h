@@ -7,5 +7,6 @@
 #include "ops/linalg.h"
 #include "ops/reduce.h"
 #include "allocator.h"
+#include "autograd.h"
 #include "parallel.h"
 #include "tensor.h"

@@ -3,6 +3,8 @@
 // modes, 80-column wrapping, "..." summaries above 1000 elements, and the
 // device/size/dtype suffixes. Python's repr and the C++ frontend share it.
 #include <cmath>
+
+#include "autograd.h"
 #include <string>
 #include <vector>
 
@@ -179,6 +181,10 @@ std::string Tensor::str() const {
                    : !(dt == default_dtype() || dt == DType::Int64 ||
                        dt == DType::Bool);
   if (shown) suffixes.push_back(fmt::format("dtype=fastt.{}", dtype_name(dt)));
+  if (self.impl()->grad_fn)
+    suffixes.push_back(fmt::format("grad_fn=<{}>", grad_fn_name(self)));
+  else if (self.impl()->requires_grad)
+    suffixes.push_back("requires_grad=True");
   // torch's _add_suffixes: a suffix that would pass column 80 goes on its
   // own line (its arithmetic, off-by-one included).
   std::string r = "tensor(" + body;

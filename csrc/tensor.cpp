@@ -10,6 +10,10 @@
 #include "allocator.h"
 #include "dispatch.h"
 #include "ops/loop_builder.h"
+#include "autograd.h"
+#include "ops/factory.h"
+#include "autograd/functions.h"
+#include "autograd/node.h"
 
 namespace fastt {
 
@@ -21,7 +25,9 @@ void TensorImpl::operator delete(void* p) {
   CachingAllocator::deallocate(p, sizeof(TensorImpl));
 }
 TensorImpl::~TensorImpl() {
-  delete autograd;
+  delete autograd;  // first: it may unlink itself from grad_fn
+  if (grad_fn) autograd::release(grad_fn);
+  if (view_base && view_base->refcount.fetch_sub(1) == 1) delete view_base;
   if (storage) storage->decref();
 }
 void TensorImpl::refresh() {
@@ -279,6 +285,11 @@ Tensor make_view(const TensorImpl* self, int nd, const int64_t* sizes,
   impl->device = self->device;
   impl->ndim = int8_t(nd);
   impl->offset = offset;
+  impl->is_view = true;
+  TensorImpl* base = self->view_base ? self->view_base
+                                     : const_cast<TensorImpl*>(self);
+  base->refcount.fetch_add(1, std::memory_order_relaxed);
+  impl->view_base = base;
   for (int d = 0; d < nd; ++d) {
     impl->sizes[d] = sizes[d];
     impl->strides[d] = strides[d];
@@ -287,6 +298,18 @@ Tensor make_view(const TensorImpl* self, int nd, const int64_t* sizes,
   return t;
 }
 
+}  // namespace
+
+// A view op's result; records the view's node when autograd is on for self.
+#define FASTT_RETURN_VIEW(fn, expr, ...)                                   \
+  do {                                                                     \
+    Tensor out_ = (expr);                                                  \
+    if (autograd::should_record(*this))                                    \
+      autograd::view_of(autograd::GradFn::fn, *this, out_, ##__VA_ARGS__); \
+    return out_;                                                           \
+  } while (0)
+
+namespace {
 // Resolves one -1 in a requested shape against numel.
 int infer_size(IntList req, int64_t numel, int64_t* out, const char* op) {
   FASTT_CHECK(req.size() <= size_t(kMaxDims), ValueError,
@@ -361,7 +384,7 @@ Tensor Tensor::view(IntList req) const {
               "view size is not compatible with input tensor's size and "
               "stride (at least one dimension spans across two contiguous "
               "subspaces). Use .reshape(...) instead.");
-  return make_view(impl_, nd, shape, strides, impl_->offset);
+  FASTT_RETURN_VIEW(Reshape, make_view(impl_, nd, shape, strides, impl_->offset));
 }
 
 Tensor Tensor::reshape(IntList req) const {
@@ -369,7 +392,8 @@ Tensor Tensor::reshape(IntList req) const {
   int64_t shape[kMaxDims], strides[kMaxDims];
   int nd = infer_size(req, impl_->numel, shape, "reshape");
   if (view_strides(impl_, shape, nd, strides))
-    return make_view(impl_, nd, shape, strides, impl_->offset);
+    FASTT_RETURN_VIEW(Reshape,
+                      make_view(impl_, nd, shape, strides, impl_->offset));
   return contiguous().view(IntList(shape, size_t(nd)));
 }
 
@@ -385,7 +409,9 @@ Tensor Tensor::transpose(int64_t d0, int64_t d1) const {
     std::swap(sizes[d0], sizes[d1]);
     std::swap(strides[d0], strides[d1]);
   }
-  return make_view(impl_, nd, sizes, strides, impl_->offset);
+  FASTT_RETURN_VIEW(Transpose,
+                    make_view(impl_, nd, sizes, strides, impl_->offset), d0,
+                    d1);
 }
 
 Tensor Tensor::permute(IntList dims) const {
@@ -406,7 +432,11 @@ Tensor Tensor::permute(IntList dims) const {
     sizes[i] = impl_->sizes[d];
     strides[i] = impl_->strides[d];
   }
-  return make_view(impl_, nd, sizes, strides, impl_->offset);
+  int64_t wrapped[kMaxDims];
+  for (int i = 0; i < nd; ++i) wrapped[i] = wrap_dim(dims[i], nd, "permute");
+  FASTT_RETURN_VIEW(Permute,
+                    make_view(impl_, nd, sizes, strides, impl_->offset), 0,
+                    0, 0, IntList(wrapped, size_t(nd)));
 }
 
 Tensor Tensor::t() const {
@@ -436,7 +466,8 @@ Tensor Tensor::squeeze() const {
     sizes[nd] = impl_->sizes[d];
     strides[nd++] = impl_->strides[d];
   }
-  return make_view(impl_, nd, sizes, strides, impl_->offset);
+  FASTT_RETURN_VIEW(Reshape,
+                    make_view(impl_, nd, sizes, strides, impl_->offset));
 }
 
 Tensor Tensor::squeeze(int64_t dim) const {
@@ -451,7 +482,8 @@ Tensor Tensor::squeeze(int64_t dim) const {
     sizes[k] = impl_->sizes[d];
     strides[k++] = impl_->strides[d];
   }
-  return make_view(impl_, k, sizes, strides, impl_->offset);
+  FASTT_RETURN_VIEW(Reshape,
+                    make_view(impl_, k, sizes, strides, impl_->offset));
 }
 
 Tensor Tensor::unsqueeze(int64_t dim) const {
@@ -472,7 +504,8 @@ Tensor Tensor::unsqueeze(int64_t dim) const {
       strides[d] = impl_->strides[k++];
     }
   }
-  return make_view(impl_, nd + 1, sizes, strides, impl_->offset);
+  FASTT_RETURN_VIEW(Reshape,
+                    make_view(impl_, nd + 1, sizes, strides, impl_->offset));
 }
 
 Tensor Tensor::expand(IntList req) const {
@@ -516,7 +549,8 @@ Tensor Tensor::expand(IntList req) const {
   for (int i = 0; i < nn; ++i)
     if (FASTT_UNLIKELY(__builtin_mul_overflow(numel, sizes[i], &numel)))
       checked_numel(IntList(sizes, size_t(nn)), "expand");  // throws
-  return make_view(impl_, nn, sizes, strides, impl_->offset);
+  FASTT_RETURN_VIEW(Expand,
+                    make_view(impl_, nn, sizes, strides, impl_->offset));
 }
 
 Tensor Tensor::flatten(int64_t start, int64_t end) const {
@@ -590,8 +624,10 @@ Tensor Tensor::select(int64_t dim, int64_t index) const {
     sizes[k] = impl_->sizes[d];
     strides[k++] = impl_->strides[d];
   }
-  return make_view(impl_, k, sizes, strides,
-                   impl_->offset + index * impl_->strides[dim]);
+  FASTT_RETURN_VIEW(Select,
+                    make_view(impl_, k, sizes, strides,
+                              impl_->offset + index * impl_->strides[dim]),
+                    dim, index);
 }
 
 Tensor Tensor::slice(int64_t dim, int64_t start, int64_t end,
@@ -614,8 +650,10 @@ Tensor Tensor::slice(int64_t dim, int64_t start, int64_t end,
   std::copy(impl_->strides, impl_->strides + nd, strides);
   sizes[dim] = len;
   strides[dim] *= step;
-  return make_view(impl_, nd, sizes, strides,
-                   impl_->offset + start * impl_->strides[dim]);
+  FASTT_RETURN_VIEW(Slice,
+                    make_view(impl_, nd, sizes, strides,
+                              impl_->offset + start * impl_->strides[dim]),
+                    dim, start, step);
 }
 
 Tensor Tensor::as_strided(IntList sizes, IntList strides,
@@ -656,8 +694,9 @@ Tensor Tensor::as_strided(IntList sizes, IntList strides,
               overflow ? std::string("more than int64 can index")
                        : std::to_string((max_index + 1) * int64_t(itemsize())),
               impl_->storage->nbytes());
-  return make_view(impl_, int(sizes.size()), sizes.data(), strides.data(),
-                   offset);
+  FASTT_RETURN_VIEW(AsStrided, make_view(impl_, int(sizes.size()),
+                                         sizes.data(), strides.data(),
+                                         offset));
 }
 
 Tensor Tensor::diagonal(int64_t off, int64_t d0, int64_t d1) const {
@@ -689,7 +728,8 @@ Tensor Tensor::diagonal(int64_t off, int64_t d0, int64_t d1) const {
   }
   sizes[k] = len;
   strides[k++] = impl_->strides[d0] + impl_->strides[d1];
-  return make_view(impl_, k, sizes, strides, offset);
+  FASTT_RETURN_VIEW(Diagonal, make_view(impl_, k, sizes, strides, offset),
+                    off, d0, d1);
 }
 
 Tensor Tensor::unfold(int64_t dim, int64_t size, int64_t step) const {
@@ -712,13 +752,14 @@ Tensor Tensor::unfold(int64_t dim, int64_t size, int64_t step) const {
   }
   sizes[nd] = size;
   strides[nd] = st;
-  return make_view(impl_, nd + 1, sizes, strides, impl_->offset);
+  FASTT_RETURN_VIEW(AsStrided,
+                    make_view(impl_, nd + 1, sizes, strides, impl_->offset));
 }
 
 Tensor Tensor::alias() const {
   require_defined(*this, "alias");
-  return make_view(impl_, impl_->ndim, impl_->sizes, impl_->strides,
-                   impl_->offset);
+  FASTT_RETURN_VIEW(Alias, make_view(impl_, impl_->ndim, impl_->sizes,
+                                     impl_->strides, impl_->offset));
 }
 
 // -------------------------------------------------------------- copies --
@@ -750,6 +791,7 @@ Tensor& copy_across_devices(Tensor& dst, const Tensor& src) {
 Tensor& Tensor::copy_(const Tensor& src) {
   require_defined(*this, "copy_");
   FASTT_CHECK(src.defined(), ValueError, "copy_: source tensor is undefined");
+  if (autograd::should_record(*this, src)) return autograd::copy_(*this, src);
   int64_t shape[kMaxDims];
   int nd = broadcast_shapes(sizes(), src.sizes(), shape, "copy_");
   FASTT_CHECK(sizes().equals(IntList(shape, size_t(nd))), RuntimeError,
@@ -784,6 +826,7 @@ Tensor Tensor::contiguous() const {
 
 Tensor Tensor::clone() const {
   require_defined(*this, "clone");
+  if (autograd::should_record(*this)) return autograd::clone(*this);
   Tensor out = empty(sizes(), dtype(), device());
   out.copy_(*this);
   return out;
@@ -792,6 +835,8 @@ Tensor Tensor::clone() const {
 Tensor Tensor::to(DType dt, bool copy) const {
   require_defined(*this, "to");
   if (dt == dtype() && !copy) return *this;
+  if (autograd::should_record(*this))
+    return autograd::to_copy(*this, [&] { return to(dt, copy); });
   Tensor out = empty(sizes(), dt, device());
   out.copy_(*this);
   return out;
@@ -800,6 +845,8 @@ Tensor Tensor::to(DType dt, bool copy) const {
 Tensor Tensor::to(Device dev, bool copy) const {
   require_defined(*this, "to");
   if (dev == device() && !copy) return *this;
+  if (autograd::should_record(*this))
+    return autograd::to_copy(*this, [&] { return to(dev, copy); });
   Tensor out = empty(sizes(), dtype(), dev);
   out.copy_(*this);
   return out;
@@ -807,6 +854,8 @@ Tensor Tensor::to(Device dev, bool copy) const {
 
 Tensor& Tensor::fill_(const Scalar& value) {
   require_defined(*this, "fill_");
+  if (autograd::should_record(*this))  // the old values get no gradient
+    return autograd::copy_(*this, fastt::full({}, value, dtype(), device()));
   check_no_internal_overlap(*this, "fill_");
   check_scalar_fits(value, dtype(), "fill_");
   if (numel() > 0) {

@@ -57,8 +57,14 @@ class IntList {
   size_t size_ = 0;
 };
 
-// Autograd state attached to a tensor (defined by autograd/); the core only
-// owns and frees it.
+namespace autograd {
+struct Node;
+// Drops one reference to a graph node; frees chains iteratively.
+void release(Node* node);
+}  // namespace autograd
+
+// Rarely used autograd state of a tensor (.grad, hooks, retain_grad; see
+// autograd/node.h). The core only owns and frees it.
 struct AutogradMeta {
   virtual ~AutogradMeta() = default;
 };
@@ -73,6 +79,16 @@ struct TensorImpl {
   char* data = nullptr;  // storage data + offset * itemsize
   int64_t offset = 0;    // in elements
   Storage* storage = nullptr;
+  // Autograd: `requires_grad` is the one flag every op checks; it is set on
+  // leaves that ask for gradients and on every output of a recorded op,
+  // whose node is `grad_fn` (owned) and which is that node's output
+  // `output_nr`. Views remember their base (the non-view tensor whose
+  // storage they share) so in-place writes through them reach its history.
+  bool requires_grad = false;
+  bool is_view = false;
+  uint16_t output_nr = 0;
+  autograd::Node* grad_fn = nullptr;
+  TensorImpl* view_base = nullptr;  // views: the tensor viewed (owned)
   AutogradMeta* autograd = nullptr;
   int64_t sizes[kMaxDims];
   int64_t strides[kMaxDims];

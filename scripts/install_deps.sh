@@ -24,10 +24,12 @@ fi
 
 PY=${PYTHON:-python3}
 # numpy/pytest/hypothesis for the tests; pybind11/setuptools/cmake/ninja for
-# the extension build; matplotlib for the benchmark plots. torch (CPU build)
-# is the reference the tests and benchmarks compare against.
+# the extension build; matplotlib for the benchmark plots; scikit-learn for
+# the digits data set the training examples use (it ships inside the
+# package, so nothing is downloaded at run time). torch (CPU build) is the
+# reference the tests and benchmarks compare against.
 "$PY" -m pip install -q --disable-pip-version-check \
-  numpy pytest hypothesis pybind11 setuptools wheel matplotlib
+  numpy pytest hypothesis pybind11 setuptools wheel matplotlib scikit-learn
 if ! "$PY" -c "import torch" 2>/dev/null; then
   "$PY" -m pip install -q --disable-pip-version-check torch==2.13.0 ||
     echo "[deps] torch not installed: torch comparisons will be skipped"

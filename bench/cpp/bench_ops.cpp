@@ -113,6 +113,43 @@ void BM_AddBroadcast(benchmark::State& st) {
   for (auto _ : st) benchmark::DoNotOptimize(add(a, b));
 }
 
+// With autograd recording: `a` requires grad, so each add also records one
+// tape node (and frees it when the result dies). The difference from
+// BM_Add is the recording overhead per op.
+void BM_AddRecord(benchmark::State& st) {
+  const int64_t n = st.range(0);
+  Tensor a = filled({n}, 1), b = filled({n}, 2);
+  requires_grad_(a);
+  for (auto _ : st) benchmark::DoNotOptimize(add(a, b));
+}
+
+void BM_MulRecord(benchmark::State& st) {
+  const int64_t n = st.range(0);
+  Tensor a = filled({n}, 1), b = filled({n}, 2);
+  requires_grad_(a);
+  for (auto _ : st) benchmark::DoNotOptimize(mul(a, b));
+}
+
+// Recording a chain: each op's input already has history (no leaf
+// accumulator lookup), like a layer inside a network.
+void BM_ReluRecordChain(benchmark::State& st) {
+  Tensor a = filled({16}, 1);
+  requires_grad_(a);
+  Tensor h = mul(a, 2.0);
+  for (auto _ : st) benchmark::DoNotOptimize(relu(h));
+}
+
+// A whole step: forward of y = sum(relu(x @ w + b)) and backward.
+void BM_TinyStep(benchmark::State& st) {
+  Tensor x = filled({4, 4}, 1), w = filled({4, 4}, 0.5), b = filled({4}, 0);
+  requires_grad_(w);
+  requires_grad_(b);
+  for (auto _ : st) {
+    Tensor y = sum(relu(add(matmul(x, w), b)));
+    backward(y);
+  }
+}
+
 }  // namespace
 
 BENCHMARK(BM_HandLoopAlloc)->Arg(1)->Arg(16);
@@ -127,6 +164,10 @@ BENCHMARK(BM_View);
 BENCHMARK(BM_Slice);
 BENCHMARK(BM_AddBroadcast);
 BENCHMARK(BM_Matmul)->Arg(4)->Arg(64);
+BENCHMARK(BM_AddRecord)->Arg(1)->Arg(16);
+BENCHMARK(BM_MulRecord)->Arg(16);
+BENCHMARK(BM_ReluRecordChain);
+BENCHMARK(BM_TinyStep);
 
 int main(int argc, char** argv) {
   set_num_threads(1);  // per-op latency is measured single-threaded

@@ -8,6 +8,8 @@
 #include <type_traits>
 
 #include "loop_builder.h"
+#include "autograd/functions.h"
+#include "autograd/node.h"
 
 namespace fastt {
 namespace {
@@ -411,20 +413,70 @@ bool can_cast(DType from, DType to) {
   return true;
 }
 
+// ---- autograd: which formula each kernel op records ----
+using autograd::GradFn;
+constexpr GradFn kNotDifferentiable = GradFn::AccumulateGrad;
+constexpr GradFn grad_fn_of(Op op) {
+  switch (op) {
+    case Op::neg: return GradFn::Neg;
+    case Op::abs: return GradFn::Abs;
+    case Op::exp: return GradFn::Exp;
+    case Op::expm1: return GradFn::Expm1;
+    case Op::log: return GradFn::Log;
+    case Op::log1p: return GradFn::Log1p;
+    case Op::log2: return GradFn::Log2;
+    case Op::sqrt: return GradFn::Sqrt;
+    case Op::rsqrt: return GradFn::Rsqrt;
+    case Op::sin: return GradFn::Sin;
+    case Op::cos: return GradFn::Cos;
+    case Op::tanh: return GradFn::Tanh;
+    case Op::sigmoid: return GradFn::Sigmoid;
+    case Op::relu: return GradFn::Relu;
+    case Op::silu: return GradFn::Silu;
+    case Op::erf: return GradFn::Erf;
+    case Op::reciprocal: return GradFn::Reciprocal;
+    case Op::square: return GradFn::Square;
+    case Op::sign: case Op::floor: case Op::ceil: case Op::round:
+    case Op::trunc: return GradFn::ZeroGrad;
+    case Op::mul: return GradFn::Mul;
+    case Op::div: return GradFn::Div;
+    case Op::remainder: return GradFn::Remainder;
+    case Op::fmod: return GradFn::Fmod;
+    case Op::maximum: return GradFn::Maximum;
+    case Op::minimum: return GradFn::Minimum;
+    case Op::atan2: return GradFn::Atan2;
+    case Op::add: return GradFn::Add;
+    case Op::sub: return GradFn::Sub;
+    default: return kNotDifferentiable;
+  }
+}
+#define FASTT_RECORDS(op, ...) \
+  (grad_fn_of(op) != kNotDifferentiable && autograd::should_record(__VA_ARGS__))
+
 // ---- unary ----
 // square of bool is int64 in torch (it is pow(x, 2)); the test folds away
 // for every other op.
 #define FASTT_DEFINE_UNARY(name)                                     \
   Tensor name(const Tensor& a) {                                     \
+    if (FASTT_RECORDS(Op::name, a))                                  \
+      return autograd::unary(grad_fn_of(Op::name),                   \
+                             static_cast<Tensor (*)(const Tensor&)>(  \
+                                 &name),                             \
+                             a);                                     \
     if (Op::name == Op::square && a.defined() &&                     \
         FASTT_UNLIKELY(a.dtype() == DType::Bool))                    \
       return unary(Op::name, rule_of(Op::name), a.to(DType::Int64)); \
     return unary(Op::name, rule_of(Op::name), a);                    \
   }                                                                  \
   Tensor& name##_(Tensor& a) {                                       \
+    if (FASTT_RECORDS(Op::name, a))                                  \
+      return autograd::inplace(a, #name "_", [](const Tensor& s) {   \
+        return name(s);                                              \
+      });                                                            \
     return unary_out(Op::name, rule_of(Op::name), a, a);             \
   }                                                                  \
   Tensor& name##_out(Tensor& out, const Tensor& a) {                 \
+    autograd::check_out(#name, autograd::should_record(a, out));     \
     return unary_out(Op::name, rule_of(Op::name), out, a);           \
   }
 FASTT_UNARY_OPS(FASTT_DEFINE_UNARY)
@@ -439,17 +491,30 @@ static Op gelu_op(const char* approximate) {
   return Op::gelu_tanh;
 }
 Tensor gelu(const Tensor& a, const char* approximate) {
+  if (autograd::should_record(a)) {
+    gelu_op(approximate);  // validates before recording
+    return autograd::gelu(a, approximate);
+  }
   return unary(gelu_op(approximate), Rule::Float, a);
 }
 Tensor& gelu_(Tensor& a, const char* approximate) {
+  if (autograd::should_record(a))
+    return autograd::inplace(a, "gelu_", [&](const Tensor& s) {
+      return gelu(s, approximate);
+    });
   return unary_out(gelu_op(approximate), Rule::Float, a, a);
 }
 Tensor leaky_relu(const Tensor& a, double slope) {
+  if (autograd::should_record(a)) return autograd::leaky_relu(a, slope);
   Params p;
   p.f0 = slope;
   return unary(Op::leaky_relu, Rule::Float, a, p);
 }
 Tensor& leaky_relu_(Tensor& a, double slope) {
+  if (autograd::should_record(a))
+    return autograd::inplace(a, "leaky_relu_", [&](const Tensor& s) {
+      return leaky_relu(s, slope);
+    });
   Params p;
   p.f0 = slope;
   return unary_out(Op::leaky_relu, Rule::Float, a, a, p);
@@ -458,21 +523,37 @@ Tensor& leaky_relu_(Tensor& a, double slope) {
 // ---- binary ----
 #define FASTT_DEFINE_BINARY_AS(name, op)                                   \
   Tensor name(const Tensor& a, const Tensor& b) {                          \
+    if (FASTT_RECORDS(op, a, b))                                           \
+      return autograd::binary(grad_fn_of(op), &a, &b, nullptr, nullptr, 1, \
+                              [&] { return name(a, b); });                 \
     return binary(op, rule_of(op), a, b);                                  \
   }                                                                        \
   Tensor name(const Tensor& a, const Scalar& b) {                          \
+    if (FASTT_RECORDS(op, a))                                              \
+      return autograd::binary(grad_fn_of(op), &a, nullptr, nullptr, &b, 1, \
+                              [&] { return name(a, b); });                 \
     return binary(op, rule_of(op), a, b);                                  \
   }                                                                        \
   Tensor name(const Scalar& a, const Tensor& b) {                          \
+    if (FASTT_RECORDS(op, b))                                              \
+      return autograd::binary(grad_fn_of(op), nullptr, &b, &a, nullptr, 1, \
+                              [&] { return name(a, b); });                 \
     return binary(op, rule_of(op), a, b);                                  \
   }                                                                        \
   Tensor& name##_(Tensor& a, const Tensor& b) {                            \
+    if (FASTT_RECORDS(op, a, b))                                           \
+      return autograd::inplace(a, #name "_",                               \
+                               [&](const Tensor& s) { return name(s, b); }); \
     return binary_inplace(op, rule_of(op), a, b);                          \
   }                                                                        \
   Tensor& name##_(Tensor& a, const Scalar& b) {                            \
+    if (FASTT_RECORDS(op, a))                                              \
+      return autograd::inplace(a, #name "_",                               \
+                               [&](const Tensor& s) { return name(s, b); }); \
     return binary_inplace(op, rule_of(op), a, b);                          \
   }                                                                        \
   Tensor& name##_out(Tensor& out, const Tensor& a, const Tensor& b) {      \
+    autograd::check_out(#name, autograd::should_record(a, b, out));        \
     return binary_out(op, rule_of(op), out, a, b);                         \
   }
 #define FASTT_DEFINE_BINARY(name) FASTT_DEFINE_BINARY_AS(name, Op::name)
@@ -500,49 +581,82 @@ FASTT_DEFINE_BINARY(bitwise_xor)
 
 // pow: a negative integer exponent on an integer tensor is an error.
 Tensor pow(const Tensor& a, const Tensor& b) {
+  if (autograd::should_record(a, b))
+    return autograd::binary(GradFn::Pow, &a, &b, nullptr, nullptr, 1,
+                            [&] { return pow(a, b); });
   return binary(Op::pow, Rule::Same, a, b);
 }
 Tensor pow(const Tensor& a, const Scalar& b) {
   check_pow_scalar(a, b);
+  if (autograd::should_record(a)) return autograd::pow(a, b);
   return binary(Op::pow, Rule::Same, a, b);
 }
 Tensor pow(const Scalar& a, const Tensor& b) {
+  if (autograd::should_record(b)) return autograd::pow(a, b);
   return binary(Op::pow, Rule::Same, a, b);
 }
 Tensor& pow_(Tensor& a, const Tensor& b) {
+  if (autograd::should_record(a, b))
+    return autograd::inplace(a, "pow_",
+                             [&](const Tensor& s) { return pow(s, b); });
   return binary_inplace(Op::pow, Rule::Same, a, b);
 }
 Tensor& pow_(Tensor& a, const Scalar& b) {
   check_pow_scalar(a, b);
+  if (autograd::should_record(a))
+    return autograd::inplace(a, "pow_",
+                             [&](const Tensor& s) { return pow(s, b); });
   return binary_inplace(Op::pow, Rule::Same, a, b);
 }
 Tensor& pow_out(Tensor& out, const Tensor& a, const Tensor& b) {
+  autograd::check_out("pow", autograd::should_record(a, b, out));
   return binary_out(Op::pow, Rule::Same, out, a, b);
 }
 
 #define FASTT_DEFINE_ALPHA(name)                                             \
   Tensor name(const Tensor& a, const Tensor& b, const Scalar& alpha) {       \
+    if (autograd::should_record(a, b))                                       \
+      return autograd::binary(grad_fn_of(Op::name), &a, &b, nullptr,         \
+                              nullptr, alpha,                                \
+                              [&] { return name(a, b, alpha); });            \
     return binary(Op::name, Rule::Same, a, b,                                \
                   checked_alpha(Op::name, a, b, alpha));                     \
   }                                                                          \
   Tensor name(const Tensor& a, const Scalar& b, const Scalar& alpha) {       \
+    if (autograd::should_record(a))                                          \
+      return autograd::binary(grad_fn_of(Op::name), &a, nullptr, nullptr,    \
+                              &b, alpha,                                     \
+                              [&] { return name(a, b, alpha); });            \
     return binary(Op::name, Rule::Same, a, b,                                \
                   checked_alpha(Op::name, a, b, alpha));                     \
   }                                                                          \
   Tensor name(const Scalar& a, const Tensor& b, const Scalar& alpha) {       \
+    if (autograd::should_record(b))                                          \
+      return autograd::binary(grad_fn_of(Op::name), nullptr, &b, &a,         \
+                              nullptr, alpha,                                \
+                              [&] { return name(a, b, alpha); });            \
     return binary(Op::name, Rule::Same, a, b,                                \
                   checked_alpha(Op::name, b, a, alpha));                     \
   }                                                                          \
   Tensor& name##_(Tensor& a, const Tensor& b, const Scalar& alpha) {         \
+    if (autograd::should_record(a, b))                                       \
+      return autograd::inplace(a, #name "_", [&](const Tensor& s) {          \
+        return name(s, b, alpha);                                            \
+      });                                                                    \
     return binary_inplace(Op::name, Rule::Same, a, b,                        \
                           checked_alpha(Op::name, a, b, alpha));             \
   }                                                                          \
   Tensor& name##_(Tensor& a, const Scalar& b, const Scalar& alpha) {         \
+    if (autograd::should_record(a))                                          \
+      return autograd::inplace(a, #name "_", [&](const Tensor& s) {          \
+        return name(s, b, alpha);                                            \
+      });                                                                    \
     return binary_inplace(Op::name, Rule::Same, a, b,                        \
                           checked_alpha(Op::name, a, b, alpha));             \
   }                                                                          \
   Tensor& name##_out(Tensor& out, const Tensor& a, const Tensor& b,          \
                      const Scalar& alpha) {                                  \
+    autograd::check_out(#name, autograd::should_record(a, b, out));          \
     return binary_out(Op::name, Rule::Same, out, a, b,                       \
                       checked_alpha(Op::name, a, b, alpha));                 \
   }
@@ -583,12 +697,20 @@ static Tensor where_impl(const Operand& c, const Operand& a,
   return elementwise(Op::where, Rule::Same, ins, 3, nullptr, {}, 1);
 }
 Tensor where(const Tensor& c, const Tensor& a, const Tensor& b) {
+  if (autograd::should_record(a, b))
+    return autograd::where(c, &a, &b, [&] { return where_impl(c, a, b); });
   return where_impl(c, a, b);
 }
 Tensor where(const Tensor& c, const Tensor& a, const Scalar& b) {
+  if (autograd::should_record(a))
+    return autograd::where(c, &a, nullptr,
+                           [&] { return where_impl(c, a, b); });
   return where_impl(c, a, b);
 }
 Tensor where(const Tensor& c, const Scalar& a, const Tensor& b) {
+  if (autograd::should_record(b))
+    return autograd::where(c, nullptr, &b,
+                           [&] { return where_impl(c, a, b); });
   return where_impl(c, a, b);
 }
 Tensor where(const Tensor& c, const Scalar& a, const Scalar& b) {
@@ -612,11 +734,14 @@ static Tensor clamp_impl(const Tensor& a, const Operand* lo,
   return elementwise(Op::clamp, Rule::Same, ins, n, out, p);
 }
 Tensor clamp(const Tensor& a, const Tensor& min, const Tensor& max) {
+  if (autograd::should_record(a, min, max))
+    return autograd::clamp(a, min, max);
   Operand lo(min), hi(max);
   return clamp_impl(a, min.defined() ? &lo : nullptr,
                     max.defined() ? &hi : nullptr, nullptr);
 }
 Tensor clamp(const Tensor& a, const Scalar* min, const Scalar* max) {
+  if (autograd::should_record(a)) return autograd::clamp(a, min, max);
   Operand lo = min ? Operand(*min) : Operand(Scalar(0));
   Operand hi = max ? Operand(*max) : Operand(Scalar(0));
   return clamp_impl(a, min ? &lo : nullptr, max ? &hi : nullptr, nullptr);
@@ -625,12 +750,20 @@ Tensor clamp(const Tensor& a, const Scalar& min, const Scalar& max) {
   return clamp(a, &min, &max);
 }
 Tensor& clamp_(Tensor& a, const Scalar* min, const Scalar* max) {
+  if (autograd::should_record(a))
+    return autograd::inplace(a, "clamp_", [&](const Tensor& s) {
+      return clamp(s, min, max);
+    });
   Operand lo = min ? Operand(*min) : Operand(Scalar(0));
   Operand hi = max ? Operand(*max) : Operand(Scalar(0));
   clamp_impl(a, min ? &lo : nullptr, max ? &hi : nullptr, &a);
   return a;
 }
 Tensor& clamp_(Tensor& a, const Tensor& min, const Tensor& max) {
+  if (autograd::should_record(a, min, max))
+    return autograd::inplace(a, "clamp_", [&](const Tensor& s) {
+      return clamp(s, min, max);
+    });
   Operand lo(min), hi(max);
   clamp_impl(a, min.defined() ? &lo : nullptr, max.defined() ? &hi : nullptr,
              &a);
@@ -650,22 +783,34 @@ Tensor& clamp_max_(Tensor& a, const Scalar& max) {
 }
 
 Tensor lerp(const Tensor& a, const Tensor& end, const Tensor& weight) {
+  if (autograd::should_record(a, end, weight))
+    return autograd::lerp(a, end, &weight, Scalar(0));
   Operand ins[3] = {a, end, weight};
   return elementwise(Op::lerp, Rule::Same, ins, 3, nullptr, {});
 }
 Tensor lerp(const Tensor& a, const Tensor& end, const Scalar& weight) {
   require_defined(a, "lerp");
   require_defined(end, "lerp");
+  if (autograd::should_record(a, end))
+    return autograd::lerp(a, end, nullptr, weight);
   Operand ins[3] = {a, end, weight};
   return elementwise(Op::lerp, Rule::Same, ins, 3, nullptr, {}, 0,
                      promote_types(a.dtype(), end.dtype()));
 }
 Tensor& lerp_(Tensor& a, const Tensor& end, const Scalar& weight) {
+  if (autograd::should_record(a, end))
+    return autograd::inplace(a, "lerp_", [&](const Tensor& s) {
+      return lerp(s, end, weight);
+    });
   Operand ins[3] = {a, end, weight};
   elementwise(Op::lerp, Rule::Same, ins, 3, &a, {}, 0, a.dtype());
   return a;
 }
 Tensor& lerp_(Tensor& a, const Tensor& end, const Tensor& weight) {
+  if (autograd::should_record(a, end, weight))
+    return autograd::inplace(a, "lerp_", [&](const Tensor& s) {
+      return lerp(s, end, weight);
+    });
   Operand ins[3] = {a, end, weight};
   elementwise(Op::lerp, Rule::Same, ins, 3, &a, {});
   return a;
@@ -692,19 +837,31 @@ static Tensor addc(Op op, const Tensor& a, const Tensor& t1, const Tensor& t2,
 }
 Tensor addcmul(const Tensor& a, const Tensor& t1, const Tensor& t2,
                const Scalar& value) {
+  if (autograd::should_record(a, t1, t2))
+    return autograd::addc(GradFn::Addcmul, a, t1, t2, value);
   return addc(Op::addcmul, a, t1, t2, value, nullptr);
 }
 Tensor& addcmul_(Tensor& a, const Tensor& t1, const Tensor& t2,
                  const Scalar& value) {
+  if (autograd::should_record(a, t1, t2))
+    return autograd::inplace(a, "addcmul_", [&](const Tensor& s) {
+      return addcmul(s, t1, t2, value);
+    });
   addc(Op::addcmul, a, t1, t2, value, &a);
   return a;
 }
 Tensor addcdiv(const Tensor& a, const Tensor& t1, const Tensor& t2,
                const Scalar& value) {
+  if (autograd::should_record(a, t1, t2))
+    return autograd::addc(GradFn::Addcdiv, a, t1, t2, value);
   return addc(Op::addcdiv, a, t1, t2, value, nullptr);
 }
 Tensor& addcdiv_(Tensor& a, const Tensor& t1, const Tensor& t2,
                  const Scalar& value) {
+  if (autograd::should_record(a, t1, t2))
+    return autograd::inplace(a, "addcdiv_", [&](const Tensor& s) {
+      return addcdiv(s, t1, t2, value);
+    });
   addc(Op::addcdiv, a, t1, t2, value, &a);
   return a;
 }
@@ -721,6 +878,8 @@ static void check_mask(const Tensor& mask) {
 Tensor masked_fill(const Tensor& a, const Tensor& mask, const Scalar& value) {
   require_defined(a, "masked_fill");
   require_defined(mask, "masked_fill");
+  if (autograd::should_record(a))
+    return autograd::masked_fill(a, mask, value);
   int64_t shape[kMaxDims];
   const int nd = broadcast_shapes(a.sizes(), mask.sizes(), shape,
                                   "masked_fill");
@@ -736,6 +895,10 @@ Tensor masked_fill(const Tensor& a, const Tensor& mask, const Scalar& value) {
 Tensor& masked_fill_(Tensor& a, const Tensor& mask, const Scalar& value) {
   check_mask(mask);
   require_defined(a, "masked_fill_");
+  if (autograd::should_record(a))
+    return autograd::inplace(a, "masked_fill_", [&](const Tensor& s) {
+      return masked_fill(s, mask, value);
+    });
   check_scalar_fits(value, a.dtype(), "masked_fill_");
   Operand ins[3] = {mask, value, a};
   elementwise(Op::where, Rule::Same, ins, 3, &a, {}, 1, a.dtype());
@@ -747,6 +910,8 @@ Tensor masked_fill(const Tensor& a, const Tensor& mask, const Tensor& value) {
               "masked_fill only supports a 0-dimensional value tensor, but "
               "got tensor with {} dimension(s).",
               value.dim());
+  if (autograd::should_record(value))  // the value's gradient too
+    return where(mask, value.to(a.dtype()), a);
   return masked_fill(a, mask, value.item());
 }
 

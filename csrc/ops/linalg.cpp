@@ -11,6 +11,9 @@
 #include "../dispatch.h"
 #include "elementwise.h"
 
+#include "autograd/functions.h"
+#include "csrc/autograd.h"
+
 namespace fastt {
 namespace {
 
@@ -219,6 +222,8 @@ Tensor matmul_nd(const Tensor& a, const Tensor& b) {
 }  // namespace
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
+  if (autograd::should_record(a, b))
+    return autograd::matmul(a, b, [&] { return matmul(a, b); });
   check_defined("matmul", a, "input");
   check_defined("matmul", b, "other");
   const int64_t da = a.dim(), db = b.dim();
@@ -232,6 +237,8 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
 }
 
 Tensor mm(const Tensor& a, const Tensor& b) {
+  if (autograd::should_record(a, b))
+    return autograd::matmul(a, b, [&] { return mm(a, b); });
   check_defined("mm", a, "input");
   check_defined("mm", b, "mat2");
   FASTT_CHECK(a.dim() == 2, RuntimeError,
@@ -242,6 +249,8 @@ Tensor mm(const Tensor& a, const Tensor& b) {
 }
 
 Tensor bmm(const Tensor& a, const Tensor& b) {
+  if (autograd::should_record(a, b))
+    return autograd::matmul(a, b, [&] { return bmm(a, b); });
   check_defined("bmm", a, "input");
   check_defined("bmm", b, "mat2");
   FASTT_CHECK(a.dim() == 3, RuntimeError,
@@ -263,6 +272,10 @@ Tensor bmm(const Tensor& a, const Tensor& b) {
 
 Tensor addmm(const Tensor& input, const Tensor& m1, const Tensor& m2,
              const Scalar& beta, const Scalar& alpha) {
+  if (autograd::should_record(input, m1, m2))
+    return autograd::addmm(input, m1, m2, beta, alpha, [&] {
+      return addmm(input, m1, m2, beta, alpha);
+    });
   check_defined("addmm", input, "input");
   check_defined("addmm", m1, "mat1");
   check_defined("addmm", m2, "mat2");
@@ -287,6 +300,10 @@ Tensor addmm(const Tensor& input, const Tensor& m1, const Tensor& m2,
 
 Tensor baddbmm(const Tensor& input, const Tensor& b1, const Tensor& b2,
                const Scalar& beta, const Scalar& alpha) {
+  if (autograd::should_record(input, b1, b2))
+    return autograd::addmm(input, b1, b2, beta, alpha, [&] {
+      return baddbmm(input, b1, b2, beta, alpha);
+    });
   check_defined("baddbmm", input, "input");
   check_defined("baddbmm", b1, "batch1");
   check_defined("baddbmm", b2, "batch2");
@@ -314,6 +331,8 @@ Tensor baddbmm(const Tensor& input, const Tensor& b1, const Tensor& b2,
 }
 
 Tensor dot(const Tensor& a, const Tensor& b) {
+  if (autograd::should_record(a, b))
+    return autograd::matmul(a, b, [&] { return dot(a, b); });
   check_defined("dot", a, "input");
   check_defined("dot", b, "tensor");
   FASTT_CHECK(a.dim() == 1 && b.dim() == 1, RuntimeError,
@@ -323,6 +342,8 @@ Tensor dot(const Tensor& a, const Tensor& b) {
 }
 
 Tensor mv(const Tensor& m, const Tensor& v) {
+  if (autograd::should_record(m, v))
+    return autograd::matmul(m, v, [&] { return mv(m, v); });
   check_defined("mv", m, "input");
   check_defined("mv", v, "vec");
   FASTT_CHECK(m.dim() == 2 && v.dim() == 1, RuntimeError,
@@ -373,6 +394,8 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
     Tensor r = matmul(x, weight);
     return bias.defined() ? add(r, bias) : r;
   }
+  if (autograd::should_record(x, weight, bias))
+    return autograd::linear(x, weight, bias);
   const int64_t nx = x.dim();
   const int64_t N = weight.sizes()[0], K = weight.sizes()[1];
   const int64_t Kx = x.sizes()[nx - 1];

@@ -8,6 +8,9 @@
 
 #include "../dispatch.h"
 
+#include "autograd/functions.h"
+#include "csrc/autograd.h"
+
 namespace fastt {
 namespace {
 
@@ -234,24 +237,38 @@ Tensor softmax_like(Op op, const char* name, const Tensor& a, int64_t dim,
 
 // ---- sum / prod / mean ----
 Tensor sum(const Tensor& a, std::optional<DType> dtype) {
+  if (autograd::should_record(a))
+    return autograd::sum(a, {}, false, true, [&] { return sum(a, dtype); });
   if (FASTT_LIKELY(a.defined() && !dtype && a.is_floating_point()))
     return run_full(Op::sum, a, a.dtype());
   return sum_like(Op::sum, "sum", a, IntList(), false, dtype);
 }
 Tensor sum(const Tensor& a, IntList dims, bool keepdim,
            std::optional<DType> dtype) {
+  if (autograd::should_record(a))
+    return autograd::sum(a, dims, keepdim, false,
+                         [&] { return sum(a, dims, keepdim, dtype); });
   return sum_like(Op::sum, "sum", a, dims, keepdim, dtype);
 }
 Tensor prod(const Tensor& a, std::optional<DType> dtype) {
+  if (autograd::should_record(a))
+    return autograd::prod(a, std::nullopt, false,
+                          [&] { return prod(a, dtype); });
   return sum_like(Op::prod, "prod", a, IntList(), false, dtype);
 }
 Tensor prod(const Tensor& a, int64_t dim, bool keepdim,
             std::optional<DType> dtype) {
+  if (autograd::should_record(a))
+    return autograd::prod(a, dim, keepdim,
+                          [&] { return prod(a, dim, keepdim, dtype); });
   return sum_like(Op::prod, "prod", a, IntList(dim), keepdim, dtype);
 }
 
 Tensor mean(const Tensor& a, IntList dims, bool keepdim,
             std::optional<DType> dtype) {
+  if (autograd::should_record(a))
+    return autograd::mean(a, dims, keepdim, false,
+                          [&] { return mean(a, dims, keepdim, dtype); });
   check_defined(a, "mean");
   DType t = dtype ? *dtype : a.dtype();
   check_floating(t, "mean", dtype.has_value());
@@ -261,6 +278,8 @@ Tensor mean(const Tensor& a, IntList dims, bool keepdim,
   return run_reduce(Op::mean, in, r, t);
 }
 Tensor mean(const Tensor& a, std::optional<DType> dtype) {
+  if (autograd::should_record(a))
+    return autograd::mean(a, {}, false, true, [&] { return mean(a, dtype); });
   if (FASTT_LIKELY(a.defined() && !dtype && a.is_floating_point()))
     return run_full(Op::mean, a, a.dtype());
   return mean(a, IntList(), false, dtype);
@@ -268,21 +287,35 @@ Tensor mean(const Tensor& a, std::optional<DType> dtype) {
 
 // ---- extremes ----
 Tensor amax(const Tensor& a, IntList dims, bool keepdim) {
+  if (autograd::should_record(a))
+    return autograd::amax_amin(true, a, dims, keepdim,
+                               [&] { return amax(a, dims, keepdim); });
   return extreme(Op::amax, "amax", a, dims, keepdim);
 }
 Tensor amin(const Tensor& a, IntList dims, bool keepdim) {
+  if (autograd::should_record(a))
+    return autograd::amax_amin(false, a, dims, keepdim,
+                               [&] { return amin(a, dims, keepdim); });
   return extreme(Op::amin, "amin", a, dims, keepdim);
 }
 Tensor max(const Tensor& a) {
+  if (autograd::should_record(a))
+    return autograd::amax_amin(true, a, {}, false, [&] { return max(a); });
   return extreme(Op::amax, "max", a, IntList(), false);
 }
 Tensor min(const Tensor& a) {
+  if (autograd::should_record(a))
+    return autograd::amax_amin(false, a, {}, false, [&] { return min(a); });
   return extreme(Op::amin, "min", a, IntList(), false);
 }
 std::pair<Tensor, Tensor> max(const Tensor& a, int64_t dim, bool keepdim) {
+  if (autograd::should_record(a))
+    return autograd::max_min_dim(true, a, dim, keepdim);
   return extreme_dim(Op::max_dim, "max", a, dim, keepdim);
 }
 std::pair<Tensor, Tensor> min(const Tensor& a, int64_t dim, bool keepdim) {
+  if (autograd::should_record(a))
+    return autograd::max_min_dim(false, a, dim, keepdim);
   return extreme_dim(Op::min_dim, "min", a, dim, keepdim);
 }
 Tensor argmax(const Tensor& a, std::optional<int64_t> dim, bool keepdim) {
@@ -294,23 +327,34 @@ Tensor argmin(const Tensor& a, std::optional<int64_t> dim, bool keepdim) {
 
 // ---- moments ----
 Tensor var(const Tensor& a, IntList dims, double correction, bool keepdim) {
+  if (autograd::should_record(a))
+    return autograd::var_std(false, a, dims, correction, keepdim);
   return var_impl("var", a, dims, correction, keepdim, false, false).first;
 }
 Tensor std(const Tensor& a, IntList dims, double correction, bool keepdim) {
+  if (autograd::should_record(a))
+    return autograd::var_std(true, a, dims, correction, keepdim);
   return var_impl("std", a, dims, correction, keepdim, true, false).first;
 }
 std::pair<Tensor, Tensor> var_mean(const Tensor& a, IntList dims,
                                    double correction, bool keepdim) {
+  if (autograd::should_record(a))
+    return autograd::var_std_mean(false, a, dims, correction, keepdim);
   return var_impl("var_mean", a, dims, correction, keepdim, false, true);
 }
 std::pair<Tensor, Tensor> std_mean(const Tensor& a, IntList dims,
                                    double correction, bool keepdim) {
+  if (autograd::should_record(a))
+    return autograd::var_std_mean(true, a, dims, correction, keepdim);
   return var_impl("std_mean", a, dims, correction, keepdim, true, true);
 }
 
 // ---- norm ----
 Tensor norm(const Tensor& a, double p, IntList dims, bool keepdim,
             std::optional<DType> dtype) {
+  if (autograd::should_record(a))
+    return autograd::norm(a, p, dims, keepdim,
+                          [&] { return norm(a, p, dims, keepdim, dtype); });
   check_defined(a, "linalg.vector_norm");
   if (dtype)
     FASTT_CHECK(is_floating(*dtype), RuntimeError,
@@ -348,6 +392,7 @@ Tensor any(const Tensor& a, IntList dims, bool keepdim) {
 
 // ---- logsumexp ----
 Tensor logsumexp(const Tensor& a, IntList dims, bool keepdim) {
+  if (autograd::should_record(a)) return autograd::logsumexp(a, dims, keepdim);
   check_defined(a, "logsumexp");
   ReduceDims r;
   resolve_dims(a, dims, keepdim, "logsumexp", r);
@@ -357,15 +402,27 @@ Tensor logsumexp(const Tensor& a, IntList dims, bool keepdim) {
 
 // ---- scans and softmax ----
 Tensor cumsum(const Tensor& a, int64_t dim, std::optional<DType> dtype) {
+  if (autograd::should_record(a))
+    return autograd::cumsum_cumprod(true, a, dim,
+                                    [&] { return cumsum(a, dim, dtype); });
   return scan(Op::cumsum, "cumsum", a, dim, dtype);
 }
 Tensor cumprod(const Tensor& a, int64_t dim, std::optional<DType> dtype) {
+  if (autograd::should_record(a))
+    return autograd::cumsum_cumprod(false, a, dim,
+                                    [&] { return cumprod(a, dim, dtype); });
   return scan(Op::cumprod, "cumprod", a, dim, dtype);
 }
 Tensor softmax(const Tensor& a, int64_t dim, std::optional<DType> dtype) {
+  if (autograd::should_record(a))
+    return autograd::softmax(false, a, dim,
+                             [&] { return softmax(a, dim, dtype); });
   return softmax_like(Op::softmax, "softmax", a, dim, dtype);
 }
 Tensor log_softmax(const Tensor& a, int64_t dim, std::optional<DType> dtype) {
+  if (autograd::should_record(a))
+    return autograd::softmax(true, a, dim,
+                             [&] { return log_softmax(a, dim, dtype); });
   return softmax_like(Op::log_softmax, "log_softmax", a, dim, dtype);
 }
 

@@ -14,6 +14,7 @@
 #include "csrc/dtype.h"
 #include "csrc/errors.h"
 #include "csrc/scalar.h"
+#include "csrc/autograd.h"
 #include "csrc/tensor.h"
 
 namespace fastt {
@@ -182,6 +183,23 @@ extern PyMethodDef g_index_functions[];
 extern PyMethodDef g_index_methods[];
 extern PyMethodDef g_linalg_functions[];
 extern PyMethodDef g_linalg_methods[];
+extern PyMethodDef g_conv_functions[];   // nn_conv.cpp
+extern PyMethodDef g_nn_functions[];     // nn_norm.cpp
+extern PyMethodDef g_optim_functions[];  // optim.cpp
+extern PyMethodDef g_autograd_functions[];  // autograd.cpp
+extern PyMethodDef g_autograd_methods[];
+bool init_autograd_types(PyObject* module);
+PyObject* get_requires_grad(PyObject* self, void*);
+int set_requires_grad(PyObject* self, PyObject* v, void*);
+PyObject* get_grad(PyObject* self, void*);
+int set_grad(PyObject* self, PyObject* v, void*);
+PyObject* get_grad_fn(PyObject* self, void*);
+PyObject* get_is_leaf(PyObject* self, void*);
+PyObject* get_retains_grad(PyObject* self, void*);
+PyObject* get_version(PyObject* self, void*);
+PyObject* get_base(PyObject* self, void*);
+PyObject* get_data(PyObject* self, void*);
+int set_data(PyObject* self, PyObject* value, void*);
 PyObject* tensor_getitem(PyObject* self, PyObject* index);
 int tensor_setitem(PyObject* self, PyObject* index, PyObject* value);
 // tensor(data, dtype, device) from nested sequences / scalars / buffers.

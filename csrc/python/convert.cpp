@@ -492,7 +492,9 @@ static PyObject* f_tensor(PyObject*, PyObject* const* args, Py_ssize_t nargs,
       1};
   PyObject* a[5];
   parse_args(sig, args, nargs, kwnames, a);
-  return wrap(tensor_from_data(a[0], a[1], a[2], true));
+  Tensor r = tensor_from_data(a[0], a[1], a[2], true);
+  if (given(a[3]) && PyObject_IsTrue(a[3])) fastt::requires_grad_(r, true);
+  return wrap(std::move(r));
   FASTT_PY_END
 }
 

@@ -18,7 +18,14 @@ struct FactoryKw {
   PyObject* dtype = nullptr;
   PyObject* device = nullptr;
   PyObject* generator = nullptr;
+  PyObject* requires_grad = nullptr;
 };
+// Wraps a factory's result, honouring requires_grad=.
+static PyObject* finish(const FactoryKw& kw, Tensor r) {
+  if (given(kw.requires_grad) && PyObject_IsTrue(kw.requires_grad))
+    fastt::requires_grad_(r, true);
+  return wrap(std::move(r));
+}
 // Parses keyword args of a factory whose positionals are handled by the
 // caller. `extra` names additional keywords stored in extra_out.
 static void parse_factory_kw(const char* fname, PyObject* const* args,
@@ -34,8 +41,9 @@ static void parse_factory_kw(const char* fname, PyObject* const* args,
       kw->device = v;
     else if (PyUnicode_CompareWithASCIIString(key, "generator") == 0)
       kw->generator = v;
-    else if (PyUnicode_CompareWithASCIIString(key, "requires_grad") == 0 ||
-             PyUnicode_CompareWithASCIIString(key, "layout") == 0 ||
+    else if (PyUnicode_CompareWithASCIIString(key, "requires_grad") == 0)
+      kw->requires_grad = v;
+    else if (PyUnicode_CompareWithASCIIString(key, "layout") == 0 ||
              PyUnicode_CompareWithASCIIString(key, "pin_memory") == 0 ||
              PyUnicode_CompareWithASCIIString(key, "memory_format") == 0) {
       // Accepted for torch compatibility; no effect yet.
@@ -97,7 +105,7 @@ static void sizes_from(const char* fname, PyObject* const* args,
       Py_INCREF(ex[1]);                                                     \
       return ex[1];                                                         \
     }                                                                       \
-    return wrap(std::move(r));                                              \
+    return finish(kw, std::move(r));                                              \
     FASTT_PY_END                                                            \
   }
 FASTT_BIND_SIZED(empty)
@@ -119,7 +127,7 @@ static PyObject* f_full(PyObject*, PyObject* const* args, Py_ssize_t nargs,
     throw TypeError("full() missing required argument 'size' or 'fill_value'");
   SmallInts sizes;
   parse_ints(ex[0], &sizes, "full");
-  return wrap(fastt::full(sizes.list(), to_scalar(ex[1], "fill_value"),
+  return finish(kw, fastt::full(sizes.list(), to_scalar(ex[1], "fill_value"),
                           opt_dtype(kw.dtype), to_device(kw.device, kCPU)));
   FASTT_PY_END
 }
@@ -139,7 +147,7 @@ static std::optional<Device> opt_device(PyObject* o) {
     if (nargs > 1) throw TypeError(#name "() takes 1 positional argument"); \
     parse_factory_kw(#name, args, nargs, kwnames, &kw, extra, ex);          \
     if (!ex[0]) throw TypeError(#name "() missing required argument 'input'"); \
-    return wrap(fastt::name(to_tensor(ex[0], "input"), opt_dtype(kw.dtype), \
+    return finish(kw, fastt::name(to_tensor(ex[0], "input"), opt_dtype(kw.dtype), \
                             opt_device(kw.device)));                        \
     FASTT_PY_END                                                            \
   }
@@ -159,7 +167,7 @@ static PyObject* f_full_like(PyObject*, PyObject* const* args,
   parse_factory_kw("full_like", args, nargs, kwnames, &kw, extra, ex);
   if (!ex[0] || !ex[1])
     throw TypeError("full_like() missing required argument");
-  return wrap(fastt::full_like(to_tensor(ex[0], "input"),
+  return finish(kw, fastt::full_like(to_tensor(ex[0], "input"),
                                to_scalar(ex[1], "fill_value"),
                                opt_dtype(kw.dtype), opt_device(kw.device)));
   FASTT_PY_END
@@ -185,10 +193,10 @@ static PyObject* f_arange(PyObject*, PyObject* const* args, Py_ssize_t nargs,
   }
   if (nargs == 3) step = args[2];
   if (!end) throw TypeError("arange() missing required argument 'end'");
-  if (!start && !step) return wrap(fastt::arange(to_scalar(end, "end"), dtype, dev));
+  if (!start && !step) return finish(kw, fastt::arange(to_scalar(end, "end"), dtype, dev));
   Scalar s0 = start ? to_scalar(start, "start") : Scalar(0);
-  if (!step) return wrap(fastt::arange(s0, to_scalar(end, "end"), dtype, dev));
-  return wrap(fastt::arange(s0, to_scalar(end, "end"), to_scalar(step, "step"),
+  if (!step) return finish(kw, fastt::arange(s0, to_scalar(end, "end"), dtype, dev));
+  return finish(kw, fastt::arange(s0, to_scalar(end, "end"), to_scalar(step, "step"),
                             dtype, dev));
   FASTT_PY_END
 }
@@ -204,7 +212,7 @@ static PyObject* f_linspace(PyObject*, PyObject* const* args,
   parse_factory_kw("linspace", args, nargs, kwnames, &kw, extra, ex);
   if (!ex[0] || !ex[1] || !ex[2])
     throw TypeError("linspace() missing required argument");
-  return wrap(fastt::linspace(to_scalar(ex[0], "start"),
+  return finish(kw, fastt::linspace(to_scalar(ex[0], "start"),
                               to_scalar(ex[1], "end"),
                               to_int(ex[2], "steps"), opt_dtype(kw.dtype),
                               to_device(kw.device, kCPU)));
@@ -222,8 +230,8 @@ static PyObject* f_eye(PyObject*, PyObject* const* args, Py_ssize_t nargs,
   if (!ex[0]) throw TypeError("eye() missing required argument 'n'");
   int64_t n = to_int(ex[0], "n");
   if (!given(ex[1]))
-    return wrap(fastt::eye(n, opt_dtype(kw.dtype), to_device(kw.device, kCPU)));
-  return wrap(fastt::eye(n, to_int(ex[1], "m"), opt_dtype(kw.dtype),
+    return finish(kw, fastt::eye(n, opt_dtype(kw.dtype), to_device(kw.device, kCPU)));
+  return finish(kw, fastt::eye(n, to_int(ex[1], "m"), opt_dtype(kw.dtype),
                          to_device(kw.device, kCPU)));
   FASTT_PY_END
 }
@@ -253,8 +261,8 @@ static PyObject* f_randint(PyObject*, PyObject* const* args, Py_ssize_t nargs,
   auto dtype = opt_dtype(kw.dtype);
   Device dev = to_device(kw.device, kCPU);
   int64_t high = to_int(ex[1], "high");
-  if (!ex[0]) return wrap(fastt::randint(high, sizes.list(), dtype, dev));
-  return wrap(fastt::randint(to_int(ex[0], "low"), high, sizes.list(), dtype,
+  if (!ex[0]) return finish(kw, fastt::randint(high, sizes.list(), dtype, dev));
+  return finish(kw, fastt::randint(to_int(ex[0], "low"), high, sizes.list(), dtype,
                              dev));
   FASTT_PY_END
 }
@@ -285,7 +293,7 @@ static PyObject* f_randint_like(PyObject*, PyObject* const* args,
   auto dev = opt_device(kw.device);
   int64_t high = to_int(ex[2], "high");
   if (!ex[1]) return wrap(fastt::randint_like(t, high, dtype, dev));
-  return wrap(
+  return finish(kw, 
       fastt::randint_like(t, to_int(ex[1], "low"), high, dtype, dev));
   FASTT_PY_END
 }
@@ -298,7 +306,7 @@ static PyObject* f_randperm(PyObject*, PyObject* const* args,
   PyObject* ex[1] = {nargs > 0 ? args[0] : nullptr};
   parse_factory_kw("randperm", args, nargs, kwnames, &kw, extra, ex);
   if (!ex[0]) throw TypeError("randperm() missing required argument 'n'");
-  return wrap(fastt::randperm(to_int(ex[0], "n"), opt_dtype(kw.dtype),
+  return finish(kw, fastt::randperm(to_int(ex[0], "n"), opt_dtype(kw.dtype),
                               to_device(kw.device, kCPU)));
   FASTT_PY_END
 }
@@ -311,7 +319,7 @@ static PyObject* f_bernoulli(PyObject*, PyObject* const* args,
   PyObject* ex[1] = {nargs > 0 ? args[0] : nullptr};
   parse_factory_kw("bernoulli", args, nargs, kwnames, &kw, extra, ex);
   if (!ex[0]) throw TypeError("bernoulli() missing required argument 'input'");
-  return wrap(fastt::bernoulli(to_tensor(ex[0], "input")));
+  return finish(kw, fastt::bernoulli(to_tensor(ex[0], "input")));
   FASTT_PY_END
 }
 
@@ -389,7 +397,7 @@ static PyObject* m_bernoulli(PyObject* self, PyObject* const* args,
     sizes_from("new_" #name, args, nargs, extra, ex, kwnames, &sizes);      \
     DType dtype = to_dtype(kw.dtype, t.dtype());                            \
     Device dev = to_device(kw.device, t.device());                          \
-    return wrap(expr);                                                      \
+    return finish(kw, expr);                                                      \
     FASTT_PY_END                                                            \
   }
 FASTT_BIND_NEW(zeros, fastt::zeros(sizes.list(), dtype, dev))
@@ -408,7 +416,7 @@ static PyObject* m_new_full(PyObject* self, PyObject* const* args,
   if (!ex[0] || !ex[1]) throw TypeError("new_full() missing required argument");
   SmallInts sizes;
   parse_ints(ex[0], &sizes, "new_full");
-  return wrap(fastt::full(sizes.list(), to_scalar(ex[1], "fill_value"),
+  return finish(kw, fastt::full(sizes.list(), to_scalar(ex[1], "fill_value"),
                           to_dtype(kw.dtype, t.dtype()),
                           to_device(kw.device, t.device())));
   FASTT_PY_END
@@ -428,6 +436,7 @@ static PyObject* m_new_tensor(PyObject* self, PyObject* const* args,
   PyObject* dev = given(a[2]) ? a[2] : nullptr;
   Tensor r = tensor_from_data(a[0], dt, dev, true);
   if (!given(a[2]) && r.device() != t.device()) r = r.to(t.device());
+  if (given(a[3]) && PyObject_IsTrue(a[3])) fastt::requires_grad_(r, true);
   return wrap(std::move(r));
   FASTT_PY_END
 }

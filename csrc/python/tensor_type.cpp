@@ -441,7 +441,6 @@ static PyObject* get_H(PyObject* self, void*) {
   return wrap(t.t());
   FASTT_PY_END
 }
-static PyObject* get_requires_grad(PyObject*, void*) { Py_RETURN_FALSE; }
 static PyObject* get_is_cuda(PyObject* self, void*) {
   return PyBool_FromLong(unwrap(self).is_cuda());
 }
@@ -454,22 +453,6 @@ static PyObject* get_itemsize(PyObject* self, void*) {
 static PyObject* get_nbytes(PyObject* self, void*) {
   return PyLong_FromSize_t(unwrap(self).nbytes());
 }
-static PyObject* get_data(PyObject* self, void*) {
-  FASTT_PY_BEGIN
-  return wrap(unwrap(self).alias());
-  FASTT_PY_END
-}
-static int set_data(PyObject* self, PyObject* value, void*) {
-  FASTT_PY_BEGIN
-  if (!value) {
-    PyErr_SetString(PyExc_TypeError, "cannot delete Tensor.data");
-    return -1;
-  }
-  unwrap_mut(self) = to_tensor(value, "data");
-  return 0;
-  FASTT_PY_END_INT
-}
-
 static PyGetSetDef g_getset[] = {
     {"shape", get_shape, nullptr, "The sizes as a fastt.Size.", nullptr},
     {"dtype", get_dtype, nullptr, "The element type.", nullptr},
@@ -480,8 +463,18 @@ static PyGetSetDef g_getset[] = {
     {"H", get_H, nullptr, "Conjugate transpose of a matrix.", nullptr},
     {"mH", get_mT, nullptr, "Conjugate transpose of the last two dims.",
      nullptr},
-    {"requires_grad", get_requires_grad, nullptr,
-     "Always False: autograd is not wired into the Python package.", nullptr},
+    {"requires_grad", get_requires_grad, set_requires_grad,
+     "Whether autograd records ops on this tensor.", nullptr},
+    {"grad", get_grad, set_grad, "The accumulated gradient (or None).",
+     nullptr},
+    {"grad_fn", get_grad_fn, nullptr, "The node that made this tensor.",
+     nullptr},
+    {"is_leaf", get_is_leaf, nullptr, "True unless made by a recorded op.",
+     nullptr},
+    {"retains_grad", get_retains_grad, nullptr, nullptr, nullptr},
+    {"_version", get_version, nullptr, "In-place modification counter.",
+     nullptr},
+    {"_base", get_base, nullptr, "The tensor a view looks into.", nullptr},
     {"is_cuda", get_is_cuda, nullptr, nullptr, nullptr},
     {"is_cpu", get_is_cpu, nullptr, nullptr, nullptr},
     {"itemsize", get_itemsize, nullptr, nullptr, nullptr},

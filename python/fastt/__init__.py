@@ -31,9 +31,13 @@ float32 = float = _C.float32  # noqa: A001
 float64 = double = _C.float64
 
 
-def is_grad_enabled():
-    """Autograd is not wired into the Python package yet."""
-    return False
+from . import autograd  # noqa: E402
+from .autograd import (  # noqa: E402,F401
+    enable_grad,
+    inference_mode,
+    no_grad,
+    set_grad_enabled,
+)
 
 
 def numel(input):

@@ -1,0 +1,730 @@
+// The autograd engine: node lifetime, recording helpers, leaf gradient
+// accumulation, hooks, and the backward walk (the tape in reverse sequence
+// order, each node run once all its consumers have delivered).
+#include <algorithm>
+#include <queue>
+#include <unordered_map>
+
+#include "autograd/node.h"
+#include "csrc/allocator.h"
+#include "csrc/ops.h"
+
+namespace fastt {
+namespace autograd {
+
+FASTT_TLS_IE thread_local bool t_grad_enabled = true;
+FASTT_TLS_IE thread_local bool t_inference_mode = false;
+
+namespace {
+// Sequence numbers order the tape. Per thread (like torch's sequence_nr):
+// a graph recorded by one thread is ordered, and no atomic is needed.
+FASTT_TLS_IE thread_local uint64_t t_next_seq = 1;
+std::atomic<int64_t> g_next_hook_id{1};
+std::atomic<uint64_t> g_next_epoch{1};
+
+const char* const kGradFnNames[] = {
+#define FASTT_GRAD_FN(name, str) str,
+#include "grad_fns.def"
+#undef FASTT_GRAD_FN
+};
+}  // namespace
+
+const char* grad_fn_name(GradFn fn) { return kGradFnNames[int(fn)]; }
+
+// ---------------------------------------------------------- lifetime --
+void* Node::operator new(size_t n) { return CachingAllocator::allocate(n); }
+void Node::operator delete(void* p) {
+  CachingAllocator::deallocate(p, sizeof(Node));
+}
+
+Node::~Node() {
+  if (fn == GradFn::AccumulateGrad && !saved.empty() &&
+      saved[0].data.defined()) {
+    TensorImpl* leaf = saved[0].data.impl();
+    if (leaf->autograd) {
+      auto* m = static_cast<TensorMeta*>(leaf->autograd);
+      if (m->grad_accumulator == this) m->grad_accumulator = nullptr;
+    }
+  }
+  if (extra) {
+    for (auto& r : extra->retain) {
+      if (r.second->autograd) {
+        auto* m = static_cast<TensorMeta*>(r.second->autograd);
+        if (m->retained_in == this) m->retained_in = nullptr;
+      }
+    }
+    delete extra;
+  }
+}
+
+Edge& Edge::operator=(Edge&& o) noexcept {
+  if (this != &o) {
+    if (node) release(node);
+    node = o.node;
+    input_nr = o.input_nr;
+    o.node = nullptr;
+  }
+  return *this;
+}
+
+// Freeing a node releases its inputs' nodes, so freeing a long chain
+// recurses. Up to kMaxReleaseDepth levels are freed directly (the common,
+// fast case); deeper nodes are queued and the outermost call frees them in
+// a loop, so a chain of any length never overflows the stack.
+namespace {
+constexpr int kMaxReleaseDepth = 64;
+FASTT_TLS_IE thread_local int t_release_depth = 0;
+std::vector<Node*>& pending_releases() {
+  thread_local std::vector<Node*> pending;
+  return pending;
+}
+}  // namespace
+
+void release(Node* node) {
+  if (node->refcount.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  if (t_release_depth >= kMaxReleaseDepth) {
+    pending_releases().push_back(node);
+    return;
+  }
+  ++t_release_depth;
+  delete node;
+  if (t_release_depth == 1) {
+    std::vector<Node*>& pending = pending_releases();
+    while (!pending.empty()) {
+      Node* n = pending.back();
+      pending.pop_back();
+      delete n;  // may queue more
+    }
+  }
+  --t_release_depth;
+}
+
+TensorMeta::~TensorMeta() {
+  if (retained_in && retained_in->extra) {
+    auto& v = retained_in->extra->retain;
+    v.erase(std::remove_if(v.begin(), v.end(),
+                           [&](auto& r) { return r.second == self; }),
+            v.end());
+  }
+}
+
+TensorMeta& meta(TensorImpl* impl) {
+  if (!impl->autograd) {
+    auto* m = new TensorMeta;
+    m->self = impl;
+    impl->autograd = m;
+  }
+  return *static_cast<TensorMeta*>(impl->autograd);
+}
+
+void Node::set_shape0(IntList s) {
+  nd0 = int8_t(s.size());
+  for (size_t d = 0; d < s.size(); ++d) a0[d] = s[d];
+}
+void Node::set_shape1(IntList s) {
+  nd1 = int8_t(s.size());
+  for (size_t d = 0; d < s.size(); ++d) a1[d] = s[d];
+}
+
+void Node::save(size_t i, const Tensor& t, bool output, uint16_t output_nr) {
+  if (saved.size() <= i) saved.resize(i + 1);
+  SavedTensor& s = saved[i];
+  s.is_output = output;
+  s.output_nr = output_nr;
+  if (!t.defined()) {
+    s.data = Tensor();
+    return;
+  }
+  s.version = t.storage()->version();
+  if (output) {
+    // A history-free tensor over the same data, not linked to `t`: no
+    // cycle out -> node -> saved -> out.
+    s.data = Tensor::from_storage(t.storage(), t.sizes(), t.strides(),
+                                  t.storage_offset(), t.dtype());
+  } else {
+    s.data = t;
+  }
+}
+
+[[noreturn]] static void throw_modified(const Node& n, const SavedTensor& s) {
+  const Tensor& t = s.data;
+  throw RuntimeError(fmt::format(
+      "one of the variables needed for gradient computation has been "
+      "modified by an inplace operation: [{} {}], which is {} of {}, is at "
+      "version {}; expected version {} instead. Hint: enable anomaly "
+      "detection to find the operation that failed to compute its gradient",
+      dtype_name(t.dtype()), shape_str(t.sizes()),
+      s.is_output ? fmt::format("output {}", s.output_nr)
+                  : std::string("an input"),
+      grad_fn_name(n.fn), t.storage()->version(), s.version));
+}
+
+Tensor Node::unpack(size_t i) const {
+  if (released) {
+    throw RuntimeError(fmt::format(
+        "{}: Trying to backward through the graph a second time (or "
+        "directly access saved tensors after they have already been "
+        "freed). Saved intermediate values of the graph are freed when you "
+        "call .backward() or autograd.grad(). Specify retain_graph=True if "
+        "you need to backward through the graph a second time or if you "
+        "need to access saved tensors after calling backward.",
+        grad_fn_name(fn)));
+  }
+  const SavedTensor& s = saved[i];
+  if (!s.data.defined()) return s.data;
+  if (FASTT_UNLIKELY(s.data.storage()->version() != s.version))
+    throw_modified(*this, s);
+  if (s.is_output && grad_enabled()) {
+    // Double backward through a saved output needs its history back.
+    Tensor a = s.data.alias();
+    retain(const_cast<Node*>(this));
+    a.impl()->grad_fn = const_cast<Node*>(this);
+    a.impl()->output_nr = s.output_nr;
+    a.impl()->requires_grad = true;
+    return a;
+  }
+  return s.data;
+}
+
+// --------------------------------------------------------- recording --
+static Node* grad_accumulator(const Tensor& t) {
+  TensorMeta& m = meta(t.impl());
+  if (m.grad_accumulator) {
+    retain(m.grad_accumulator);
+    return m.grad_accumulator;
+  }
+  Node* n = new Node(GradFn::AccumulateGrad);
+  n->num_outputs = 1;
+  n->saved.resize(1);
+  n->saved[0].data = t;  // strong: the graph keeps its leaves alive
+  m.grad_accumulator = n;
+  return n;
+}
+
+Edge gradient_edge(const Tensor& t) {
+  if (!t.defined() || !t.impl()->requires_grad) return Edge();
+  TensorImpl* impl = t.impl();
+  if (impl->grad_fn) {
+    retain(impl->grad_fn);
+    return Edge(impl->grad_fn, impl->output_nr);
+  }
+  return Edge(grad_accumulator(t), 0);
+}
+
+// Points `e` (empty) at t's gradient destination, in place.
+static inline void fill_edge(Edge& e, const Tensor& t) {
+  TensorImpl* impl = t.impl();
+  if (!impl->requires_grad) return;
+  if (impl->grad_fn) {
+    retain(impl->grad_fn);
+    e.node = impl->grad_fn;
+    e.input_nr = impl->output_nr;
+  } else {
+    e.node = grad_accumulator(t);
+    e.input_nr = 0;
+  }
+}
+
+NodeRef make_node(GradFn fn, std::initializer_list<const Tensor*> inputs) {
+  NodeRef n(new Node(fn));
+  n->seq = t_next_seq++;
+  n->next.resize(inputs.size());
+  size_t i = 0;
+  for (const Tensor* t : inputs) {
+    if (t && t->defined()) {
+      fill_edge(n->next[i], *t);
+      if (i < 3) n->dtypes[i] = t->dtype();
+      if (i == 0) n->device = t->device();
+    }
+    ++i;
+  }
+  return n;
+}
+
+NodeRef make_node(GradFn fn, const std::vector<Tensor>& inputs) {
+  NodeRef n(new Node(fn));
+  n->seq = t_next_seq++;
+  n->next.resize(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    n->next[i] = gradient_edge(inputs[i]);
+    if (i < 3 && inputs[i].defined()) n->dtypes[i] = inputs[i].dtype();
+  }
+  if (!inputs.empty() && inputs[0].defined()) n->device = inputs[0].device();
+  return n;
+}
+
+void set_history(const Tensor& out, Node* n, uint16_t nr) {
+  TensorImpl* impl = out.impl();
+  retain(n);
+  Node* old = impl->grad_fn;
+  impl->grad_fn = n;
+  impl->output_nr = nr;
+  impl->requires_grad = true;
+  if (n->num_outputs <= nr) n->num_outputs = uint16_t(nr + 1);
+  if (old) {
+    // An in-place op moved the tensor to a new node: its retain_grad
+    // registration follows it.
+    if (impl->autograd) {
+      auto* m = static_cast<TensorMeta*>(impl->autograd);
+      if (m->retains_grad && m->retained_in == old) {
+        auto& v = old->extra->retain;
+        v.erase(std::remove_if(v.begin(), v.end(),
+                               [&](auto& r) { return r.second == impl; }),
+                v.end());
+        if (!n->extra) n->extra = new Node::Extra;
+        n->extra->retain.emplace_back(nr, impl);
+        m->retained_in = n;
+      }
+    }
+    release(old);
+  }
+}
+
+void check_inplace(const Tensor& self, const char* op) {
+  TensorImpl* impl = self.impl();
+  if (impl->requires_grad && !impl->grad_fn && grad_enabled())
+    throw RuntimeError(fmt::format(
+        "{}: a leaf Variable that requires grad is being used in an "
+        "in-place operation.",
+        op));
+}
+
+}  // namespace autograd
+
+// ---------------------------------------------------------- user API --
+using namespace autograd;
+
+Tensor& requires_grad_(Tensor& t, bool on) {
+  require_defined(t, "requires_grad_");
+  TensorImpl* impl = t.impl();
+  if (!on && impl->grad_fn)
+    throw RuntimeError(
+        "you can only change requires_grad flags of leaf variables. If you "
+        "want to use a computed variable in a subgraph that doesn't require "
+        "differentiation use var_no_grad = var.detach().");
+  if (on && !is_floating(t.dtype()))
+    throw RuntimeError(fmt::format(
+        "only Tensors of floating point dtype can require gradients (got "
+        "{})",
+        dtype_name(t.dtype())));
+  impl->requires_grad = on;
+  return t;
+}
+
+bool requires_grad(const Tensor& t) {
+  return t.defined() && t.impl()->requires_grad;
+}
+bool is_leaf(const Tensor& t) {
+  require_defined(t, "is_leaf");
+  return t.impl()->grad_fn == nullptr;
+}
+
+Tensor grad(const Tensor& t) {
+  require_defined(t, "grad");
+  if (!t.impl()->autograd) return Tensor();
+  return static_cast<TensorMeta*>(t.impl()->autograd)->grad;
+}
+
+void set_grad(const Tensor& t, const Tensor& g) {
+  require_defined(t, "grad");
+  if (g.defined()) {
+    FASTT_CHECK(g.device() == t.device(), RuntimeError,
+                "assigned grad has data located on {}, which does not match "
+                "the tensor's device {}",
+                g.device().str(), t.device().str());
+    FASTT_CHECK(g.dtype() == t.dtype(), RuntimeError,
+                "assigned grad has data of type {} that differs from the "
+                "tensor's type {}",
+                dtype_name(g.dtype()), dtype_name(t.dtype()));
+    FASTT_CHECK(g.sizes().equals(t.sizes()), RuntimeError,
+                "assigned grad has data of a different size: {} vs {}",
+                shape_str(g.sizes()), shape_str(t.sizes()));
+  }
+  meta(t.impl()).grad = g;
+}
+
+const char* grad_fn_name(const Tensor& t) {
+  require_defined(t, "grad_fn");
+  Node* n = t.impl()->grad_fn;
+  return n ? autograd::grad_fn_name(n->fn) : "";
+}
+
+void retain_grad(const Tensor& t) {
+  require_defined(t, "retain_grad");
+  TensorImpl* impl = t.impl();
+  FASTT_CHECK(impl->requires_grad, RuntimeError,
+              "can't retain_grad on Tensor that has requires_grad=False");
+  if (!impl->grad_fn) return;  // leaves keep .grad anyway
+  TensorMeta& m = meta(impl);
+  if (m.retains_grad) return;
+  m.retains_grad = true;
+  Node* n = impl->grad_fn;
+  if (!n->extra) n->extra = new Node::Extra;
+  n->extra->retain.emplace_back(impl->output_nr, impl);
+  m.retained_in = n;
+}
+
+bool retains_grad(const Tensor& t) {
+  require_defined(t, "retains_grad");
+  return t.impl()->autograd &&
+         static_cast<TensorMeta*>(t.impl()->autograd)->retains_grad;
+}
+
+int64_t register_hook(const Tensor& t,
+                      std::function<Tensor(const Tensor&)> hook) {
+  require_defined(t, "register_hook");
+  TensorImpl* impl = t.impl();
+  FASTT_CHECK(impl->requires_grad, RuntimeError,
+              "cannot register a hook on a tensor that doesn't require "
+              "gradient");
+  const int64_t id = g_next_hook_id.fetch_add(1);
+  if (impl->grad_fn) {
+    Node* n = impl->grad_fn;
+    if (!n->extra) n->extra = new Node::Extra;
+    n->extra->pre_hooks.push_back({id, impl->output_nr, std::move(hook)});
+  } else {
+    meta(impl).hooks.push_back({id, 0, std::move(hook)});
+  }
+  return id;
+}
+
+void remove_hook(const Tensor& t, int64_t id) {
+  auto drop = [&](std::vector<Hook>& v) {
+    v.erase(std::remove_if(v.begin(), v.end(),
+                           [&](const Hook& h) { return h.id == id; }),
+            v.end());
+  };
+  TensorImpl* impl = t.impl();
+  if (impl->autograd) drop(static_cast<TensorMeta*>(impl->autograd)->hooks);
+  if (impl->grad_fn && impl->grad_fn->extra)
+    drop(impl->grad_fn->extra->pre_hooks);
+}
+
+Tensor detach(const Tensor& t) {
+  require_defined(t, "detach");
+  GradModeGuard no_grad(false);
+  return t.alias();
+}
+
+Tensor& detach_(Tensor& t) {
+  require_defined(t, "detach_");
+  TensorImpl* impl = t.impl();
+  FASTT_CHECK(!(impl->is_view && impl->grad_fn), RuntimeError,
+              "detach_: can't detach views in-place. Use detach() instead.");
+  if (impl->grad_fn) {
+    Node* old = impl->grad_fn;
+    impl->grad_fn = nullptr;
+    release(old);
+  }
+  impl->requires_grad = false;
+  impl->output_nr = 0;
+  return t;
+}
+
+void set_data(const Tensor& self, const Tensor& src) {
+  require_defined(self, "data");
+  require_defined(src, "data");
+  TensorImpl* d = self.impl();
+  const TensorImpl* s = src.impl();
+  FASTT_CHECK(!d->requires_grad || !d->grad_fn || s->dtype == d->dtype,
+              RuntimeError, "data set to a tensor of a different dtype");
+  s->storage->incref();
+  d->storage->decref();
+  d->storage = s->storage;
+  d->dtype = s->dtype;
+  d->device = s->device;
+  d->ndim = s->ndim;
+  d->offset = s->offset;
+  d->data = s->data;
+  for (int k = 0; k < s->ndim; ++k) {
+    d->sizes[k] = s->sizes[k];
+    d->strides[k] = s->strides[k];
+  }
+  d->refresh();
+}
+
+// ------------------------------------------------------------ engine --
+namespace autograd {
+namespace {
+
+struct ByTapeOrder {
+  bool operator()(const Node* a, const Node* b) const {
+    return a->seq < b->seq;  // the latest record runs first
+  }
+};
+
+// Adds `g` into a node's incoming-gradient slot.
+void accumulate_into(Tensor& slot, Tensor g) {
+  if (!slot.defined()) {
+    slot = std::move(g);
+  } else {
+    slot = fastt::add(slot, g);
+  }
+}
+
+bool exclusively_owned(const Tensor& g) {
+  return g.use_count() == 1 && g.storage()->use_count() == 1 &&
+         g.is_contiguous() && !g.impl()->requires_grad;
+}
+
+void run_hooks(std::vector<Hook>& hooks, uint16_t nr, Tensor& g) {
+  for (size_t k = 0; k < hooks.size(); ++k) {
+    if (hooks[k].output_nr != nr) continue;
+    Tensor r = hooks[k].fn(g);
+    if (r.defined()) g = std::move(r);
+  }
+}
+
+void accumulate_leaf(Node& acc, Tensor g, bool create_graph) {
+  const Tensor& leaf = acc.saved[0].data;
+  TensorMeta& m = meta(leaf.impl());
+  run_hooks(m.hooks, 0, g);
+  if (g.dtype() != leaf.dtype()) g = g.to(leaf.dtype());
+  if (!g.sizes().equals(leaf.sizes())) g = sum_to(g, leaf.sizes());
+  if (!m.grad.defined()) {
+    if (create_graph || exclusively_owned(g))
+      m.grad = std::move(g);
+    else
+      m.grad = g.clone();
+  } else if (create_graph || m.grad.impl()->requires_grad) {
+    m.grad = fastt::add(m.grad, g);
+  } else {
+    GradModeGuard no_grad(false);
+    fastt::add_(m.grad, g);
+  }
+}
+
+// A gradient captured for autograd.grad / backward(inputs=...).
+struct Capture {
+  Node* node;
+  uint16_t nr;
+  size_t index;
+};
+
+// The walk shared by backward() and grad(). Roots are edges with their
+// initial gradients; when `captures` is non-empty the gradients reaching
+// them are stored in `captured` (and, for grad(), not accumulated).
+void run_backward(std::vector<Edge>& roots, std::vector<Tensor>& root_grads,
+                  bool keep_graph, bool create_graph, bool accumulate,
+                  const std::vector<Capture>& captures,
+                  std::vector<Tensor>& captured,
+                  const std::vector<TensorImpl*>& only_leaves) {
+  // 1. Find the graph and count each node's consumers inside it.
+  const uint64_t epoch = g_next_epoch.fetch_add(1, std::memory_order_relaxed);
+  std::vector<Node*> nodes;
+  struct Cleanup {
+    std::vector<Node*>& nodes;
+    ~Cleanup() {
+      for (Node* n : nodes) {
+        n->deps = 0;
+        n->grads.clear();
+      }
+    }
+  } cleanup{nodes};
+  for (Edge& e : roots)
+    if (e.node && e.node->epoch != epoch) {
+      e.node->epoch = epoch;
+      nodes.push_back(e.node);
+    }
+  for (size_t k = 0; k < nodes.size(); ++k) {  // grows while we scan
+    Node* n = nodes[k];
+    for (size_t i = 0; i < n->next.size(); ++i) {
+      Node* m = n->next[i].node;
+      if (!m) continue;
+      ++m->deps;
+      if (m->epoch != epoch) {
+        m->epoch = epoch;
+        nodes.push_back(m);
+      }
+    }
+  }
+
+  // 2. Seed the roots.
+  std::priority_queue<Node*, std::vector<Node*>, ByTapeOrder> ready;
+  for (size_t r = 0; r < roots.size(); ++r) {
+    Node* n = roots[r].node;
+    if (!n) continue;
+    if (n->grads.size() < n->num_outputs) n->grads.resize(n->num_outputs);
+    accumulate_into(n->grads[roots[r].input_nr], root_grads[r]);
+  }
+  for (Edge& e : roots)
+    if (e.node && e.node->deps == 0) {
+      e.node->deps = -1;  // queued
+      ready.push(e.node);
+    }
+
+  // 3. Walk the tape backwards.
+  std::vector<Tensor> grad_inputs;
+  GradModeGuard mode(create_graph);
+  while (!ready.empty()) {
+    Node* n = ready.top();
+    ready.pop();
+    if (n->grads.size() < n->num_outputs) n->grads.resize(n->num_outputs);
+    bool any = false;
+    for (size_t k = 0; k < n->grads.size(); ++k) {
+      Tensor& g = n->grads[k];
+      if (n->extra && g.defined()) {
+        run_hooks(n->extra->pre_hooks, uint16_t(k), g);
+        for (auto& r : n->extra->retain) {
+          if (r.first != k) continue;
+          TensorMeta& m = meta(r.second);
+          if (!m.grad.defined())
+            m.grad = create_graph ? g : g.clone();
+          else
+            m.grad = fastt::add(m.grad, g);
+        }
+      }
+      any = any || g.defined();
+    }
+    for (const Capture& c : captures)
+      if (c.node == n && c.nr < n->grads.size() && n->grads[c.nr].defined())
+        accumulate_into(captured[c.index], n->grads[c.nr]);
+
+    const size_t nnext = n->next.size();
+    if (n->fn == GradFn::AccumulateGrad) {
+      bool take = accumulate && any;
+      if (take && !only_leaves.empty())
+        take = std::find(only_leaves.begin(), only_leaves.end(),
+                         n->saved[0].data.impl()) != only_leaves.end();
+      if (take) accumulate_leaf(*n, std::move(n->grads[0]), create_graph);
+      n->grads.clear();
+      continue;
+    }
+    grad_inputs.assign(nnext, Tensor());
+    if (any) {
+      apply_formula(*n, &n->grads[0], grad_inputs.data());
+      if (!keep_graph) {
+        n->saved.clear();
+        n->released = true;
+      }
+    }
+    n->grads.clear();
+    for (size_t i = 0; i < nnext; ++i) {
+      Node* m = n->next[i].node;
+      if (!m) continue;
+      if (grad_inputs[i].defined()) {
+        if (m->grads.size() < m->num_outputs) m->grads.resize(m->num_outputs);
+        const uint32_t nr = n->next[i].input_nr;
+        if (m->grads.size() <= nr) m->grads.resize(nr + 1);
+        accumulate_into(m->grads[nr], std::move(grad_inputs[i]));
+      }
+      if (--m->deps == 0) {
+        m->deps = -1;
+        ready.push(m);
+      }
+    }
+  }
+}
+
+// Roots and their seed gradients for backward()/grad().
+void make_roots(const std::vector<Tensor>& outputs,
+                const std::vector<Tensor>& grad_outputs,
+                std::vector<Edge>& roots, std::vector<Tensor>& seeds) {
+  FASTT_CHECK(grad_outputs.empty() || grad_outputs.size() == outputs.size(),
+              RuntimeError,
+              "grad can be implicitly created only for scalar outputs "
+              "(got {} tensors and {} gradients)",
+              outputs.size(), grad_outputs.size());
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const Tensor& out = outputs[i];
+    require_defined(out, "backward");
+    FASTT_CHECK(out.impl()->requires_grad, RuntimeError,
+                "element {} of tensors does not require grad and does not "
+                "have a grad_fn",
+                i);
+    Tensor g = grad_outputs.empty() ? Tensor() : grad_outputs[i];
+    if (!g.defined()) {
+      FASTT_CHECK(out.numel() == 1, RuntimeError,
+                  "grad can be implicitly created only for scalar outputs");
+      FASTT_CHECK(is_floating(out.dtype()), RuntimeError,
+                  "grad can be implicitly created only for real scalar "
+                  "outputs but got {}",
+                  dtype_name(out.dtype()));
+      g = fastt::ones_like(out);
+    } else {
+      FASTT_CHECK(g.sizes().equals(out.sizes()), RuntimeError,
+                  "Mismatch in shape: grad_output[{}] has a shape of {} and "
+                  "output[{}] has a shape of {}.",
+                  i, shape_str(g.sizes()), i, shape_str(out.sizes()));
+    }
+    roots.push_back(gradient_edge(out));
+    seeds.push_back(std::move(g));
+  }
+}
+
+}  // namespace
+}  // namespace autograd
+
+void backward(const std::vector<Tensor>& outputs,
+              const std::vector<Tensor>& grad_outputs, bool retain_graph,
+              bool create_graph, const std::vector<Tensor>& inputs) {
+  std::vector<Edge> roots;
+  std::vector<Tensor> seeds;
+  make_roots(outputs, grad_outputs, roots, seeds);
+  std::vector<Capture> captures;
+  std::vector<Tensor> captured(inputs.size());
+  std::vector<TensorImpl*> only;
+  std::vector<Edge> keep;  // keeps capture nodes alive
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor& t = inputs[i];
+    require_defined(t, "backward");
+    FASTT_CHECK(t.impl()->requires_grad, RuntimeError,
+                "backward: input {} does not require grad", i);
+    if (t.impl()->grad_fn) {
+      Edge e = gradient_edge(t);
+      captures.push_back({e.node, uint16_t(e.input_nr), i});
+      keep.push_back(std::move(e));
+    } else {
+      only.push_back(t.impl());
+    }
+  }
+  if (!inputs.empty() && only.empty()) only.push_back(nullptr);
+  run_backward(roots, seeds, retain_graph || create_graph, create_graph,
+               true, captures, captured, only);
+  // Non-leaf inputs get their gradient in .grad, like torch.
+  for (const Capture& c : captures) {
+    if (!captured[c.index].defined()) continue;
+    TensorMeta& m = meta(inputs[c.index].impl());
+    if (!m.grad.defined())
+      m.grad = captured[c.index];
+    else
+      m.grad = fastt::add(m.grad, captured[c.index]);
+  }
+}
+
+std::vector<Tensor> grad(const std::vector<Tensor>& outputs,
+                         const std::vector<Tensor>& inputs,
+                         const std::vector<Tensor>& grad_outputs,
+                         bool retain_graph, bool create_graph,
+                         bool allow_unused) {
+  std::vector<Edge> roots;
+  std::vector<Tensor> seeds;
+  make_roots(outputs, grad_outputs, roots, seeds);
+  std::vector<Capture> captures;
+  std::vector<Edge> keep;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor& t = inputs[i];
+    require_defined(t, "grad");
+    FASTT_CHECK(t.impl()->requires_grad, RuntimeError,
+                "One of the differentiated Tensors does not require grad");
+    Edge e = gradient_edge(t);
+    captures.push_back({e.node, uint16_t(e.input_nr), i});
+    keep.push_back(std::move(e));
+  }
+  std::vector<Tensor> captured(inputs.size());
+  run_backward(roots, seeds, retain_graph || create_graph, create_graph,
+               false, captures, captured, {});
+  for (size_t i = 0; i < captured.size(); ++i) {
+    if (!captured[i].defined()) {
+      FASTT_CHECK(allow_unused, RuntimeError,
+                  "One of the differentiated Tensors appears to not have "
+                  "been used in the graph. Set allow_unused=True if this is "
+                  "the desired behavior.");
+    } else if (!create_graph) {
+      captured[i] = detach(captured[i]);
+    }
+  }
+  return captured;
+}
+
+}  // namespace fastt

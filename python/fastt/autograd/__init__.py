@@ -1,0 +1,179 @@
+"""fastt.autograd: grad mode switches (no_grad, enable_grad,
+set_grad_enabled, inference_mode), backward() and grad() over the C++
+tape engine (autograd/ in the source tree), and gradcheck."""
+
+import functools
+
+from .. import _C
+
+__all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
+           "is_grad_enabled", "backward", "grad", "gradcheck"]
+
+is_grad_enabled = _C.is_grad_enabled
+
+
+class _GradModeBase:
+    """A context manager that is also a decorator (torch's _DecoratorContextManager)."""
+
+    def __call__(self, func):
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            with self.__class__(*self._args()):
+                return func(*args, **kwargs)
+        return wrapper
+
+    def _args(self):
+        return ()
+
+    def clone(self):
+        return self.__class__(*self._args())
+
+
+class no_grad(_GradModeBase):
+    """Disables gradient recording in this thread inside the block."""
+
+    def __init__(self):
+        self.prev = False
+
+    def __enter__(self):
+        self.prev = _C.is_grad_enabled()
+        _C._set_grad_enabled(False)
+
+    def __exit__(self, *exc):
+        _C._set_grad_enabled(self.prev)
+        return False
+
+
+class enable_grad(_GradModeBase):
+    """Enables gradient recording inside the block (e.g. within no_grad)."""
+
+    def __enter__(self):
+        self.prev = _C.is_grad_enabled()
+        _C._set_grad_enabled(True)
+
+    def __exit__(self, *exc):
+        _C._set_grad_enabled(self.prev)
+        return False
+
+
+class set_grad_enabled(_GradModeBase):
+    """Sets grad mode now (usable as a function) and restores it on exit
+    when used as a context manager."""
+
+    def __init__(self, mode):
+        self.mode = bool(mode)
+        self.prev = _C.is_grad_enabled()
+        _C._set_grad_enabled(self.mode)
+
+    def _args(self):
+        return (self.mode,)
+
+    def __call__(self, func):
+        _C._set_grad_enabled(self.prev)
+        return super().__call__(func)
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        _C._set_grad_enabled(self.prev)
+        return False
+
+
+class inference_mode(_GradModeBase):
+    """Like no_grad (fastt keeps no separate inference-tensor state)."""
+
+    def __init__(self, mode=True):
+        self.mode = bool(mode)
+
+    def _args(self):
+        return (self.mode,)
+
+    def __enter__(self):
+        self.prev = (_C.is_grad_enabled(), _C.is_inference_mode_enabled())
+        if self.mode:
+            _C._set_grad_enabled(False)
+        _C._set_inference_mode(self.mode)
+
+    def __exit__(self, *exc):
+        _C._set_grad_enabled(self.prev[0])
+        _C._set_inference_mode(self.prev[1])
+        return False
+
+
+def _seq(x):
+    if x is None:
+        return None
+    if isinstance(x, _C.Tensor):
+        return [x]
+    return list(x)
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None,
+             create_graph=False, inputs=None):
+    """Accumulates d(tensors)/d(leaves) into the leaves' .grad."""
+    _C._run_backward(_seq(tensors), _seq(grad_tensors), retain_graph,
+                     create_graph, _seq(inputs))
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None,
+         create_graph=False, only_inputs=True, allow_unused=None,
+         is_grads_batched=False, materialize_grads=False):
+    """Returns d(outputs)/d(inputs) as a tuple, without touching .grad."""
+    if is_grads_batched:
+        raise NotImplementedError("grad: is_grads_batched is not supported")
+    single = isinstance(inputs, _C.Tensor)
+    allow = bool(allow_unused) or materialize_grads
+    result = _C._run_grad(_seq(outputs), _seq(inputs), _seq(grad_outputs),
+                          retain_graph, create_graph, allow)
+    if materialize_grads:
+        ins = _seq(inputs)
+        result = tuple(g if g is not None else _C.zeros_like(i)
+                       for g, i in zip(result, ins))
+    return result if not single else result
+
+
+def gradcheck(func, inputs, eps=1e-6, atol=1e-5, rtol=1e-3,
+              raise_exception=True):
+    """Compares analytical gradients (backward) with central finite
+    differences, for float64 inputs that require grad. Returns True or
+    raises (or returns False) with the worst mismatch."""
+    inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
+    diff = [t for t in inputs if isinstance(t, _C.Tensor) and t.requires_grad]
+
+    def flat_outputs():
+        out = func(*inputs)
+        outs = out if isinstance(out, (tuple, list)) else (out,)
+        return [o for o in outs if isinstance(o, _C.Tensor)]
+
+    outs = flat_outputs()
+    for oi, out in enumerate(outs):
+        if not out.requires_grad:
+            continue
+        n_out = out.numel()
+        for j in range(n_out):
+            g = _C.zeros_like(out)
+            g.view(-1)[j] = 1.0
+            analytic = grad([out], diff, [g], retain_graph=True,
+                            allow_unused=True)
+            for k, x in enumerate(diff):
+                flat = x.detach().view(-1)
+                for i in range(x.numel()):
+                    orig = flat[i].item()
+                    with no_grad():
+                        flat[i] = orig + eps
+                        plus = flat_outputs()[oi].reshape(-1)[j].item()
+                        flat[i] = orig - eps
+                        minus = flat_outputs()[oi].reshape(-1)[j].item()
+                        flat[i] = orig
+                    numeric = (plus - minus) / (2 * eps)
+                    a = analytic[k]
+                    a = 0.0 if a is None else a.reshape(-1)[i].item()
+                    if abs(a - numeric) > atol + rtol * abs(numeric):
+                        msg = (f"gradcheck: output {oi} element {j}, input {k} "
+                               f"element {i}: analytical {a} vs numerical "
+                               f"{numeric}")
+                        if raise_exception:
+                            raise RuntimeError(msg)
+                        return False
+    return True
