@@ -146,17 +146,35 @@ void Node::save(size_t i, const Tensor& t, bool output, uint16_t output_nr) {
   }
 }
 
+static const char* legacy_type_name(DType dt) {
+  switch (dt) {
+    case DType::Float32: return "fastt.FloatTensor";
+    case DType::Float64: return "fastt.DoubleTensor";
+    case DType::Float16: return "fastt.HalfTensor";
+    case DType::BFloat16: return "fastt.BFloat16Tensor";
+    case DType::Int64: return "fastt.LongTensor";
+    case DType::Int32: return "fastt.IntTensor";
+    default: return dtype_name(dt);
+  }
+}
+
+// torch's message, naming the tensor by the node that produced it.
 [[noreturn]] static void throw_modified(const Node& n, const SavedTensor& s) {
   const Tensor& t = s.data;
+  std::string what;
+  if (s.is_output)
+    what = fmt::format(", which is output {} of {},", s.output_nr,
+                       grad_fn_name(n.fn));
+  else if (t.impl()->grad_fn)
+    what = fmt::format(", which is output {} of {},", t.impl()->output_nr,
+                       grad_fn_name(t.impl()->grad_fn->fn));
   throw RuntimeError(fmt::format(
       "one of the variables needed for gradient computation has been "
-      "modified by an inplace operation: [{} {}], which is {} of {}, is at "
-      "version {}; expected version {} instead. Hint: enable anomaly "
-      "detection to find the operation that failed to compute its gradient",
-      dtype_name(t.dtype()), shape_str(t.sizes()),
-      s.is_output ? fmt::format("output {}", s.output_nr)
-                  : std::string("an input"),
-      grad_fn_name(n.fn), t.storage()->version(), s.version));
+      "modified by an inplace operation: [{} {}]{} is at version {}; "
+      "expected version {} instead. Hint: the operation that failed to "
+      "compute its gradient is {}",
+      legacy_type_name(t.dtype()), shape_str(t.sizes()), what,
+      t.storage()->version(), s.version, grad_fn_name(n.fn)));
 }
 
 Tensor Node::unpack(size_t i) const {
@@ -554,7 +572,7 @@ void run_backward(std::vector<Edge>& roots, std::vector<Tensor>& root_grads,
     }
 
   // 3. Walk the tape backwards.
-  std::vector<Tensor> grad_inputs;
+  std::vector<Tensor> grad_inputs, multi;
   GradModeGuard mode(create_graph);
   while (!ready.empty()) {
     Node* n = ready.top();
@@ -592,7 +610,16 @@ void run_backward(std::vector<Edge>& roots, std::vector<Tensor>& root_grads,
     }
     grad_inputs.assign(nnext, Tensor());
     if (any) {
-      apply_formula(*n, &n->grads[0], grad_inputs.data());
+      // Formulas read the output gradients as one array; a SmallVec is
+      // contiguous only up to its inline size.
+      Tensor* go = &n->grads[0];
+      if (n->grads.size() > 1) {
+        multi.clear();
+        for (size_t k = 0; k < n->grads.size(); ++k)
+          multi.push_back(n->grads[k]);
+        go = multi.data();
+      }
+      apply_formula(*n, go, grad_inputs.data());
       if (!keep_graph) {
         n->saved.clear();
         n->released = true;

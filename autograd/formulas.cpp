@@ -11,6 +11,7 @@
 #include "autograd/functions.h"
 #include "autograd/node.h"
 #include "csrc/ops.h"
+#include "csrc/ops/nn.h"
 
 namespace fastt {
 namespace autograd {
@@ -848,6 +849,9 @@ void apply_formula(Node& n, Tensor* go, Tensor* gi) {
     case GradFn::Maximum:
     case GradFn::Minimum: {
       Tensor a = n.unpack(0), b = n.unpack(1);
+      // A Python-scalar operand is not saved: rebuild it as a 0-d tensor.
+      if (n.i0 == 1) b = fastt::full({}, Scalar(n.f0), a.dtype(), a.device());
+      if (n.i0 == 2) a = fastt::full({}, Scalar(n.f0), b.dtype(), b.device());
       Tensor wins = n.fn == GradFn::Maximum ? fastt::gt(a, b) : fastt::lt(a, b);
       Tensor tie = fastt::eq(a, b);
       Tensor half = fastt::mul(g, Scalar(0.5));
@@ -863,6 +867,8 @@ void apply_formula(Node& n, Tensor* go, Tensor* gi) {
     }
     case GradFn::Atan2: {
       Tensor a = n.unpack(0), b = n.unpack(1);
+      if (n.i0 == 1) b = fastt::full({}, Scalar(n.f0), a.dtype(), a.device());
+      if (n.i0 == 2) a = fastt::full({}, Scalar(n.f0), b.dtype(), b.device());
       Tensor den = fastt::add(fastt::mul(a, a), fastt::mul(b, b));
       if (n.needs(0))
         gi[0] = fit(fastt::div(fastt::mul(g, b), den), n.shape0(), n.dtypes[0]);
@@ -880,6 +886,8 @@ void apply_formula(Node& n, Tensor* go, Tensor* gi) {
       if (n.needs(0)) gi[0] = fit(g, n.shape0(), n.dtypes[0]);
       if (n.needs(1)) {
         Tensor a = n.unpack(0), b = n.unpack(1);
+        if (n.i0 == 2)  // scalar % tensor: the scalar was not saved
+          a = fastt::full({}, Scalar(n.f0), b.dtype(), b.device());
         Tensor q = n.fn == GradFn::Remainder
                        ? fastt::div(a, b, "floor")
                        : fastt::div(a, b, "trunc");
@@ -1080,17 +1088,48 @@ void apply_formula(Node& n, Tensor* go, Tensor* gi) {
         gi[0] = g;
         return;
       }
-      gi[0] = fastt::div(reverse_cumsum(fastt::mul(g, out), n.i0), x);
+      if (!fastt::any(fastt::eq(x, Scalar(0))).item<bool>()) {
+        gi[0] = fastt::div(reverse_cumsum(fastt::mul(g, out), n.i0), x);
+        return;
+      }
+      // Zeros make the division above 0/0. Exact form, O(len^2) per row:
+      // gx[i] = prod_{k<i} x[k] * sum_{j>=i} g[j] prod_{i<k<=j} x[k].
+      const int64_t d = n.i0, len = x.sizes()[size_t(d)];
+      Tensor xl = x.transpose(d, -1), gl = g.transpose(d, -1);
+      Tensor idx = fastt::arange(Scalar(len), DType::Int64, x.device());
+      Tensor row = idx.view({len, 1}), col = idx.view({1, len});
+      Tensor after = fastt::where(fastt::gt(col, row), xl.unsqueeze(-2),
+                                  Scalar(1));  // [..., i, j]
+      Tensor span = fastt::cumprod(after, -1);  // prod_{i<k<=j} x[k]
+      Tensor s = fastt::sum(
+          fastt::where(fastt::ge(col, row),
+                       fastt::mul(gl.unsqueeze(-2), span), Scalar(0)),
+          IntList(-1));
+      Tensor ones = fastt::ones_like(xl.narrow(-1, 0, 1));
+      Tensor left = len == 1 ? ones
+                             : fastt::cat({ones, fastt::cumprod(
+                                                     xl.narrow(-1, 0, len - 1),
+                                                     -1)},
+                                          -1);
+      gi[0] = fastt::mul(left, s).transpose(d, -1);
       return;
     }
     case GradFn::Softmax: {
       Tensor y = n.unpack(0);
+      if (!grad_enabled() && g.dtype() == y.dtype()) {  // one fused pass
+        gi[0] = fastt::softmax_backward(g, y, n.i0);
+        return;
+      }
       Tensor s = fastt::sum(fastt::mul(g, y), IntList(n.i0), true);
       gi[0] = fastt::mul(y, fastt::sub(g, s));
       return;
     }
     case GradFn::LogSoftmax: {
       Tensor y = n.unpack(0);
+      if (!grad_enabled() && g.dtype() == y.dtype()) {
+        gi[0] = fastt::log_softmax_backward(g, y, n.i0);
+        return;
+      }
       Tensor s = fastt::sum(g, IntList(n.i0), true);
       gi[0] = fastt::sub(g, fastt::mul(fastt::exp(y), s));
       return;
@@ -1181,6 +1220,7 @@ void apply_formula(Node& n, Tensor* go, Tensor* gi) {
       return;  // handled by the engine
     default:
       if (apply_index_formula(n, go, gi)) return;
+      if (apply_nn_formula(n, go, gi)) return;
   }
   throw NotImplementedError(fmt::format(
       "autograd: no backward formula for {}", grad_fn_name(n.fn)));

@@ -190,6 +190,8 @@ void apply_formula(Node& n, Tensor* grad_outputs, Tensor* grad_inputs);
 // The indexing/shape family's formulas (formulas_index.cpp); false when
 // `n` is not one of them.
 bool apply_index_formula(Node& n, Tensor* grad_outputs, Tensor* grad_inputs);
+// The nn family's (formulas_nn.cpp).
+bool apply_nn_formula(Node& n, Tensor* grad_outputs, Tensor* grad_inputs);
 
 // Sums `g` down to `shape` (the inverse of broadcasting).
 Tensor sum_to(const Tensor& g, IntList shape);

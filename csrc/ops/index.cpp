@@ -10,6 +10,8 @@
 #include <limits>
 
 #include "../dispatch.h"
+#include "autograd/functions.h"
+#include "autograd/functions_index.h"
 
 namespace fastt {
 namespace {
@@ -199,6 +201,8 @@ void select_direct(Op op, const Tensor& src, int64_t dim,
 
 // ------------------------------------------------------------------ cat --
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
+  if (autograd::should_record_list(tensors))
+    return autograd::cat(tensors, dim);
   FASTT_CHECK(!tensors.empty(), RuntimeError,
               "torch.cat(): expected a non-empty list of Tensors");
   ResultTypeState state;
@@ -279,6 +283,8 @@ Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
                 i);
   }
   dim = wrap_dim(dim, tensors[0].dim() + 1, "stack");
+  if (autograd::should_record_list(tensors))
+    return autograd::stack(tensors, dim);
   std::vector<Tensor> parts;
   parts.reserve(tensors.size());
   for (const Tensor& t : tensors) parts.push_back(t.unsqueeze(dim));
@@ -374,6 +380,7 @@ std::vector<Tensor> unbind(const Tensor& t, int64_t dim) {
 
 Tensor repeat(const Tensor& t, IntList repeats) {
   check_defined(t, "repeat", "self");
+  if (autograd::should_record(t)) return autograd::repeat(t, repeats);
   const int nr = int(repeats.size());
   FASTT_CHECK(nr >= t.dim(), RuntimeError,
               "Number of dimensions of repeat dims can not be smaller than "
@@ -433,6 +440,8 @@ Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index_in) {
   check_same_device("index_select", self, index_in);
   FASTT_CHECK(index_in.dim() <= 1, IndexError,
               "index_select(): Index is supposed to be a vector");
+  if (autograd::should_record(self))
+    return autograd::index_select(self, dim, index_in);
   if (self.dim() > 0 && index_in.dim() == 1 && direct_ok(self, index_in)) {
     // Common case first, with no temporaries beyond the result.
     dim = wrap_dim(dim, self.dim(), "index_select");
@@ -478,6 +487,8 @@ Tensor gather(const Tensor& self, int64_t dim, const Tensor& index_in) {
   check_defined(self, "gather", "self");
   check_defined(index_in, "gather", "index");
   check_same_device("gather", self, index_in);
+  if (autograd::should_record(self))
+    return autograd::gather(self, dim, index_in);
   if (self.dim() == 1 && index_in.dim() == 1 && direct_ok(self, index_in)) {
     // 1-D gather is index_select on dim 0; no temporaries.
     dim = wrap_dim(dim, 1, "gather");
@@ -581,31 +592,49 @@ Tensor& scatter_impl(Op op, Tensor& self, int64_t dim, const Tensor& index_in,
 
 Tensor& scatter_(Tensor& self, int64_t dim, const Tensor& index,
                  const Tensor& src) {
+  if (autograd::should_record(self, src))
+    return autograd::inplace(self, "scatter_", [&](const Tensor& s) {
+      return scatter(s, dim, index, src);
+    });
   return scatter_impl(Op::scatter, self, dim, index, &src, nullptr);
 }
 Tensor& scatter_(Tensor& self, int64_t dim, const Tensor& index,
                  const Scalar& value) {
+  if (autograd::should_record(self))
+    return autograd::inplace(self, "scatter_", [&](const Tensor& s) {
+      return scatter(s, dim, index, value);
+    });
   return scatter_impl(Op::scatter, self, dim, index, nullptr, &value);
 }
 Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index,
                const Tensor& src) {
   check_defined(self, "scatter", "self");
+  if (autograd::should_record(self, src))
+    return autograd::scatter(self, dim, index, &src, Scalar(0));
   Tensor out = self.clone();
   return scatter_impl(Op::scatter, out, dim, index, &src, nullptr);
 }
 Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index,
                const Scalar& value) {
   check_defined(self, "scatter", "self");
+  if (autograd::should_record(self))
+    return autograd::scatter(self, dim, index, nullptr, value);
   Tensor out = self.clone();
   return scatter_impl(Op::scatter, out, dim, index, nullptr, &value);
 }
 Tensor& scatter_add_(Tensor& self, int64_t dim, const Tensor& index,
                      const Tensor& src) {
+  if (autograd::should_record(self, src))
+    return autograd::inplace(self, "scatter_add_", [&](const Tensor& s) {
+      return scatter_add(s, dim, index, src);
+    });
   return scatter_impl(Op::scatter_add, self, dim, index, &src, nullptr);
 }
 Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index,
                    const Tensor& src) {
   check_defined(self, "scatter_add", "self");
+  if (autograd::should_record(self, src))
+    return autograd::scatter_add(self, dim, index, src);
   Tensor out = self.clone();
   return scatter_impl(Op::scatter_add, out, dim, index, &src, nullptr);
 }
@@ -613,6 +642,10 @@ Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index,
 Tensor& index_add_(Tensor& self, int64_t dim, const Tensor& index_in,
                    const Tensor& source, const Scalar& alpha) {
   check_defined(self, "index_add_", "self");
+  if (autograd::should_record(self, source))
+    return autograd::inplace(self, "index_add_", [&](const Tensor& s) {
+      return index_add(s, dim, index_in, source, alpha);
+    });
   check_defined(index_in, "index_add_", "index");
   check_defined(source, "index_add_", "source");
   check_same_device("index_add_", self, index_in);
@@ -665,6 +698,8 @@ Tensor& index_add_(Tensor& self, int64_t dim, const Tensor& index_in,
 Tensor index_add(const Tensor& self, int64_t dim, const Tensor& index,
                  const Tensor& source, const Scalar& alpha) {
   check_defined(self, "index_add", "self");
+  if (autograd::should_record(self, source))
+    return autograd::index_add(self, dim, index, source, alpha);
   Tensor out = self.clone();
   return index_add_(out, dim, index, source, alpha);
 }
@@ -672,6 +707,8 @@ Tensor index_add(const Tensor& self, int64_t dim, const Tensor& index,
 Tensor embedding(const Tensor& weight, const Tensor& indices,
                  int64_t padding_idx) {
   check_defined(weight, "embedding", "weight");
+  if (autograd::should_record(weight))
+    return autograd::embedding(weight, indices, padding_idx);
   check_defined(indices, "embedding", "indices");
   FASTT_CHECK(weight.dim() == 2, RuntimeError, "'weight' must be 2-D");
   FASTT_CHECK(indices.dtype() == DType::Int64 ||
@@ -893,6 +930,7 @@ void bind_index(const AdvancedIndex& ai, IndexCall& call, bool scatter) {
 }  // namespace
 
 Tensor index(const Tensor& self, const std::vector<Tensor>& indices) {
+  if (autograd::should_record(self)) return autograd::index(self, indices);
   // x[idx] with one int64 index on a dense CPU tensor is index_select on
   // dim 0 with the result shaped idx.shape + self.shape[1:].
   if (indices.size() == 1 && self.defined() && self.dim() > 0 &&
@@ -924,6 +962,10 @@ Tensor index(const Tensor& self, const std::vector<Tensor>& indices) {
 Tensor& index_put_(Tensor& self, const std::vector<Tensor>& indices,
                    const Tensor& values, bool accumulate) {
   check_defined(values, "index_put_", "values");
+  if (autograd::should_record(self, values))
+    return autograd::inplace(self, "index_put_", [&](const Tensor& s) {
+      return index_put(s, indices, values, accumulate);
+    });
   AdvancedIndex ai;
   prepare_index(ai, self, indices);
   check_same_device("index_put_", self, values);
@@ -955,6 +997,8 @@ Tensor& index_put_(Tensor& self, const std::vector<Tensor>& indices,
 Tensor index_put(const Tensor& self, const std::vector<Tensor>& indices,
                  const Tensor& values, bool accumulate) {
   check_defined(self, "index_put", "self");
+  if (autograd::should_record(self, values))
+    return autograd::index_put(self, indices, values, accumulate);
   Tensor out = self.clone();
   return index_put_(out, indices, values, accumulate);
 }
@@ -963,6 +1007,8 @@ Tensor index_put(const Tensor& self, const std::vector<Tensor>& indices,
 Tensor masked_select(const Tensor& self, const Tensor& mask) {
   check_defined(self, "masked_select", "self");
   check_defined(mask, "masked_select", "mask");
+  if (autograd::should_record(self))
+    return autograd::masked_select(self, mask);
   check_same_device("masked_select", self, mask);
   FASTT_CHECK(mask.dtype() == DType::Bool, RuntimeError,
               "masked_select: expected BoolTensor for mask, got {}",
@@ -999,6 +1045,10 @@ Tensor& masked_scatter_(Tensor& self, const Tensor& mask,
   check_defined(self, "masked_scatter_", "self");
   check_defined(mask, "masked_scatter_", "mask");
   check_defined(source, "masked_scatter_", "source");
+  if (autograd::should_record(self, source))
+    return autograd::inplace(self, "masked_scatter_", [&](const Tensor& s) {
+      return masked_scatter(s, mask, source);
+    });
   check_same_device("masked_scatter_", self, mask);
   check_same_device("masked_scatter_", self, source);
   FASTT_CHECK(mask.dtype() == DType::Bool, RuntimeError,
@@ -1033,6 +1083,8 @@ Tensor& masked_scatter_(Tensor& self, const Tensor& mask,
 Tensor masked_scatter(const Tensor& self, const Tensor& mask,
                       const Tensor& source) {
   check_defined(self, "masked_scatter", "self");
+  if (autograd::should_record(self, source))
+    return autograd::masked_scatter(self, mask, source);
   Tensor out = self.clone();
   return masked_scatter_(out, mask, source);
 }
@@ -1073,20 +1125,33 @@ Tensor& tri_(Op op, Tensor& t, int64_t diagonal) {
 }  // namespace
 
 Tensor tril(const Tensor& t, int64_t diagonal) {
+  if (autograd::should_record(t))
+    return autograd::tril_triu(false, t, diagonal);
   return tri(Op::tril, t, diagonal);
 }
 Tensor triu(const Tensor& t, int64_t diagonal) {
+  if (autograd::should_record(t))
+    return autograd::tril_triu(true, t, diagonal);
   return tri(Op::triu, t, diagonal);
 }
 Tensor& tril_(Tensor& t, int64_t diagonal) {
+  if (autograd::should_record(t))
+    return autograd::inplace(t, "tril_", [&](const Tensor& s) {
+      return tril(s, diagonal);
+    });
   return tri_(Op::tril, t, diagonal);
 }
 Tensor& triu_(Tensor& t, int64_t diagonal) {
+  if (autograd::should_record(t))
+    return autograd::inplace(t, "triu_", [&](const Tensor& s) {
+      return triu(s, diagonal);
+    });
   return tri_(Op::triu, t, diagonal);
 }
 
 Tensor flip(const Tensor& t, IntList dims) {
   check_defined(t, "flip", "self");
+  if (autograd::should_record(t)) return autograd::flip(t, dims);
   int64_t wrapped[kMaxDims];
   bool seen[kMaxDims] = {};
   FASTT_CHECK(dims.size() <= size_t(std::max<int64_t>(t.dim(), 1)),
@@ -1116,6 +1181,7 @@ Tensor flip(const Tensor& t, IntList dims) {
 
 Tensor roll(const Tensor& t, IntList shifts, IntList dims) {
   check_defined(t, "roll", "self");
+  if (autograd::should_record(t)) return autograd::roll(t, shifts, dims);
   if (dims.empty()) {
     FASTT_CHECK(shifts.size() == 1, RuntimeError,
                 "roll: expected one shift when dims are not given, got {}",
@@ -1195,18 +1261,23 @@ std::tuple<Tensor, Tensor> sort_like(Op op, const Tensor& t, int64_t dim,
 std::tuple<Tensor, Tensor> sort(const Tensor& t, int64_t dim, bool descending,
                                 bool stable) {
   check_defined(t, "sort", "self");
+  if (autograd::should_record(t))
+    return autograd::sort(t, dim, descending, stable);
   dim = wrap_dim(dim, t.dim(), "sort");
   const int64_t n = t.dim() == 0 ? 1 : t.sizes()[dim];
   return sort_like(Op::sort, t, dim, n, descending);
 }
 
 Tensor argsort(const Tensor& t, int64_t dim, bool descending, bool stable) {
+  autograd::GradModeGuard no_grad(false);  // indices only: nothing to record
   return std::get<1>(sort(t, dim, descending, stable));
 }
 
 std::tuple<Tensor, Tensor> topk(const Tensor& t, int64_t k, int64_t dim,
                                 bool largest, bool sorted) {
   check_defined(t, "topk", "self");
+  if (autograd::should_record(t))
+    return autograd::topk(t, k, dim, largest, sorted);
   dim = wrap_dim(dim, t.dim(), "topk");
   const int64_t n = t.dim() == 0 ? 1 : t.sizes()[dim];
   FASTT_CHECK(k >= 0 && k <= n, RuntimeError,

@@ -6,6 +6,8 @@
 #include <string>
 
 #include "common.h"
+
+#include "autograd/functions.h"
 #include "csrc/ops/elementwise.h"
 #include "csrc/parallel.h"
 
@@ -300,6 +302,7 @@ void parse_args(const Signature& sig, PyObject* const* args, Py_ssize_t nargs,
 PyObject* store_out(PyObject* out, const Tensor& r, const char* name) {
   to_tensor(out, "out");
   Tensor& o = unwrap_mut(out);
+  autograd::check_out(name, autograd::should_record(r, o));
   FASTT_CHECK(can_cast(r.dtype(), o.dtype()), RuntimeError,
               "{}: result type {} can't be cast to the desired output type {}",
               name, dtype_name(r.dtype()), dtype_name(o.dtype()));
@@ -681,6 +684,14 @@ static PyModuleDef g_module = {
 }  // namespace py
 }  // namespace fastt
 
+#ifdef FASTT_WITH_CUDA
+namespace fastt {
+namespace cuda {
+int device_count();  // kernels/cuda/backend.cpp
+}  // namespace cuda
+}  // namespace fastt
+#endif
+
 PyMODINIT_FUNC PyInit__C() {
   using namespace fastt::py;
   PyObject* m = PyModule_Create(&g_module);
@@ -703,8 +714,10 @@ PyMODINIT_FUNC PyInit__C() {
   }
 #ifdef FASTT_WITH_CUDA
   PyModule_AddIntConstant(m, "_cuda_built", 1);
+  PyModule_AddIntConstant(m, "_cuda_device_count", fastt::cuda::device_count());
 #else
   PyModule_AddIntConstant(m, "_cuda_built", 0);
+  PyModule_AddIntConstant(m, "_cuda_device_count", 0);
 #endif
   return m;
 }

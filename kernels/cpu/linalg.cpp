@@ -169,6 +169,8 @@ void copy_addend(const Geom& g, T* C, const T* I) {
     const T* irow = I + m * g.sim;
     if (g.sin == 1 && g.scn == 1) {
       std::memcpy(crow, irow, size_t(g.N) * sizeof(T));
+    } else if (g.sin == 0 && g.scn == 1) {  // one value broadcast along a row
+      std::fill(crow, crow + g.N, irow[0]);
     } else {
       for (int64_t n = 0; n < g.N; ++n) crow[n * g.scn] = irow[n * g.sin];
     }

@@ -117,11 +117,12 @@ class _Cuda:
 
     @staticmethod
     def is_available():
-        return _builtins.bool(_C._cuda_built)
+        """True when fastt was built with CUDA and a GPU is present."""
+        return _C._cuda_device_count > 0
 
     @staticmethod
     def device_count():
-        return 1 if _C._cuda_built else 0
+        return _C._cuda_device_count
 
 
 cuda = _Cuda()

@@ -13,6 +13,8 @@ def _stub_names():
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
             top.add(node.name)
+        elif isinstance(node, ast.ImportFrom):  # re-exports: `as` names
+            top.update(a.asname or a.name for a in node.names)
         elif isinstance(node, (ast.Assign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else \
                 [node.target]

@@ -133,6 +133,14 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None,
     return result if not single else result
 
 
+def _unravel(i, shape):
+    pos = []
+    for n in reversed(shape):
+        pos.append(i % n)
+        i //= n
+    return tuple(reversed(pos))
+
+
 def gradcheck(func, inputs, eps=1e-6, atol=1e-5, rtol=1e-3,
               raise_exception=True):
     """Compares analytical gradients (backward) with central finite
@@ -157,15 +165,17 @@ def gradcheck(func, inputs, eps=1e-6, atol=1e-5, rtol=1e-3,
             analytic = grad([out], diff, [g], retain_graph=True,
                             allow_unused=True)
             for k, x in enumerate(diff):
-                flat = x.detach().view(-1)
+                xd = x.detach()  # any layout: index element by element
+                shape = tuple(x.shape)
                 for i in range(x.numel()):
-                    orig = flat[i].item()
+                    pos = _unravel(i, shape)
+                    orig = xd[pos].item()
                     with no_grad():
-                        flat[i] = orig + eps
+                        xd[pos] = orig + eps
                         plus = flat_outputs()[oi].reshape(-1)[j].item()
-                        flat[i] = orig - eps
+                        xd[pos] = orig - eps
                         minus = flat_outputs()[oi].reshape(-1)[j].item()
-                        flat[i] = orig
+                        xd[pos] = orig
                     numeric = (plus - minus) / (2 * eps)
                     a = analytic[k]
                     a = 0.0 if a is None else a.reshape(-1)[i].item()
