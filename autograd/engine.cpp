@@ -222,6 +222,7 @@ static Node* grad_accumulator(const Tensor& t) {
 Edge gradient_edge(const Tensor& t) {
   if (!t.defined() || !t.impl()->requires_grad) return Edge();
   TensorImpl* impl = t.impl();
+  if (impl->view_base) refresh_view(t);
   if (impl->grad_fn) {
     retain(impl->grad_fn);
     return Edge(impl->grad_fn, impl->output_nr);
@@ -233,6 +234,7 @@ Edge gradient_edge(const Tensor& t) {
 static inline void fill_edge(Edge& e, const Tensor& t) {
   TensorImpl* impl = t.impl();
   if (!impl->requires_grad) return;
+  if (FASTT_UNLIKELY(impl->view_base != nullptr)) refresh_view(t);
   if (impl->grad_fn) {
     retain(impl->grad_fn);
     e.node = impl->grad_fn;
@@ -300,10 +302,17 @@ void set_history(const Tensor& out, Node* n, uint16_t nr) {
 
 void check_inplace(const Tensor& self, const char* op) {
   TensorImpl* impl = self.impl();
-  if (impl->requires_grad && !impl->grad_fn && grad_enabled())
+  if (!grad_enabled()) return;
+  if (impl->requires_grad && !impl->grad_fn)
     throw RuntimeError(fmt::format(
         "{}: a leaf Variable that requires grad is being used in an "
         "in-place operation.",
+        op));
+  const TensorImpl* base = impl->view_base;
+  if (base && base->requires_grad && !base->grad_fn)
+    throw RuntimeError(fmt::format(
+        "{}: a view of a leaf Variable that requires grad is being used in "
+        "an in-place operation.",
         op));
 }
 

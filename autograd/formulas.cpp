@@ -270,27 +270,49 @@ void commit_inplace(Tensor& self, const Tensor& r) {
   c->ints.insert(c->ints.end(), self.strides().begin(), self.strides().end());
   c->i0 = self.storage_offset() - base.storage_offset();
   set_history(base, c.get());
-  // The view now reads from the new base history.
+  rebase_view(self, base);
+}
+}  // namespace
+
+// The view `self` as an AsStrided record of its base's current history.
+void rebase_view(const Tensor& self, const Tensor& base) {
   NodeRef v = make_node(GradFn::AsStrided, {&base});
   v->set_shape0(base.sizes());
   v->set_shape1(base.strides());
   v->i0 = base.storage_offset();
-  v->ints = c->ints;
+  v->ints.assign(self.sizes().begin(), self.sizes().end());
+  v->ints.insert(v->ints.end(), self.strides().begin(), self.strides().end());
   v->ints.push_back(self.storage_offset());
   set_history(self, v.get());
+  self.impl()->view_version = self.storage()->version();
 }
-}  // namespace
+
+void refresh_view(const Tensor& view) {
+  TensorImpl* impl = view.impl();
+  TensorImpl* base = impl->view_base;
+  if (impl->view_version == impl->storage->version()) return;
+  if (!base->requires_grad || !base->grad_fn || !impl->grad_fn ||
+      !base->contiguous) {
+    impl->view_version = impl->storage->version();
+    return;
+  }
+  // Views recorded before the base's last in-place write point at stale
+  // history; a view whose grad_fn already came from the base's current
+  // node (its own in-place write) is current.
+  Node* own = impl->grad_fn;
+  if (own->next.size() == 1 && own->next[0].node == base->grad_fn) {
+    impl->view_version = impl->storage->version();
+    return;
+  }
+  base->refcount.fetch_add(1, std::memory_order_relaxed);
+  Tensor b(base);
+  GradModeGuard on(true);
+  rebase_view(view, b);
+}
 
 Tensor& inplace(Tensor& self, const char* name,
                 FnRef<Tensor(const Tensor&)> op) {
   check_inplace(self, name);
-  TensorImpl* impl = self.impl();
-  if (impl->is_view && impl->view_base && impl->view_base->requires_grad &&
-      !impl->view_base->grad_fn)
-    throw RuntimeError(fmt::format(
-        "{}: a view of a leaf Variable that requires grad is being used in "
-        "an in-place operation.",
-        name));
   Tensor r = op(self.clone());
   FASTT_CHECK(r.sizes().equals(self.sizes()), RuntimeError,
               "{}: output with shape {} doesn't match the broadcast shape {}",
@@ -526,6 +548,7 @@ void view_of(GradFn fn, const Tensor& in, const Tensor& out, int64_t i0,
     n->set_shape1(extra);
   }
   set_history(out, n.get());
+  out.impl()->view_version = out.storage()->version();
 }
 
 Tensor to_copy(const Tensor& in, Compute compute) {
@@ -675,17 +698,30 @@ void apply_formula(Node& n, Tensor* go, Tensor* gi) {
       return;
     case GradFn::Tanh: {
       Tensor y = n.unpack(0);
+      if (!grad_enabled() && g.dtype() == y.dtype()) {  // fused, one pass
+        gi[0] = fastt::activation_backward("tanh", g, y);
+        return;
+      }
       gi[0] = fastt::mul(g, fastt::sub(Scalar(1), fastt::mul(y, y)));
       return;
     }
     case GradFn::Sigmoid: {
       Tensor y = n.unpack(0);
+      if (!grad_enabled() && g.dtype() == y.dtype()) {
+        gi[0] = fastt::activation_backward("sigmoid", g, y);
+        return;
+      }
       gi[0] = fastt::mul(g, fastt::mul(y, fastt::sub(Scalar(1), y)));
       return;
     }
-    case GradFn::Relu:
-      gi[0] = fastt::where(fastt::gt(n.unpack(0), Scalar(0)), g, Scalar(0));
+    case GradFn::Relu: {
+      Tensor y = n.unpack(0);
+      if (!grad_enabled() && g.dtype() == y.dtype())
+        gi[0] = fastt::activation_backward("relu", g, y);
+      else
+        gi[0] = fastt::where(fastt::gt(y, Scalar(0)), g, Scalar(0));
       return;
+    }
     case GradFn::LeakyRelu: {
       Tensor x = n.unpack(0);
       gi[0] = fastt::where(fastt::gt(x, Scalar(0)), g,
@@ -694,6 +730,11 @@ void apply_formula(Node& n, Tensor* go, Tensor* gi) {
     }
     case GradFn::Gelu: {
       Tensor x = n.unpack(0);
+      if (!grad_enabled() && g.dtype() == x.dtype()) {
+        gi[0] = fastt::activation_backward("gelu", g, x,
+                                           n.i0 ? "tanh" : "none");
+        return;
+      }
       if (n.i0) {  // tanh approximation
         const double k = std::sqrt(2.0 / M_PI), c = 0.044715;
         Tensor x2 = fastt::mul(x, x);
@@ -721,6 +762,10 @@ void apply_formula(Node& n, Tensor* go, Tensor* gi) {
     }
     case GradFn::Silu: {
       Tensor x = n.unpack(0);
+      if (!grad_enabled() && g.dtype() == x.dtype()) {
+        gi[0] = fastt::activation_backward("silu", g, x);
+        return;
+      }
       Tensor s = fastt::sigmoid(x);
       gi[0] = fastt::mul(
           g, fastt::mul(s, fastt::add(fastt::mul(x, fastt::sub(Scalar(1), s)),

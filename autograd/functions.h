@@ -105,6 +105,8 @@ void view_of(GradFn fn, const Tensor& in, const Tensor& out, int64_t i0 = 0,
 Tensor to_copy(const Tensor& in, Compute compute);
 Tensor clone(const Tensor& in);
 Tensor& copy_(Tensor& self, const Tensor& src);
+// Makes the view `self` an AsStrided record of `base`'s current history.
+void rebase_view(const Tensor& self, const Tensor& base);
 
 }  // namespace autograd
 }  // namespace fastt

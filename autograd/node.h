@@ -181,6 +181,11 @@ NodeRef make_node(GradFn fn, const std::vector<Tensor>& inputs);
 // Makes `out` output `nr` of node `n` (it now requires grad).
 void set_history(const Tensor& out, Node* n, uint16_t nr = 0);
 
+// A view whose base was modified in place after the view was recorded
+// reads the base's new history: its grad_fn is rebuilt from the base
+// (torch regenerates view grad_fns the same way). Cheap when current.
+void refresh_view(const Tensor& view);
+
 // In-place ops: RuntimeError for a leaf that requires grad (torch's "a leaf
 // Variable that requires grad is being used in an in-place operation.").
 void check_inplace(const Tensor& self, const char* op);

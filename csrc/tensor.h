@@ -89,6 +89,7 @@ struct TensorImpl {
   uint16_t output_nr = 0;
   autograd::Node* grad_fn = nullptr;
   TensorImpl* view_base = nullptr;  // views: the tensor viewed (owned)
+  uint32_t view_version = 0;  // storage version when its history was set
   AutogradMeta* autograd = nullptr;
   int64_t sizes[kMaxDims];
   int64_t strides[kMaxDims];

@@ -85,6 +85,45 @@ struct GeluTanh {
     return T(0.5) * a * (T(1) + std::tanh(k * (a + T(0.044715) * a * a * a)));
   }
 };
+// Fused activation gradients: (grad, saved) -> grad_input, one pass.
+struct ReluBackward {
+  template <class T> FASTT_HD T operator()(T g, T y) const {
+    return y > T(0) ? g : T(0);
+  }
+};
+struct SigmoidBackward {
+  template <class T> FASTT_HD T operator()(T g, T y) const {
+    return g * y * (T(1) - y);
+  }
+};
+struct TanhBackward {
+  template <class T> FASTT_HD T operator()(T g, T y) const {
+    return g * (T(1) - y * y);
+  }
+};
+struct SiluBackward {
+  template <class T> FASTT_HD T operator()(T g, T x) const {
+    const T s = T(1) / (T(1) + std::exp(-x));
+    return g * s * (T(1) + x * (T(1) - s));
+  }
+};
+struct GeluBackward {  // d/dx x * Phi(x) = Phi(x) + x * phi(x)
+  template <class T> FASTT_HD T operator()(T g, T x) const {
+    const T cdf = T(0.5) * (T(1) + std::erf(x * T(0.70710678118654752440)));
+    const T pdf = std::exp(T(-0.5) * x * x) * T(0.39894228040143267794);
+    return g * (cdf + x * pdf);
+  }
+};
+struct GeluTanhBackward {
+  template <class T> FASTT_HD T operator()(T g, T x) const {
+    const T k = T(0.79788456080286535588), c = T(0.044715);
+    const T x2 = x * x;
+    const T t = std::tanh(k * x * (T(1) + c * x2));
+    const T dinner = k * (T(1) + T(3) * c * x2);
+    return g * (T(0.5) * (T(1) + t) +
+                T(0.5) * x * (T(1) - t * t) * dinner);
+  }
+};
 struct Silu {
   template <class T> FASTT_HD T operator()(T a) const {
     return a / (T(1) + std::exp(-a));

@@ -520,6 +520,21 @@ Tensor& leaky_relu_(Tensor& a, double slope) {
   return unary_out(Op::leaky_relu, Rule::Float, a, a, p);
 }
 
+Tensor activation_backward(const char* op, const Tensor& grad,
+                           const Tensor& saved, const char* approximate) {
+  Op k;
+  if (std::strcmp(op, "relu") == 0) k = Op::relu_backward;
+  else if (std::strcmp(op, "sigmoid") == 0) k = Op::sigmoid_backward;
+  else if (std::strcmp(op, "tanh") == 0) k = Op::tanh_backward;
+  else if (std::strcmp(op, "silu") == 0) k = Op::silu_backward;
+  else if (std::strcmp(op, "gelu") == 0)
+    k = gelu_op(approximate) == Op::gelu ? Op::gelu_backward
+                                         : Op::gelu_tanh_backward;
+  else
+    throw ValueError(fmt::format("activation_backward: unknown op '{}'", op));
+  return binary(k, Rule::Float, grad, saved);
+}
+
 // ---- binary ----
 #define FASTT_DEFINE_BINARY_AS(name, op)                                   \
   Tensor name(const Tensor& a, const Tensor& b) {                          \

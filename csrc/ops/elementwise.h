@@ -95,6 +95,12 @@ Tensor& masked_fill_(Tensor& a, const Tensor& mask, const Scalar& value);
 Tensor masked_fill(const Tensor& a, const Tensor& mask, const Tensor& value);
 
 // Whether a value of dtype `from` may be written to `to` (torch.can_cast).
+// Fused activation gradients (autograd's formulas use them): `saved` is the
+// op's output for relu/sigmoid/tanh and its input for silu/gelu.
+Tensor activation_backward(const char* op, const Tensor& grad,
+                           const Tensor& saved,
+                           const char* approximate = "none");
+
 bool can_cast(DType from, DType to);
 
 }  // namespace fastt

@@ -665,7 +665,16 @@ static int add_functions(PyObject* m, PyMethodDef* defs) {
 static bool add_methods(PyMethodDef* defs) {
   PyObject* dict = TensorType.tp_dict;
   for (PyMethodDef* d = defs; d->ml_name; ++d) {
-    PyObject* descr = PyDescr_NewMethod(&TensorType, d);
+    PyObject* descr;
+    if (d->ml_flags & METH_STATIC) {
+      PyObject* fn = PyCFunction_NewEx(
+          d, reinterpret_cast<PyObject*>(&TensorType), nullptr);
+      if (!fn) return false;
+      descr = PyStaticMethod_New(fn);
+      Py_DECREF(fn);
+    } else {
+      descr = PyDescr_NewMethod(&TensorType, d);
+    }
     if (!descr) return false;
     int rc = PyDict_SetItemString(dict, d->ml_name, descr);
     Py_DECREF(descr);

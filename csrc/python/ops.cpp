@@ -1074,9 +1074,6 @@ static PyObject* f_rebuild_tensor(PyObject*, PyObject* const* args,
   return wrap(std::move(t));
   FASTT_PY_END
 }
-static PyObject* m_version(PyObject* self, PyObject*) {
-  return PyLong_FromUnsignedLong(unwrap(self).storage()->version());
-}
 
 // ---- Module-level utilities ----
 static PyObject* f_is_tensor(PyObject*, PyObject* o) {
@@ -1240,7 +1237,6 @@ PyMethodDef g_tensor_methods[] = {
     FASTT_O("__deepcopy__", m_deepcopy, nullptr),
     FASTT_O("__reduce_ex__", m_reduce_ex, nullptr),
     FASTT_KW("type", m_type, nullptr),
-    FASTT_NOARGS("_version", m_version, nullptr),
     FASTT_KW("numpy", tensor_numpy, nullptr),
     FASTT_KW("__array__", tensor_array, nullptr),
     FASTT_KW("__dlpack__", tensor_dlpack, nullptr),

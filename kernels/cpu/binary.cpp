@@ -59,6 +59,14 @@ void register_binary_kernels() {
   register_only<Same<F::Maximum>::K>(Op::maximum, AllTypes{});
   register_only<Same<F::Minimum>::K>(Op::minimum, AllTypes{});
   register_only<Same<F::Atan2>::K>(Op::atan2, FloatTypes{});
+  register_only<Same<F::ReluBackward>::K>(Op::relu_backward, FloatTypes{});
+  register_only<Same<F::SigmoidBackward>::K>(Op::sigmoid_backward,
+                                             FloatTypes{});
+  register_only<Same<F::TanhBackward>::K>(Op::tanh_backward, FloatTypes{});
+  register_only<Same<F::SiluBackward>::K>(Op::silu_backward, FloatTypes{});
+  register_only<Same<F::GeluBackward>::K>(Op::gelu_backward, FloatTypes{});
+  register_only<Same<F::GeluTanhBackward>::K>(Op::gelu_tanh_backward,
+                                              FloatTypes{});
   register_only<ToBool<F::Eq>::K>(Op::eq, AllTypes{});
   register_only<ToBool<F::Ne>::K>(Op::ne, AllTypes{});
   register_only<ToBool<F::Lt>::K>(Op::lt, AllTypes{});

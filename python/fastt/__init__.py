@@ -127,4 +127,7 @@ class _Cuda:
 
 cuda = _Cuda()
 
+# Subpackages, available as attributes like torch.nn / torch.optim.
+from . import nn, optim, utils  # noqa: E402,F401
+
 __all__ = [n for n in globals() if not n.startswith("_")]

@@ -32,7 +32,12 @@ class _GradModeBase:
 class no_grad(_GradModeBase):
     """Disables gradient recording in this thread inside the block."""
 
-    def __init__(self):
+    def __new__(cls, orig_func=None):  # bare @no_grad works too
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)
+
+    def __init__(self, orig_func=None):
         self.prev = False
 
     def __enter__(self):
@@ -46,6 +51,14 @@ class no_grad(_GradModeBase):
 
 class enable_grad(_GradModeBase):
     """Enables gradient recording inside the block (e.g. within no_grad)."""
+
+    def __new__(cls, orig_func=None):
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)
+
+    def __init__(self, orig_func=None):
+        self.prev = True
 
     def __enter__(self):
         self.prev = _C.is_grad_enabled()
@@ -154,36 +167,46 @@ def gradcheck(func, inputs, eps=1e-6, atol=1e-5, rtol=1e-3,
         outs = out if isinstance(out, (tuple, list)) else (out,)
         return [o for o in outs if isinstance(o, _C.Tensor)]
 
+    def fail(msg):
+        if raise_exception:
+            raise RuntimeError(msg)
+        return False
+
+    # Every analytical row first: perturbing the inputs below bumps their
+    # version counters, which (rightly) invalidates the recorded graph.
     outs = flat_outputs()
+    analytic = {}
     for oi, out in enumerate(outs):
-        if not out.requires_grad:
+        if not out.requires_grad:  # its numerical Jacobian must be zero
+            analytic[oi] = [[None] * len(diff)] * out.numel()
             continue
-        n_out = out.numel()
-        for j in range(n_out):
+        rows = []
+        for j in range(out.numel()):
             g = _C.zeros_like(out)
             g.view(-1)[j] = 1.0
-            analytic = grad([out], diff, [g], retain_graph=True,
-                            allow_unused=True)
-            for k, x in enumerate(diff):
-                xd = x.detach()  # any layout: index element by element
-                shape = tuple(x.shape)
-                for i in range(x.numel()):
-                    pos = _unravel(i, shape)
-                    orig = xd[pos].item()
-                    with no_grad():
-                        xd[pos] = orig + eps
-                        plus = flat_outputs()[oi].reshape(-1)[j].item()
-                        xd[pos] = orig - eps
-                        minus = flat_outputs()[oi].reshape(-1)[j].item()
-                        xd[pos] = orig
-                    numeric = (plus - minus) / (2 * eps)
-                    a = analytic[k]
+            rows.append(grad([out], diff, [g], retain_graph=True,
+                             allow_unused=True))
+        analytic[oi] = rows
+    del outs
+    for k, x in enumerate(diff):
+        xd = x.detach()  # shares memory; any layout
+        for i in range(x.numel()):
+            idx = _unravel(i, tuple(x.shape))
+            orig = xd[idx].item()
+            with no_grad():
+                xd[idx] = orig + eps
+                plus = [o.detach().reshape(-1).clone() for o in flat_outputs()]
+                xd[idx] = orig - eps
+                minus = [o.detach().reshape(-1).clone() for o in flat_outputs()]
+                xd[idx] = orig
+            for oi, rows in analytic.items():
+                for j, row in enumerate(rows):
+                    numeric = (plus[oi][j].item() - minus[oi][j].item()) / (2 * eps)
+                    a = row[k]
                     a = 0.0 if a is None else a.reshape(-1)[i].item()
                     if abs(a - numeric) > atol + rtol * abs(numeric):
-                        msg = (f"gradcheck: output {oi} element {j}, input {k} "
-                               f"element {i}: analytical {a} vs numerical "
-                               f"{numeric}")
-                        if raise_exception:
-                            raise RuntimeError(msg)
-                        return False
+                        return fail(
+                            f"gradcheck: output {oi} element {j}, input {k} "
+                            f"element {i}: analytical {a} vs numerical "
+                            f"{numeric}")
     return True

@@ -1,0 +1,371 @@
+// Entry points of the fused optimizer steps: validate every list once,
+// increment the step counters, then one lookup and one kernel call for the
+// whole list. Mixed dtypes or non-contiguous tensors take a slower path
+// (one call per dtype over dense copies written back afterwards).
+#include "optim.h"
+
+#include <vector>
+
+#include "../dispatch.h"
+
+namespace fastt {
+namespace {
+
+constexpr int kMaxLists = 2 + kMaxOptimStates;  // params, grads, states
+
+// What run_optim needs besides the hyperparameters.
+struct OptimLists {
+  Op op;
+  const char* name;
+  const std::vector<Tensor>* lists[kMaxLists] = {};  // null: unused slot
+  const char* list_names[kMaxLists] = {};
+  const std::vector<Tensor>* steps = nullptr;  // null: no step counters
+};
+
+// Reused per thread so a steady-state step allocates nothing.
+struct Scratch {
+  std::vector<int64_t> offsets;
+  std::vector<double> steps;
+};
+Scratch& scratch() {
+  thread_local Scratch s;
+  return s;
+}
+
+[[noreturn]] FASTT_NOINLINE void throw_mismatch(const OptimLists& L, int l,
+                                                size_t i, const Tensor& t,
+                                                const Tensor& p) {
+  const char* what = L.list_names[l];
+  if (!t.sizes().equals(p.sizes()))
+    throw RuntimeError(fmt::format(
+        "{}: {}[{}] has shape {} but params[{}] has shape {}", L.name, what,
+        i, shape_str(t.sizes()), i, shape_str(p.sizes())));
+  if (t.dtype() != p.dtype())
+    throw RuntimeError(fmt::format(
+        "{}: {}[{}] has dtype {} but params[{}] has dtype {}", L.name, what,
+        i, dtype_name(t.dtype()), i, dtype_name(p.dtype())));
+  throw RuntimeError(fmt::format(
+      "{}: expected all tensors to be on the same device, but {}[{}] is on "
+      "{} and params[{}] on {}",
+      L.name, what, i, t.device().str(), i, p.device().str()));
+}
+
+FASTT_NOINLINE void check_step(const OptimLists& L, size_t i,
+                               const Tensor& s) {
+  FASTT_CHECK(s.defined(), ValueError, "{}: state_steps[{}] is undefined",
+              L.name, i);
+  FASTT_CHECK(s.numel() == 1 && s.is_floating_point() && s.is_cpu(),
+              RuntimeError,
+              "{}: state_steps[{}] must be a one-element floating CPU "
+              "tensor, got shape {} dtype {} on {}",
+              L.name, i, shape_str(s.sizes()), dtype_name(s.dtype()),
+              s.device().str());
+}
+
+// step += 1 (in the tensor's dtype, like torch's step_t += 1); returns the
+// new value.
+double increment_step(const Tensor& s) {
+  s.bump_version();
+  return visit_dtype(s.dtype(), [&](auto tag) -> double {
+    using T = decltype(tag);
+    if constexpr (std::is_floating_point<T>::value ||
+                  std::is_same<T, Half>::value ||
+                  std::is_same<T, BFloat16>::value) {
+      T* p = reinterpret_cast<T*>(s.data_ptr());
+      *p = T(opmath_t<T>(*p) + opmath_t<T>(1));
+      return double(opmath_t<T>(*p));
+    }
+    return 0;  // unreachable: check_step requires a floating dtype
+  });
+}
+
+// Validates the lists; returns true when every tensor shares params[0]'s
+// dtype and is contiguous (the fast path).
+bool validate(const OptimLists& L, size_t n) {
+  const Tensor& p0 = (*L.lists[0])[0];
+  require_defined(p0, L.name);
+  const Device dev = p0.device();
+  const DType dt0 = p0.dtype();
+  bool uniform = true;
+  for (size_t i = 0; i < n; ++i) {
+    const Tensor& p = (*L.lists[0])[i];
+    FASTT_CHECK(p.defined(), ValueError, "{}: params[{}] is undefined",
+                L.name, i);
+    FASTT_CHECK(p.is_floating_point(), RuntimeError,
+                "{}: params[{}] must be a floating point tensor, got {}",
+                L.name, i, dtype_name(p.dtype()));
+    if (FASTT_UNLIKELY(p.device() != dev))
+      throw RuntimeError(fmt::format(
+          "{}: expected all tensors to be on the same device, but params[{}] "
+          "is on {} and params[0] on {}",
+          L.name, i, p.device().str(), dev.str()));
+    uniform &= p.dtype() == dt0;
+    for (int l = 0; l < kMaxLists; ++l) {
+      if (!L.lists[l]) continue;
+      const Tensor& t = (*L.lists[l])[i];
+      if (l > 0) {
+        FASTT_CHECK(t.defined(), ValueError, "{}: {}[{}] is undefined",
+                    L.name, L.list_names[l], i);
+        if (FASTT_UNLIKELY(!t.sizes().equals(p.sizes()) ||
+                           t.dtype() != p.dtype() || t.device() != dev))
+          throw_mismatch(L, l, i, t, p);
+      }
+      if (FASTT_UNLIKELY(!t.is_contiguous())) {
+        uniform = false;
+        if (l != 1) check_no_internal_overlap(t, L.name);  // written back
+      }
+    }
+    if (L.steps) check_step(L, i, (*L.steps)[i]);
+  }
+  return uniform;
+}
+
+void fill_offsets(std::vector<int64_t>& off, const Tensor* params,
+                  size_t n) {
+  off.resize(n + 1);
+  off[0] = 0;
+  for (size_t i = 0; i < n; ++i) off[i + 1] = off[i] + params[i].numel();
+}
+
+// Mixed dtypes or strided tensors: one kernel call per dtype over dense
+// copies, then the written copies are stored back.
+FASTT_NOINLINE void run_general(const OptimLists& L, OptimKernelArgs& ka,
+                                size_t n, const double* steps) {
+  const std::vector<Tensor>& params = *L.lists[0];
+  std::vector<DType> dtypes;
+  std::vector<KernelFn> fns;
+  for (size_t i = 0; i < n; ++i) {
+    DType d = params[i].dtype();
+    bool seen = false;
+    for (DType x : dtypes) seen |= x == d;
+    if (!seen) {
+      dtypes.push_back(d);
+      fns.push_back(lookup_kernel(L.op, params[0].device().type, d));
+    }
+  }
+  std::vector<Tensor> dense[kMaxLists];
+  std::vector<size_t> index;
+  std::vector<double> sub_steps;
+  for (size_t g = 0; g < dtypes.size(); ++g) {
+    index.clear();
+    sub_steps.clear();
+    for (auto& v : dense) v.clear();
+    for (size_t i = 0; i < n; ++i) {
+      if (params[i].dtype() != dtypes[g]) continue;
+      index.push_back(i);
+      if (steps) sub_steps.push_back(steps[i]);
+      for (int l = 0; l < kMaxLists; ++l)
+        if (L.lists[l]) dense[l].push_back((*L.lists[l])[i].contiguous());
+    }
+    fill_offsets(scratch().offsets, dense[0].data(), index.size());
+    ka.n = int64_t(index.size());
+    ka.params = dense[0].data();
+    ka.grads = dense[1].data();
+    for (int s = 0; s < kMaxOptimStates; ++s)
+      ka.state[s] = L.lists[2 + s] ? dense[2 + s].data() : nullptr;
+    ka.steps = steps ? sub_steps.data() : nullptr;
+    ka.offsets = scratch().offsets.data();
+    KernelArgs args;
+    args.i0 = reinterpret_cast<int64_t>(&ka);
+    fns[g](args);
+    for (size_t j = 0; j < index.size(); ++j)
+      for (int l = 0; l < kMaxLists; ++l) {
+        if (!L.lists[l] || l == 1) continue;
+        const Tensor& orig = (*L.lists[l])[index[j]];
+        if (!orig.is_same(dense[l][j])) const_cast<Tensor&>(orig).copy_(
+            dense[l][j]);
+      }
+  }
+}
+
+void run_optim(const OptimLists& L, OptimKernelArgs& ka) {
+  const std::vector<Tensor>& params = *L.lists[0];
+  const size_t n = params.size();
+  for (int l = 1; l < kMaxLists; ++l)
+    if (L.lists[l])
+      FASTT_CHECK(L.lists[l]->size() == n, RuntimeError,
+                  "{}: expected {} {} (one per parameter), got {}", L.name, n,
+                  L.list_names[l], L.lists[l]->size());
+  if (L.steps)
+    FASTT_CHECK(L.steps->size() == n, RuntimeError,
+                "{}: expected {} state_steps (one per parameter), got {}",
+                L.name, n, L.steps->size());
+  if (n == 0) return;
+  const bool fast = validate(L, n);
+  // Look the kernel up before touching any state, so an unsupported
+  // device leaves the step counters as they were.
+  KernelFn fn = fast ? lookup_kernel(L.op, params[0].device().type,
+                                     params[0].dtype())
+                     : nullptr;
+  Scratch& sc = scratch();
+  const double* steps = nullptr;
+  if (L.steps) {
+    if (!fast)  // lookups for every dtype first, for the same reason
+      for (const Tensor& p : params)
+        lookup_kernel(L.op, p.device().type, p.dtype());
+    sc.steps.resize(n);
+    for (size_t i = 0; i < n; ++i)
+      sc.steps[i] = increment_step((*L.steps)[i]);
+    steps = sc.steps.data();
+  }
+  if (fast) {
+    fill_offsets(sc.offsets, params.data(), n);
+    ka.n = int64_t(n);
+    ka.params = params.data();
+    ka.grads = L.lists[1]->data();
+    for (int s = 0; s < kMaxOptimStates; ++s)
+      ka.state[s] = L.lists[2 + s] ? L.lists[2 + s]->data() : nullptr;
+    ka.steps = steps;
+    ka.offsets = sc.offsets.data();
+    KernelArgs args;
+    args.i0 = reinterpret_cast<int64_t>(&ka);
+    fn(args);
+  } else {
+    run_general(L, ka, n, steps);
+  }
+  for (int l = 0; l < kMaxLists; ++l) {
+    if (!L.lists[l] || l == 1) continue;
+    for (const Tensor& t : *L.lists[l]) t.bump_version();
+  }
+}
+
+}  // namespace
+
+void sgd_step_(const std::vector<Tensor>& params,
+               const std::vector<Tensor>& grads,
+               const std::vector<Tensor>& momentum_bufs, double lr,
+               double momentum, double dampening, double weight_decay,
+               bool nesterov, bool maximize, bool first_step) {
+  OptimLists L{Op::sgd_step, "sgd_step_"};
+  L.lists[0] = &params;
+  L.lists[1] = &grads;
+  L.list_names[0] = "params";
+  L.list_names[1] = "grads";
+  if (momentum != 0) {
+    L.lists[2] = &momentum_bufs;
+    L.list_names[2] = "momentum_buffers";
+  } else {
+    FASTT_CHECK(momentum_bufs.empty(), RuntimeError,
+                "sgd_step_: momentum_buffers must be empty when momentum is "
+                "0, got {}",
+                momentum_bufs.size());
+  }
+  OptimKernelArgs ka;
+  ka.lr = lr;
+  ka.momentum = momentum;
+  ka.dampening = dampening;
+  ka.weight_decay = weight_decay;
+  ka.nesterov = nesterov;
+  ka.maximize = maximize;
+  ka.first_step = first_step;
+  run_optim(L, ka);
+}
+
+void adam_step_(const std::vector<Tensor>& params,
+                const std::vector<Tensor>& grads,
+                const std::vector<Tensor>& exp_avgs,
+                const std::vector<Tensor>& exp_avg_sqs,
+                const std::vector<Tensor>& max_exp_avg_sqs,
+                const std::vector<Tensor>& state_steps, double lr,
+                double beta1, double beta2, double eps, double weight_decay,
+                bool amsgrad, bool maximize, bool decoupled_weight_decay) {
+  OptimLists L{Op::adam_step, "adam_step_"};
+  L.lists[0] = &params;
+  L.lists[1] = &grads;
+  L.lists[2] = &exp_avgs;
+  L.lists[3] = &exp_avg_sqs;
+  L.list_names[0] = "params";
+  L.list_names[1] = "grads";
+  L.list_names[2] = "exp_avgs";
+  L.list_names[3] = "exp_avg_sqs";
+  if (amsgrad) {
+    L.lists[4] = &max_exp_avg_sqs;
+    L.list_names[4] = "max_exp_avg_sqs";
+  } else {
+    FASTT_CHECK(max_exp_avg_sqs.empty(), RuntimeError,
+                "adam_step_: max_exp_avg_sqs must be empty unless amsgrad, "
+                "got {}",
+                max_exp_avg_sqs.size());
+  }
+  L.steps = &state_steps;
+  OptimKernelArgs ka;
+  ka.lr = lr;
+  ka.beta1 = beta1;
+  ka.beta2 = beta2;
+  ka.eps = eps;
+  ka.weight_decay = weight_decay;
+  ka.amsgrad = amsgrad;
+  ka.maximize = maximize;
+  ka.decoupled = decoupled_weight_decay;
+  run_optim(L, ka);
+}
+
+void rmsprop_step_(const std::vector<Tensor>& params,
+                   const std::vector<Tensor>& grads,
+                   const std::vector<Tensor>& square_avgs,
+                   const std::vector<Tensor>& grad_avgs,
+                   const std::vector<Tensor>& momentum_bufs,
+                   const std::vector<Tensor>& state_steps, double lr,
+                   double alpha, double eps, double weight_decay,
+                   double momentum, bool centered, bool maximize) {
+  OptimLists L{Op::rmsprop_step, "rmsprop_step_"};
+  L.lists[0] = &params;
+  L.lists[1] = &grads;
+  L.lists[2] = &square_avgs;
+  L.list_names[0] = "params";
+  L.list_names[1] = "grads";
+  L.list_names[2] = "square_avgs";
+  if (centered) {
+    L.lists[3] = &grad_avgs;
+    L.list_names[3] = "grad_avgs";
+  } else {
+    FASTT_CHECK(grad_avgs.empty(), RuntimeError,
+                "rmsprop_step_: grad_avgs must be empty unless centered, "
+                "got {}",
+                grad_avgs.size());
+  }
+  if (momentum > 0) {
+    L.lists[4] = &momentum_bufs;
+    L.list_names[4] = "momentum_buffers";
+  } else {
+    FASTT_CHECK(momentum_bufs.empty(), RuntimeError,
+                "rmsprop_step_: momentum_buffers must be empty unless "
+                "momentum > 0, got {}",
+                momentum_bufs.size());
+  }
+  L.steps = &state_steps;
+  OptimKernelArgs ka;
+  ka.lr = lr;
+  ka.alpha = alpha;
+  ka.eps = eps;
+  ka.weight_decay = weight_decay;
+  ka.momentum = momentum;
+  ka.centered = centered;
+  ka.maximize = maximize;
+  run_optim(L, ka);
+}
+
+void adagrad_step_(const std::vector<Tensor>& params,
+                   const std::vector<Tensor>& grads,
+                   const std::vector<Tensor>& state_sums,
+                   const std::vector<Tensor>& state_steps, double lr,
+                   double lr_decay, double weight_decay, double eps,
+                   bool maximize) {
+  OptimLists L{Op::adagrad_step, "adagrad_step_"};
+  L.lists[0] = &params;
+  L.lists[1] = &grads;
+  L.lists[2] = &state_sums;
+  L.list_names[0] = "params";
+  L.list_names[1] = "grads";
+  L.list_names[2] = "state_sums";
+  L.steps = &state_steps;
+  OptimKernelArgs ka;
+  ka.lr = lr;
+  ka.lr_decay = lr_decay;
+  ka.weight_decay = weight_decay;
+  ka.eps = eps;
+  ka.maximize = maximize;
+  run_optim(L, ka);
+}
+
+}  // namespace fastt

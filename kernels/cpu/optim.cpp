@@ -1,0 +1,504 @@
+// CPU kernels for the fused optimizer steps (Op::sgd_step, adam_step,
+// rmsprop_step, adagrad_step). Each reads an OptimKernelArgs (address in
+// KernelArgs::i0, see csrc/ops/optim.h) and updates every tensor of the
+// lists in one call; large totals are split into element chunks across
+// threads. To add an algorithm: a *_body loop, its *_fma / *_base builds,
+// a Kernel struct picking one from the options, a line in
+// register_optim_kernels.
+//
+// The arithmetic mirrors torch.optim's single-tensor code op by op: scalars
+// become the compute type like torch's Scalar arguments, rnd<T>() rounds
+// wherever torch materialises a tensor (a no-op for float and double, a
+// rounding to storage for the 16-bit floats), and madd<F>() is a fused
+// multiply-add exactly where torch's CPU kernels fuse one (add with alpha,
+// lerp, addcmul; measured against torch 2.13's AVX2/AVX512 kernels). On
+// x86 each loop is built twice: for AVX2+FMA CPUs (where torch fuses) and
+// for the baseline ISA without FMA (like torch's DEFAULT kernels); the
+// choice is made once at registration. SGD then matches torch bit for bit
+// in float32 and float64; the others can differ by an ulp where torch's
+// square root (MKL/vectorized, not correctly rounded) differs from IEEE
+// sqrt, which is what these loops use.
+//
+// State lists (state[0..2]) per op:
+//   sgd_step      momentum buffers (unused when momentum == 0)
+//   adam_step     exp_avg, exp_avg_sq, max_exp_avg_sq (amsgrad)
+//   rmsprop_step  square_avg, grad_avg (centered), momentum buffer
+//   adagrad_step  sum
+// No implicit contraction: fused multiply-adds only where madd() asks.
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+#include <algorithm>
+#include <cmath>
+#include <vector>
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
+
+#include "csrc/ops/optim.h"
+#include "kernels/cpu/loop.h"
+
+namespace fastt {
+namespace {
+using namespace cpu;
+
+// Optimizer loops stream 3-5 arrays per element; below this many elements
+// in total a second thread costs more than it saves.
+constexpr int64_t kOptimGrain = 32768;
+
+// Inlined into the FMA builds too, where std::fma is one instruction (an
+// out-of-line copy would call libm's fma).
+#define FASTT_ALWAYS_INLINE inline __attribute__((always_inline))
+
+template <class T>
+FASTT_ALWAYS_INLINE opmath_t<T> rnd(opmath_t<T> x) {
+  return static_cast<opmath_t<T>>(static_cast<T>(x));
+}
+
+// The `alpha` of torch's add(x, alpha=...): for the 16-bit floats torch
+// rounds it to the storage type first (mul's and lerp's scalars are not).
+template <class T>
+FASTT_ALWAYS_INLINE opmath_t<T> alpha_of(double x) {
+  return static_cast<opmath_t<T>>(static_cast<T>(static_cast<opmath_t<T>>(x)));
+}
+
+// a * b + c, rounded once when F (std::fma), twice otherwise.
+template <bool F, class M>
+FASTT_ALWAYS_INLINE M madd(M a, M b, M c) {
+  if constexpr (F) return std::fma(a, b, c);
+  else return a * b + c;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define FASTT_OPTIM_X86 1
+// The FMA build of a loop (std::fma becomes one instruction).
+#define FASTT_OPTIM_FMA_TARGET __attribute__((target("avx2,fma")))
+bool cpu_has_fma() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+#else
+#define FASTT_OPTIM_FMA_TARGET
+bool cpu_has_fma() { return true; }  // fma is part of the base ISA
+#endif
+bool g_use_fma = false;  // set at registration
+
+template <class T>
+inline T* data_of(const Tensor& t) {
+  return reinterpret_cast<T*>(t.data_ptr());
+}
+
+// torch's lerp (ATen/native/Lerp.h): the formula depends on |weight| < 0.5.
+template <bool F, class M>
+FASTT_ALWAYS_INLINE M lerp(M self, M end, M weight, M one_minus_weight,
+                           bool small) {
+  const M diff = end - self;
+  return small ? madd<F>(weight, diff, self)
+               : madd<F>(-one_minus_weight, diff, end);
+}
+
+// Calls chunk(i, begin, end) over element ranges of tensor i covering every
+// tensor; threads split the concatenated elements above the grain.
+template <class Chunk>
+inline void for_each_chunk(const OptimKernelArgs& a, Chunk&& chunk) {
+  const int64_t* off = a.offsets;
+  const int64_t total = off[a.n];
+  if (total <= kOptimGrain) {
+    for (int64_t i = 0; i < a.n; ++i) chunk(i, int64_t(0), off[i + 1] - off[i]);
+    return;
+  }
+  parallel_for(0, total, kOptimGrain, [&](int64_t lo, int64_t hi) {
+    // The tensor holding element lo: the last i with off[i] <= lo.
+    int64_t i = std::upper_bound(off, off + a.n + 1, lo) - off - 1;
+    while (lo < hi) {
+      const int64_t end = std::min(hi, off[i + 1]);
+      if (end > lo) chunk(i, lo - off[i], end - off[i]);
+      lo = end;
+      ++i;
+    }
+  });
+}
+
+// Loops that take a square root run in blocks: std::sqrt's errno path
+// (GCC keeps it per function whatever the pragma) stops the vectorizer, so
+// phase A fills tmp[], sqrt_lanes() takes the roots with vector
+// instructions (correctly rounded, like sqrtf) as wide as the vectorizer's
+// (AVX in the FMA build, SSE2 otherwise: equal widths keep store-to-load
+// forwarding working), and phase B finishes the elements.
+constexpr int kBlock = 32;
+constexpr int kLanes = 8;  // tmp is processed in multiples of this
+
+#if defined(FASTT_OPTIM_X86)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"
+typedef float v8sf __attribute__((vector_size(32)));
+typedef double v4df __attribute__((vector_size(32)));
+// Only ever inlined into the FMA build (the AVX builtins need it).
+template <bool F>
+FASTT_ALWAYS_INLINE void sqrt_lanes(float* x, int n) {
+  if constexpr (F) {
+    for (int j = 0; j < n; j += 8) {
+      v8sf v;
+      __builtin_memcpy(&v, x + j, sizeof v);
+      v = __builtin_ia32_sqrtps256(v);
+      __builtin_memcpy(x + j, &v, sizeof v);
+    }
+  } else {
+    for (int j = 0; j < n; j += 4)
+      _mm_storeu_ps(x + j, _mm_sqrt_ps(_mm_loadu_ps(x + j)));
+  }
+}
+template <bool F>
+FASTT_ALWAYS_INLINE void sqrt_lanes(double* x, int n) {
+  if constexpr (F) {
+    for (int j = 0; j < n; j += 4) {
+      v4df v;
+      __builtin_memcpy(&v, x + j, sizeof v);
+      v = __builtin_ia32_sqrtpd256(v);
+      __builtin_memcpy(x + j, &v, sizeof v);
+    }
+  } else {
+    for (int j = 0; j < n; j += 2)
+      _mm_storeu_pd(x + j, _mm_sqrt_pd(_mm_loadu_pd(x + j)));
+  }
+}
+#pragma GCC diagnostic pop
+#else
+template <bool F, class M>
+FASTT_ALWAYS_INLINE void sqrt_lanes(M* x, int n) {
+  for (int j = 0; j < n; ++j) x[j] = std::sqrt(x[j]);
+}
+#endif
+
+// Runs phase_a(k, j), sqrt of tmp[j], phase_b(k, j) over [b, e), with j
+// the element's lane in its block.
+template <bool F, class M, class A, class B>
+FASTT_ALWAYS_INLINE void blocked(int64_t b, int64_t e, M* tmp, A&& phase_a,
+                                 B&& phase_b) {
+  int64_t k0 = b;
+  for (; k0 + kBlock <= e; k0 += kBlock) {
+    for (int j = 0; j < kBlock; ++j) phase_a(k0 + j, j);
+    sqrt_lanes<F>(tmp, kBlock);
+    for (int j = 0; j < kBlock; ++j) phase_b(k0 + j, j);
+  }
+  const int rest = int(e - k0);
+  if (rest > 0) {
+    const int lanes = (rest + kLanes - 1) / kLanes * kLanes;
+    for (int j = rest; j < lanes; ++j) tmp[j] = M(0);  // unused lanes
+    for (int j = 0; j < rest; ++j) phase_a(k0 + j, j);
+    sqrt_lanes<F>(tmp, lanes);
+    for (int j = 0; j < rest; ++j) phase_b(k0 + j, j);
+  }
+}
+
+// ---- SGD ----
+// MOM: 0 no momentum, 1 first step (buf = grad), 2 buf update.
+template <class T, bool F, bool WD, int MOM>
+FASTT_ALWAYS_INLINE void sgd_body(const OptimKernelArgs& a, int64_t i,
+                                  int64_t b, int64_t e) {
+  using M = opmath_t<T>;
+  T* p = data_of<T>(a.params[i]);
+  const T* g = data_of<T>(a.grads[i]);
+  T* buf = MOM ? data_of<T>(a.state[0][i]) : nullptr;
+  const M sign = a.maximize ? M(-1) : M(1);
+  const M wd = alpha_of<T>(a.weight_decay), mom = M(a.momentum);
+  const M mom_alpha = alpha_of<T>(a.momentum);
+  const M damp1 = alpha_of<T>(1.0 - a.dampening);
+  const M neg_lr = alpha_of<T>(-a.lr);
+  const bool nesterov = a.nesterov;
+  for (int64_t k = b; k < e; ++k) {
+    const M pk = M(p[k]);
+    M gk = sign * M(g[k]);
+    if (WD) gk = rnd<T>(madd<F>(pk, wd, gk));  // grad.add(p, alpha=wd)
+    if (MOM == 1) {
+      buf[k] = T(gk);  // torch: buf = grad.clone()
+      const M bk = rnd<T>(gk);
+      gk = nesterov ? rnd<T>(madd<F>(bk, mom_alpha, gk)) : bk;
+    } else if (MOM == 2) {
+      M bk = rnd<T>(M(buf[k]) * mom);
+      bk = rnd<T>(madd<F>(gk, damp1, bk));
+      buf[k] = T(bk);
+      gk = nesterov ? rnd<T>(madd<F>(bk, mom_alpha, gk)) : bk;
+    }
+    p[k] = T(madd<F>(gk, neg_lr, pk));
+  }
+}
+
+// ---- Adam / AdamW ----
+// WD: 0 none, 1 L2 (added to the gradient), 2 decoupled (AdamW).
+template <class T, bool F, int WD, bool AMS>
+FASTT_ALWAYS_INLINE void adam_body(const OptimKernelArgs& a, int64_t i,
+                                   int64_t b, int64_t e) {
+  using M = opmath_t<T>;
+  T* p = data_of<T>(a.params[i]);
+  const T* g = data_of<T>(a.grads[i]);
+  T* m = data_of<T>(a.state[0][i]);
+  T* v = data_of<T>(a.state[1][i]);
+  T* vmax = AMS ? data_of<T>(a.state[2][i]) : nullptr;
+  // Bias corrections (AdamKernel::run, in double like torch's Python).
+  const M neg_step_size = M(a.scalars[2 * i]);
+  const M bc2_sqrt = M(a.scalars[2 * i + 1]);
+  const M eps = M(a.eps), sign = a.maximize ? M(-1) : M(1);
+  const M w1 = M(1 - a.beta1), one_minus_w1 = M(1) - w1;
+  const bool small = std::abs(w1) < M(0.5);
+  const M beta2 = M(a.beta2), w2 = M(1 - a.beta2);
+  const M wd = alpha_of<T>(a.weight_decay);
+  const M decay = M(1 - a.lr * a.weight_decay);
+  M tmp[kBlock], pks[kBlock], mks[kBlock];
+  blocked<F>(
+      b, e, tmp,
+      [&](int64_t k, int j) {
+        M pk = M(p[k]);
+        M gk = sign * M(g[k]);
+        if (WD == 2) pk = rnd<T>(pk * decay);
+        if (WD == 1) gk = rnd<T>(madd<F>(pk, wd, gk));
+        const M mk = rnd<T>(lerp<F>(M(m[k]), gk, w1, one_minus_w1, small));
+        M vk = rnd<T>(M(v[k]) * beta2);
+        vk = rnd<T>(madd<F>(w2 * gk, gk, vk));  // addcmul(g, g, value=1-b2)
+        m[k] = T(mk);
+        v[k] = T(vk);
+        M vd = vk;
+        if (AMS) {
+          const M old = M(vmax[k]);
+          vd = (old > vk || old != old) ? old : vk;  // torch.maximum: NaN
+          vmax[k] = T(vd);
+        }
+        pks[j] = pk;
+        mks[j] = mk;
+        tmp[j] = vd;
+      },
+      [&](int64_t k, int j) {
+        M denom = rnd<T>(tmp[j]);  // sqrt
+        denom = rnd<T>(denom / bc2_sqrt);
+        denom = rnd<T>(denom + eps);
+        p[k] = T(pks[j] + neg_step_size * mks[j] / denom);
+      });
+}
+
+// ---- RMSprop ----
+template <class T, bool F, bool WD, bool CENTERED, bool MOM>
+FASTT_ALWAYS_INLINE void rmsprop_body(const OptimKernelArgs& a, int64_t i,
+                                      int64_t b, int64_t e) {
+  using M = opmath_t<T>;
+  T* p = data_of<T>(a.params[i]);
+  const T* g = data_of<T>(a.grads[i]);
+  T* sq = data_of<T>(a.state[0][i]);
+  T* gavg = CENTERED ? data_of<T>(a.state[1][i]) : nullptr;
+  T* buf = MOM ? data_of<T>(a.state[2][i]) : nullptr;
+  const M sign = a.maximize ? M(-1) : M(1);
+  const M wd = alpha_of<T>(a.weight_decay), alpha = M(a.alpha);
+  const M w = M(1 - a.alpha);
+  const M one_minus_w = M(1) - w;
+  const bool small = std::abs(w) < M(0.5);
+  const M eps = M(a.eps), mom = M(a.momentum), neg_lr = M(-a.lr);
+  const M neg_lr_alpha = alpha_of<T>(-a.lr);
+  M tmp[kBlock], gks[kBlock];
+  blocked<F>(
+      b, e, tmp,
+      [&](int64_t k, int j) {
+        const M pk = M(p[k]);
+        M gk = sign * M(g[k]);
+        if (WD) gk = rnd<T>(madd<F>(pk, wd, gk));
+        M s = rnd<T>(M(sq[k]) * alpha);
+        s = rnd<T>(madd<F>(w * gk, gk, s));
+        sq[k] = T(s);
+        if (CENTERED) {
+          const M ga = rnd<T>(lerp<F>(M(gavg[k]), gk, w, one_minus_w, small));
+          gavg[k] = T(ga);
+          s = rnd<T>(madd<F>(-ga, ga, s));  // addcmul(value=-1)
+        }
+        gks[j] = gk;
+        tmp[j] = s;
+      },
+      [&](int64_t k, int j) {
+        const M pk = M(p[k]), gk = gks[j];
+        M avg = rnd<T>(tmp[j]);  // sqrt
+        avg = rnd<T>(avg + eps);
+        if (MOM) {
+          M bk = rnd<T>(M(buf[k]) * mom);
+          bk = rnd<T>(bk + gk / avg);  // addcdiv(value=1)
+          buf[k] = T(bk);
+          p[k] = T(madd<F>(bk, neg_lr_alpha, pk));
+        } else {
+          p[k] = T(pk + neg_lr * gk / avg);
+        }
+      });
+}
+
+// ---- Adagrad ----
+template <class T, bool F, bool WD>
+FASTT_ALWAYS_INLINE void adagrad_body(const OptimKernelArgs& a, int64_t i,
+                                      int64_t b, int64_t e) {
+  using M = opmath_t<T>;
+  T* p = data_of<T>(a.params[i]);
+  const T* g = data_of<T>(a.grads[i]);
+  T* sum = data_of<T>(a.state[0][i]);
+  const double clr = a.lr / (1 + (a.steps[i] - 1) * a.lr_decay);
+  const M neg_clr = M(-clr), eps = M(a.eps);
+  const M wd = alpha_of<T>(a.weight_decay);
+  const M sign = a.maximize ? M(-1) : M(1);
+  M tmp[kBlock], gks[kBlock];
+  blocked<F>(
+      b, e, tmp,
+      [&](int64_t k, int j) {
+        const M pk = M(p[k]);
+        M gk = sign * M(g[k]);
+        if (WD) gk = rnd<T>(madd<F>(pk, wd, gk));
+        const M s = rnd<T>(madd<F>(gk, gk, M(sum[k])));  // addcmul(value=1)
+        sum[k] = T(s);
+        gks[j] = gk;
+        tmp[j] = s;
+      },
+      [&](int64_t k, int j) {
+        M std_ = rnd<T>(tmp[j]);  // sqrt
+        std_ = rnd<T>(std_ + eps);
+        p[k] = T(M(p[k]) + neg_clr * gks[j] / std_);
+      });
+}
+
+// ---- The FMA and baseline builds of each loop, and their dispatch ----
+using ChunkFn = void (*)(const OptimKernelArgs&, int64_t, int64_t, int64_t);
+
+template <class T, bool WD, int MOM>
+FASTT_OPTIM_FMA_TARGET void sgd_fma(const OptimKernelArgs& a, int64_t i,
+                                    int64_t b, int64_t e) {
+  sgd_body<T, true, WD, MOM>(a, i, b, e);
+}
+template <class T, bool WD, int MOM>
+void sgd_base(const OptimKernelArgs& a, int64_t i, int64_t b, int64_t e) {
+  sgd_body<T, false, WD, MOM>(a, i, b, e);
+}
+template <class T, int WD, bool AMS>
+FASTT_OPTIM_FMA_TARGET void adam_fma(const OptimKernelArgs& a, int64_t i,
+                                     int64_t b, int64_t e) {
+  adam_body<T, true, WD, AMS>(a, i, b, e);
+}
+template <class T, int WD, bool AMS>
+void adam_base(const OptimKernelArgs& a, int64_t i, int64_t b, int64_t e) {
+  adam_body<T, false, WD, AMS>(a, i, b, e);
+}
+template <class T, bool WD, bool C, bool MOM>
+FASTT_OPTIM_FMA_TARGET void rmsprop_fma(const OptimKernelArgs& a, int64_t i,
+                                        int64_t b, int64_t e) {
+  rmsprop_body<T, true, WD, C, MOM>(a, i, b, e);
+}
+template <class T, bool WD, bool C, bool MOM>
+void rmsprop_base(const OptimKernelArgs& a, int64_t i, int64_t b,
+                  int64_t e) {
+  rmsprop_body<T, false, WD, C, MOM>(a, i, b, e);
+}
+template <class T, bool WD>
+FASTT_OPTIM_FMA_TARGET void adagrad_fma(const OptimKernelArgs& a, int64_t i,
+                                        int64_t b, int64_t e) {
+  adagrad_body<T, true, WD>(a, i, b, e);
+}
+template <class T, bool WD>
+void adagrad_base(const OptimKernelArgs& a, int64_t i, int64_t b,
+                  int64_t e) {
+  adagrad_body<T, false, WD>(a, i, b, e);
+}
+
+// Picks fn<flags...> for runtime flags: the builds are indexed by
+// [fma][option][option]...
+template <class T>
+struct SgdKernel {
+  static void run(KernelArgs& ka) {
+    const auto& a = *reinterpret_cast<const OptimKernelArgs*>(ka.i0);
+    static constexpr ChunkFn table[2][2][3] = {
+        {{sgd_base<T, false, 0>, sgd_base<T, false, 1>, sgd_base<T, false, 2>},
+         {sgd_base<T, true, 0>, sgd_base<T, true, 1>, sgd_base<T, true, 2>}},
+        {{sgd_fma<T, false, 0>, sgd_fma<T, false, 1>, sgd_fma<T, false, 2>},
+         {sgd_fma<T, true, 0>, sgd_fma<T, true, 1>, sgd_fma<T, true, 2>}}};
+    const int mom = a.momentum == 0 ? 0 : (a.first_step ? 1 : 2);
+    const ChunkFn fn = table[g_use_fma][a.weight_decay != 0][mom];
+    for_each_chunk(a, [&](int64_t i, int64_t b, int64_t e) { fn(a, i, b, e); });
+  }
+};
+
+template <class T>
+struct AdamKernel {
+  static void run(KernelArgs& ka) {
+    const auto& a = *reinterpret_cast<const OptimKernelArgs*>(ka.i0);
+    static constexpr ChunkFn table[2][3][2] = {
+        {{adam_base<T, 0, false>, adam_base<T, 0, true>},
+         {adam_base<T, 1, false>, adam_base<T, 1, true>},
+         {adam_base<T, 2, false>, adam_base<T, 2, true>}},
+        {{adam_fma<T, 0, false>, adam_fma<T, 0, true>},
+         {adam_fma<T, 1, false>, adam_fma<T, 1, true>},
+         {adam_fma<T, 2, false>, adam_fma<T, 2, true>}}};
+    const int wd = a.weight_decay == 0 ? 0 : (a.decoupled ? 2 : 1);
+    const ChunkFn fn = table[g_use_fma][wd][a.amsgrad];
+    // -lr / bias_correction1 and sqrt(bias_correction2) per tensor, with
+    // torch's Python arithmetic; tensors usually share a step count, so the
+    // pow() calls are made once per distinct count.
+    thread_local std::vector<double> scalars;
+    scalars.resize(size_t(2 * a.n));
+    double last = -1, step_size = 0, bc2_sqrt = 0;
+    for (int64_t i = 0; i < a.n; ++i) {
+      const double step = a.steps[i];
+      if (step != last) {
+        last = step;
+        step_size = a.lr / (1 - std::pow(a.beta1, step));
+        bc2_sqrt = std::pow(1 - std::pow(a.beta2, step), 0.5);
+      }
+      scalars[size_t(2 * i)] = -step_size;
+      scalars[size_t(2 * i + 1)] = bc2_sqrt;
+    }
+    OptimKernelArgs args = a;
+    args.scalars = scalars.data();
+    for_each_chunk(args, [&](int64_t i, int64_t b, int64_t e) {
+      fn(args, i, b, e);
+    });
+  }
+};
+
+template <class T>
+struct RmspropKernel {
+  static void run(KernelArgs& ka) {
+    const auto& a = *reinterpret_cast<const OptimKernelArgs*>(ka.i0);
+#define FASTT_RMS(B, WD, C)                               \
+  {B<T, WD, C, false>, B<T, WD, C, true>}
+    static constexpr ChunkFn table[2][2][2][2] = {
+        {{FASTT_RMS(rmsprop_base, false, false),
+          FASTT_RMS(rmsprop_base, false, true)},
+         {FASTT_RMS(rmsprop_base, true, false),
+          FASTT_RMS(rmsprop_base, true, true)}},
+        {{FASTT_RMS(rmsprop_fma, false, false),
+          FASTT_RMS(rmsprop_fma, false, true)},
+         {FASTT_RMS(rmsprop_fma, true, false),
+          FASTT_RMS(rmsprop_fma, true, true)}}};
+#undef FASTT_RMS
+    const ChunkFn fn = table[g_use_fma][a.weight_decay != 0][a.centered]
+                            [a.momentum > 0];
+    for_each_chunk(a, [&](int64_t i, int64_t b, int64_t e) { fn(a, i, b, e); });
+  }
+};
+
+template <class T>
+struct AdagradKernel {
+  static void run(KernelArgs& ka) {
+    const auto& a = *reinterpret_cast<const OptimKernelArgs*>(ka.i0);
+    static constexpr ChunkFn table[2][2] = {
+        {adagrad_base<T, false>, adagrad_base<T, true>},
+        {adagrad_fma<T, false>, adagrad_fma<T, true>}};
+    const ChunkFn fn = table[g_use_fma][a.weight_decay != 0];
+    for_each_chunk(a, [&](int64_t i, int64_t b, int64_t e) { fn(a, i, b, e); });
+  }
+};
+
+}  // namespace
+
+bool optim_fma_enabled() { return g_use_fma; }
+void set_optim_fma_enabled(bool on) { g_use_fma = on && cpu_has_fma(); }
+
+void register_optim_kernels() {
+  g_use_fma = cpu_has_fma();
+  register_only<SgdKernel>(Op::sgd_step, FloatTypes{});
+  register_only<AdamKernel>(Op::adam_step, FloatTypes{});
+  register_only<RmspropKernel>(Op::rmsprop_step, FloatTypes{});
+  register_only<AdagradKernel>(Op::adagrad_step, FloatTypes{});
+}
+
+}  // namespace fastt

@@ -1,0 +1,1106 @@
+"""fastt.nn.functional: torch.nn.functional's functions over fastt ops.
+Each function calls a fused fastt op where one exists (linear, layer_norm,
+conv2d, cross_entropy, ...) and otherwise composes as few ops as it can:
+every extra op is framework tax. To add a function, write it here with
+torch's signature and defaults, and a test in tests/python/test_nn.py.
+
+Where the extension has a fused op with torch's exact signature (conv2d,
+layer_norm, max_pool2d, ...), the public name IS that C function: no Python
+frame in between. Each also has a composed version (_COMPOSED at the end),
+used when the extension lacks the op and tested against torch, so it can
+serve as a reference."""
+
+import math
+
+import fastt
+from fastt import _C
+
+_inf = float("inf")
+
+
+def _fused(*names):
+    """The first of `names` the extension provides, else None."""
+    for name in names:
+        fn = getattr(_C, name, None)
+        if fn is not None:
+            return fn
+    return None
+
+
+_max_pool2d_with_indices = _fused("max_pool2d_with_indices")
+# (input, target, weight, reduction, ignore_index[, label_smoothing])
+#   -> (loss, lse) / (loss, total_weight)
+_cross_entropy = _fused("_cross_entropy")
+_nll_loss = _fused("_nll_loss")
+
+
+def _nograd():
+    no_grad = getattr(fastt, "no_grad", None)  # late: fastt may import us
+    if no_grad is None:
+        import contextlib
+        return contextlib.nullcontext()
+    return no_grad()
+
+
+def _pair(x, n=2):
+    if isinstance(x, (tuple, list)):
+        return tuple(x)
+    return (x,) * n
+
+
+def _reduction(size_average, reduce, reduction):
+    """torch's legacy size_average/reduce -> reduction string."""
+    if size_average is None and reduce is None:
+        return reduction
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    if size_average and reduce:
+        return "mean"
+    return "sum" if reduce else "none"
+
+
+def _reduce(loss, reduction):
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "none":
+        return loss
+    raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+# ---------------------------------------------------------------------------
+# Linear
+# ---------------------------------------------------------------------------
+linear = fastt.linear  # one fused GEMM (+ bias); torch's (input, weight, bias)
+
+
+def bilinear(input1, input2, weight, bias=None):
+    """y = x1^T A x2 + b, weight [out, in1, in2]: one GEMM, then a reduce."""
+    out_f, in1, in2 = weight.shape
+    lead = input1.shape[:-1]
+    x1 = input1.reshape(-1, in1)
+    x2 = input2.reshape(-1, in2)
+    # [N, in1] @ [in1, out*in2] -> [N, out, in2]
+    a = weight.permute(1, 0, 2).reshape(in1, out_f * in2)
+    t = x1.matmul(a).view(-1, out_f, in2)
+    y = (t * x2.unsqueeze(1)).sum(-1)
+    if bias is not None:
+        y = y + bias
+    return y.reshape(tuple(lead) + (out_f,))
+
+
+# ---------------------------------------------------------------------------
+# Activations
+# ---------------------------------------------------------------------------
+def relu(input, inplace=False):
+    return fastt.relu_(input) if inplace else fastt.relu(input)
+
+
+def relu_(input):
+    return fastt.relu_(input)
+
+
+# Same signatures as torch's: the C functions themselves.
+leaky_relu = fastt.leaky_relu  # (input, negative_slope=0.01, inplace=False)
+gelu = fastt.gelu  # (input, *, approximate="none")
+tanh = fastt.tanh
+sigmoid = fastt.sigmoid
+
+
+def silu(input, inplace=False):
+    return fastt.silu_(input) if inplace else fastt.silu(input)
+
+
+def relu6(input, inplace=False):
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    if inplace:
+        return input.clamp_(min_val, max_val)
+    return input.clamp(min_val, max_val)
+
+
+def elu(input, alpha=1.0, inplace=False):
+    out = fastt.where(input > 0, input, fastt.expm1(input) * alpha)
+    return input.copy_(out) if inplace else out
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    scaled = input * beta if beta != 1.0 else input
+    soft = fastt.log1p(fastt.exp(-scaled.abs())) + fastt.relu(scaled)
+    if beta != 1.0:
+        soft = soft / beta
+    return fastt.where(scaled > threshold, input, soft)
+
+
+def mish(input, inplace=False):
+    out = input * fastt.tanh(softplus(input))
+    return input.copy_(out) if inplace else out
+
+
+def hardswish(input, inplace=False):
+    out = input * (input + 3.0).clamp(0.0, 6.0) / 6.0
+    return input.copy_(out) if inplace else out
+
+
+def hardsigmoid(input, inplace=False):
+    out = (input + 3.0).clamp(0.0, 6.0) / 6.0
+    return input.copy_(out) if inplace else out
+
+
+def logsigmoid(input):
+    return -softplus(-input)
+
+
+def _softmax_dim(ndim):
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    if dim is None:
+        dim = _softmax_dim(input.dim())
+    return fastt.softmax(input, dim, dtype=dtype)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    if dim is None:
+        dim = _softmax_dim(input.dim())
+    return fastt.log_softmax(input, dim, dtype=dtype)
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    return softmax(-input, dim, dtype=dtype)
+
+
+def glu(input, dim=-1):
+    a, b = input.chunk(2, dim)
+    return a * fastt.sigmoid(b)
+
+
+# ---------------------------------------------------------------------------
+# Dropout
+# ---------------------------------------------------------------------------
+def _check_p(p):
+    if p < 0.0 or p > 1.0:
+        raise ValueError("dropout probability has to be between 0 and 1, "
+                         f"but got {p}")
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    """Zeroes each element with probability p and scales the rest by
+    1/(1-p): the mask is one bernoulli_ draw in the input's dtype."""
+    _check_p(p)
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        return input.mul_(0.0) if inplace else input * 0.0
+    q = 1.0 - p
+    mask = fastt.empty_like(input).bernoulli_(q).div_(q)
+    return input.mul_(mask) if inplace else input * mask
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    return _channel_dropout(input, p, training, inplace, 3)
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    return _channel_dropout(input, p, training, inplace, 4)
+
+
+def _channel_dropout(input, p, training, inplace, batched_dim):
+    _check_p(p)
+    if not training or p == 0.0:
+        return input
+    ndim = input.dim()
+    lead = 2 if ndim == batched_dim else 1
+    shape = tuple(input.shape[:lead]) + (1,) * (ndim - lead)
+    q = 1.0 - p
+    mask = input.new_empty(shape).bernoulli_(q).div_(q) if q > 0 else \
+        input.new_zeros(shape)
+    return input.mul_(mask) if inplace else input * mask
+
+
+# ---------------------------------------------------------------------------
+# Embedding, one_hot, pad, normalize
+# ---------------------------------------------------------------------------
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
+              scale_grad_by_freq=False, sparse=False):
+    if padding_idx is not None:
+        if padding_idx < 0:
+            if padding_idx < -weight.size(0):
+                raise AssertionError(
+                    "Padding_idx must be within num_embeddings")
+            padding_idx = weight.size(0) + padding_idx
+        elif padding_idx >= weight.size(0):
+            raise AssertionError("Padding_idx must be within num_embeddings")
+    else:
+        padding_idx = -1
+    if max_norm is not None:
+        _embedding_renorm_(weight, input, max_norm, norm_type)
+    return fastt.embedding(input, weight, padding_idx)
+
+
+def _embedding_renorm_(weight, input, max_norm, norm_type):
+    # Rows the input names whose norm exceeds max_norm shrink in place.
+    with _nograd():
+        idx = input.reshape(-1)
+        rows = weight.index_select(0, idx)
+        norms = rows.norm(norm_type, dim=1, keepdim=True)
+        scale = fastt.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
+        weight.index_put_((idx,), rows * scale)
+    return weight
+
+
+one_hot = fastt.one_hot
+
+
+def pad(input, pad, mode="constant", value=None):
+    """torch's F.pad: `pad` lists (before, after) pairs starting from the
+    last dim. constant pads with cat (negative pads crop); reflect,
+    replicate and circular gather rows with one index_select per dim."""
+    if len(pad) % 2 != 0:
+        raise ValueError("Padding length must be divisible by 2")
+    if len(pad) // 2 > input.dim():
+        raise ValueError("Padding length should be less than or equal to "
+                         "two times the input dimension but got padding "
+                         f"length {len(pad)} and input of dimension "
+                         f"{input.dim()}")
+    out = input
+    for i in range(len(pad) // 2):
+        before, after = int(pad[2 * i]), int(pad[2 * i + 1])
+        if before == 0 and after == 0:
+            continue
+        dim = input.dim() - 1 - i
+        if mode == "constant":
+            out = _pad_constant(out, dim, before, after,
+                                0.0 if value is None else value)
+        elif mode in ("reflect", "replicate", "circular"):
+            out = out.index_select(dim, _pad_index(out.size(dim), before,
+                                                   after, mode, out.device))
+        else:
+            raise NotImplementedError(f"Unsupported padding mode: {mode}")
+    return out
+
+
+def _pad_constant(x, dim, before, after, value):
+    if before < 0:
+        x = x.narrow(dim, -before, x.size(dim) + before)
+        before = 0
+    if after < 0:
+        x = x.narrow(dim, 0, x.size(dim) + after)
+        after = 0
+    parts = []
+    if before:
+        shape = list(x.shape)
+        shape[dim] = before
+        parts.append(x.new_full(shape, value))
+    parts.append(x)
+    if after:
+        shape = list(x.shape)
+        shape[dim] = after
+        parts.append(x.new_full(shape, value))
+    return fastt.cat(parts, dim) if len(parts) > 1 else x
+
+
+def _pad_index(n, before, after, mode, device):
+    idx = []
+    for j in range(-before, n + after):
+        if mode == "replicate":
+            k = min(max(j, 0), n - 1)
+        elif mode == "circular":
+            k = j % n
+        else:  # reflect, without repeating the edge
+            if before >= n or after >= n:
+                raise RuntimeError(
+                    "Argument #4: Padding size should be less than the "
+                    f"corresponding input dimension, but got: padding "
+                    f"({before}, {after}) at dimension with size {n}")
+            period = 2 * (n - 1)
+            k = j % period if period else 0
+            if k >= n:
+                k = period - k
+        idx.append(k)
+    return fastt.tensor(idx, dtype=fastt.int64, device=device)
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    denom = input.norm(p, dim, keepdim=True).clamp_min(eps)
+    result = input / denom
+    if out is not None:
+        return out.copy_(result)
+    return result
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    dot = (x1 * x2).sum(dim)
+    n1 = x1.norm(2, dim)
+    n2 = x2.norm(2, dim)
+    return dot / (n1 * n2).clamp_min(eps)
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    return (x1 - x2 + eps).norm(p, -1, keepdim=keepdim)
+
+
+# ---------------------------------------------------------------------------
+# Normalization
+# ---------------------------------------------------------------------------
+def _layer_norm_composed(input, normalized_shape, weight=None, bias=None,
+                         eps=1e-5):
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    dims = tuple(range(-len(normalized_shape), 0))
+    var, mean = fastt.var_mean(input, dims, correction=0, keepdim=True)
+    out = (input - mean) * fastt.rsqrt(var + eps)
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    return out
+
+
+def _rms_norm_composed(input, normalized_shape, weight=None, eps=None):
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    if eps is None:
+        eps = fastt.finfo(input.dtype).eps
+    dims = tuple(range(-len(normalized_shape), 0))
+    out = input * fastt.rsqrt(input.square().mean(dims, keepdim=True) + eps)
+    if weight is not None:
+        out = out * weight
+    return out
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    if input.dim() < 2:
+        raise RuntimeError(
+            "Expected at least 2 dimensions for input tensor but received "
+            f"{input.dim()}")
+    n, c = input.shape[0], input.shape[1]
+    if c % num_groups != 0:
+        raise RuntimeError(
+            f"Expected number of channels in input to be divisible by "
+            f"num_groups, but got input of shape {input.shape} and "
+            f"num_groups={num_groups}")
+    x = input.reshape(n, num_groups, -1)
+    var, mean = fastt.var_mean(x, -1, correction=0, keepdim=True)
+    out = ((x - mean) * fastt.rsqrt(var + eps)).view(input.shape)
+    if weight is not None or bias is not None:
+        shape = (c,) + (1,) * (input.dim() - 2)
+        if weight is not None:
+            out = out * weight.view(shape)
+        if bias is not None:
+            out = out + bias.view(shape)
+    return out
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None,
+               training=False, momentum=0.1, eps=1e-5):
+    """Per-channel (dim 1) normalization. Training normalizes with the
+    batch's biased variance and folds the unbiased one into running_var;
+    the result is x * scale + shift with C-sized scale/shift."""
+    c = input.shape[1] if input.dim() > 1 else input.shape[0]
+    shape = (1, c) + (1,) * (input.dim() - 2)
+    if training:
+        count = input.numel() // c if c else 0
+        if count <= 1:
+            raise ValueError("Expected more than 1 value per channel when "
+                             f"training, got input size {input.shape}")
+        dims = (0,) + tuple(range(2, input.dim()))
+        var, mean = fastt.var_mean(input, dims, correction=0)
+        if running_mean is not None:
+            with _nograd():
+                running_mean.mul_(1.0 - momentum).add_(
+                    mean.detach(), alpha=momentum)
+        if running_var is not None:
+            with _nograd():
+                running_var.mul_(1.0 - momentum).add_(
+                    var.detach(), alpha=momentum * count / (count - 1))
+    else:
+        mean, var = running_mean, running_var
+    # C-sized scale/shift, then one pass over the input: shift + x * scale
+    scale = fastt.rsqrt(var + eps)
+    if weight is not None:
+        scale = scale * weight
+    shift = mean * scale
+    shift = bias - shift if bias is not None else -shift
+    return fastt.addcmul(shift.view(shape), input, scale.view(shape))
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None,
+                  bias=None, use_input_stats=True, momentum=0.1, eps=1e-5):
+    n, c = input.shape[0], input.shape[1]
+    out = group_norm(input.reshape((1, n * c) + tuple(input.shape[2:])),
+                     n * c, None, None, eps).view(input.shape)
+    if weight is not None or bias is not None:
+        shape = (c,) + (1,) * (input.dim() - 2)
+        if weight is not None:
+            out = out * weight.view(shape)
+        if bias is not None:
+            out = out + bias.view(shape)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Convolution and pooling (fused fastt ops; as_strided fallbacks)
+# ---------------------------------------------------------------------------
+def _same_padding(kernel, dilation):
+    # (before, after) per dim: total = dilation * (k - 1), extra after.
+    pads = []
+    for k, d in zip(kernel, dilation):
+        total = d * (k - 1)
+        pads.append((total // 2, total - total // 2))
+    return pads
+
+
+def _windows(x, kernel, stride, dilation, out_hw):
+    """[N, C, OH, OW, KH, KW] view of a contiguous [N, C, H, W] tensor."""
+    x = x.contiguous()
+    sn, sc, sh, sw = x.stride()
+    return x.as_strided(
+        (x.shape[0], x.shape[1], out_hw[0], out_hw[1], kernel[0], kernel[1]),
+        (sn, sc, sh * stride[0], sw * stride[1], sh * dilation[0],
+         sw * dilation[1]))
+
+
+def _conv2d_im2col(x, weight, bias, stride, padding, dilation, groups):
+    kh, kw = weight.shape[2], weight.shape[3]
+    if x.shape[1] != weight.shape[1] * groups:
+        raise RuntimeError(
+            f"Given groups={groups}, weight of size {list(weight.shape)}, "
+            f"expected input{list(x.shape)} to have "
+            f"{weight.shape[1] * groups} channels, but got {x.shape[1]} "
+            "channels instead")
+    if isinstance(padding, str):
+        if padding == "valid":
+            pads = [(0, 0), (0, 0)]
+        else:
+            pads = _same_padding((kh, kw), dilation)
+    else:
+        pads = [(p, p) for p in padding]
+    if any(a or b for a, b in pads):
+        x = pad(x, (pads[1][0], pads[1][1], pads[0][0], pads[0][1]))
+    n, c, h, w = x.shape
+    oh = (h - dilation[0] * (kh - 1) - 1) // stride[0] + 1
+    ow = (w - dilation[1] * (kw - 1) - 1) // stride[1] + 1
+    cols = _windows(x, (kh, kw), stride, dilation, (oh, ow))
+    o = weight.shape[0]
+    g = groups
+    cols = cols.reshape(n, g, c // g, oh, ow, kh, kw).permute(
+        0, 1, 3, 4, 2, 5, 6).reshape(n, g, oh * ow, (c // g) * kh * kw)
+    wmat = weight.reshape(g, o // g, -1).transpose(1, 2)
+    out = cols.matmul(wmat)  # [n, g, oh*ow, o/g]
+    out = out.permute(0, 1, 3, 2).reshape(n, o, oh, ow)
+    if bias is not None:
+        out = out + bias.view(1, o, 1, 1)
+    return out
+
+
+def _conv2d_composed(input, weight, bias=None, stride=1, padding=0,
+                     dilation=1, groups=1):
+    unbatched = input.dim() == 3
+    x = input.unsqueeze(0) if unbatched else input
+    out = _conv2d_im2col(x, weight, bias, _pair(stride),
+                           padding if isinstance(padding, str)
+                           else _pair(padding), _pair(dilation), groups)
+    return out.squeeze(0) if unbatched else out
+
+
+def _conv1d_composed(input, weight, bias=None, stride=1, padding=0,
+                     dilation=1, groups=1):
+    unbatched = input.dim() == 2
+    x = input.unsqueeze(0) if unbatched else input
+    if not isinstance(padding, str):
+        padding = (0, _pair(padding, 1)[0])
+    out = _conv2d_im2col(x.unsqueeze(2), weight.unsqueeze(2), bias,
+                           (1, _pair(stride, 1)[0]), padding,
+                           (1, _pair(dilation, 1)[0]), groups).squeeze(2)
+    return out.squeeze(0) if unbatched else out
+
+
+def _conv_transpose2d_composed(input, weight, bias=None, stride=1,
+                               padding=0, output_padding=0, groups=1,
+                               dilation=1):
+    unbatched = input.dim() == 3
+    x = input.unsqueeze(0) if unbatched else input
+    s, p, op, d = (_pair(stride), _pair(padding), _pair(output_padding),
+                   _pair(dilation))
+    n, cin, h, w = x.shape
+    kh, kw = weight.shape[2], weight.shape[3]
+    cout_g = weight.shape[1]
+    # Zero-insert by the stride, pad by d*(k-1)-p, correlate with the
+    # flipped, in/out-swapped kernel.
+    if s != (1, 1):
+        up = x.new_zeros((n, cin, (h - 1) * s[0] + 1, (w - 1) * s[1] + 1))
+        up[:, :, ::s[0], ::s[1]] = x
+        x = up
+    ph = [d[0] * (kh - 1) - p[0], d[0] * (kh - 1) - p[0] + op[0]]
+    pw = [d[1] * (kw - 1) - p[1], d[1] * (kw - 1) - p[1] + op[1]]
+    x = pad(x, (pw[0], pw[1], ph[0], ph[1]))
+    g = groups
+    wt = weight.reshape(g, cin // g, cout_g, kh, kw).transpose(1, 2).reshape(
+        g * cout_g, cin // g, kh, kw).flip((2, 3))
+    out = _conv2d_im2col(x, wt, bias, (1, 1), (0, 0), d, g)
+    return out.squeeze(0) if unbatched else out
+
+
+def _pool_out(size, k, s, p, d, ceil_mode):
+    num = size + 2 * p - d * (k - 1) - 1
+    out = (-(-num // s) if ceil_mode else num // s) + 1
+    if ceil_mode and (out - 1) * s >= size + p:
+        out -= 1
+    return out
+
+
+def _pool_windows(x, kernel, stride, padding, dilation, ceil_mode, fill):
+    n, c, h, w = x.shape
+    oh = _pool_out(h, kernel[0], stride[0], padding[0], dilation[0],
+                   ceil_mode)
+    ow = _pool_out(w, kernel[1], stride[1], padding[1], dilation[1],
+                   ceil_mode)
+    if oh < 1 or ow < 1:
+        raise RuntimeError(
+            f"Given input size: ({c}x{h}x{w}). Calculated output size: "
+            f"({c}x{oh}x{ow}). Output size is too small")
+    need_h = (oh - 1) * stride[0] + dilation[0] * (kernel[0] - 1) + 1
+    need_w = (ow - 1) * stride[1] + dilation[1] * (kernel[1] - 1) + 1
+    xp = pad(x, (padding[1], max(need_w - w - padding[1], 0), padding[0],
+                 max(need_h - h - padding[0], 0)), value=fill)
+    return _windows(xp, kernel, stride, dilation, (oh, ow))
+
+
+def _max_pool2d_composed(input, kernel_size, stride=None, padding=0,
+                         dilation=1, ceil_mode=False, return_indices=False):
+    if stride is None or (isinstance(stride, (tuple, list)) and not stride):
+        stride = kernel_size
+    if return_indices:
+        if _max_pool2d_with_indices is None:
+            raise NotImplementedError(
+                "max_pool2d(return_indices=True) needs "
+                "fastt.max_pool2d_with_indices")
+        return _max_pool2d_with_indices(input, kernel_size, stride, padding,
+                                        dilation, ceil_mode)
+    unbatched = input.dim() == 3
+    x = input.unsqueeze(0) if unbatched else input
+    win = _pool_windows(x, _pair(kernel_size), _pair(stride), _pair(padding),
+                        _pair(dilation), ceil_mode, -_inf)
+    out = win.amax((-2, -1))
+    return out.squeeze(0) if unbatched else out
+
+
+def _avg_pool2d_composed(input, kernel_size, stride=None, padding=0,
+                         ceil_mode=False, count_include_pad=True,
+                         divisor_override=None):
+    if stride is None or (isinstance(stride, (tuple, list)) and not stride):
+        stride = kernel_size
+    unbatched = input.dim() == 3
+    x = input.unsqueeze(0) if unbatched else input
+    k, s, p = _pair(kernel_size), _pair(stride), _pair(padding)
+    total = _pool_windows(x, k, s, p, (1, 1), ceil_mode, 0.0).sum((-2, -1))
+    if divisor_override:
+        out = total / divisor_override
+    elif count_include_pad and not ceil_mode:
+        out = total / (k[0] * k[1])
+    else:
+        # Divisor per window: in-bounds (or in padded bounds) cells.
+        h, w = x.shape[2], x.shape[3]
+        ones = x.new_ones((1, 1, h, w))
+        if count_include_pad:
+            ones = pad(ones, (p[1], p[1], p[0], p[0]), value=1.0)
+            cnt = _pool_windows(ones, k, s, (0, 0), (1, 1), ceil_mode, 0.0)
+            # windows were computed against the padded size
+            cnt = cnt.sum((-2, -1))
+            oh, ow = total.shape[2], total.shape[3]
+            cnt = cnt[:, :, :oh, :ow]
+        else:
+            cnt = _pool_windows(ones, k, s, p, (1, 1), ceil_mode,
+                                0.0).sum((-2, -1))
+        out = total / cnt
+    return out.squeeze(0) if unbatched else out
+
+
+def _adaptive_avg_pool2d_composed(input, output_size):
+    out_hw = _pair(output_size)
+    h, w = input.shape[-2], input.shape[-1]
+    oh = h if out_hw[0] is None else out_hw[0]
+    ow = w if out_hw[1] is None else out_hw[1]
+    lead = tuple(input.shape[:-2])
+    if h % oh == 0 and w % ow == 0:
+        return input.reshape(lead + (oh, h // oh, ow, w // ow)).mean((-3, -1))
+    rows = []
+    for i in range(oh):
+        h0, h1 = (i * h) // oh, -(-((i + 1) * h) // oh)
+        cols = []
+        for j in range(ow):
+            w0, w1 = (j * w) // ow, -(-((j + 1) * w) // ow)
+            cols.append(input[..., h0:h1, w0:w1].mean((-2, -1)))
+        rows.append(fastt.stack(cols, -1))
+    return fastt.stack(rows, -2)
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    if return_indices:
+        raise NotImplementedError("adaptive_max_pool2d(return_indices=True)")
+    oh, ow = _pair(output_size)
+    h, w = input.shape[-2], input.shape[-1]
+    oh, ow = (h if oh is None else oh), (w if ow is None else ow)
+    rows = []
+    for i in range(oh):
+        h0, h1 = (i * h) // oh, -(-((i + 1) * h) // oh)
+        cols = [input[..., h0:h1, (j * w) // ow:-(-((j + 1) * w) // ow)]
+                .amax((-2, -1)) for j in range(ow)]
+        rows.append(fastt.stack(cols, -1))
+    return fastt.stack(rows, -2)
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1,
+               ceil_mode=False, return_indices=False):
+    stride = kernel_size if stride is None else stride
+    out = max_pool2d(input.unsqueeze(-2), (1, _pair(kernel_size, 1)[0]),
+                     (1, _pair(stride, 1)[0]), (0, _pair(padding, 1)[0]),
+                     (1, _pair(dilation, 1)[0]), ceil_mode, return_indices)
+    if return_indices:
+        return out[0].squeeze(-2), out[1].squeeze(-2)
+    return out.squeeze(-2)
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True):
+    stride = kernel_size if stride is None else stride
+    return avg_pool2d(input.unsqueeze(-2), (1, _pair(kernel_size, 1)[0]),
+                      (1, _pair(stride, 1)[0]), (0, _pair(padding, 1)[0]),
+                      ceil_mode, count_include_pad).squeeze(-2)
+
+
+# ---------------------------------------------------------------------------
+# Attention
+# ---------------------------------------------------------------------------
+def scaled_dot_product_attention(query, key, value, attn_mask=None,
+                                 dropout_p=0.0, is_causal=False, scale=None,
+                                 enable_gqa=False):
+    """softmax(q k^T * scale + mask) v. A bool mask keeps True entries."""
+    L, S = query.size(-2), key.size(-2)
+    if scale is None:
+        scale = 1.0 / math.sqrt(query.size(-1))
+    if enable_gqa and query.dim() >= 3 and key.size(-3) != query.size(-3):
+        rep = query.size(-3) // key.size(-3)
+        key = _repeat_heads(key, rep)
+        value = _repeat_heads(value, rep)
+    attn = (query * scale).matmul(key.transpose(-2, -1))
+    if is_causal:
+        if attn_mask is not None:
+            raise RuntimeError("_scaled_dot_product_attention: Explicit "
+                               "attn_mask should not be set when "
+                               "is_causal=True")
+        attn = attn.masked_fill(_causal_mask(L, S, query.device), -_inf)
+    elif attn_mask is not None:
+        if attn_mask.dtype == fastt.bool:
+            attn = attn.masked_fill(attn_mask.logical_not(), -_inf)
+        else:
+            attn = attn + attn_mask
+    attn = fastt.softmax(attn, -1)
+    if dropout_p > 0.0:
+        attn = dropout(attn, dropout_p, True)
+    return attn.matmul(value)
+
+
+_causal_masks = {}
+
+
+def _causal_mask(L, S, device):
+    """The [L, S] bool mask above the diagonal, cached (read-only use)."""
+    key = (L, S, str(device))
+    mask = _causal_masks.get(key)
+    if mask is None:
+        if len(_causal_masks) > 64:
+            _causal_masks.clear()
+        mask = fastt.ones((L, S), dtype=fastt.bool, device=device).triu(1)
+        _causal_masks[key] = mask
+    return mask
+
+
+def _repeat_heads(x, rep):
+    shape = tuple(x.shape)
+    x = x.unsqueeze(-3).expand(shape[:-2] + (rep,) + shape[-2:])
+    return x.reshape(shape[:-3] + (shape[-3] * rep,) + shape[-2:])
+
+
+def _canonical_mask(mask, target_dtype):
+    """A bool mask (True = masked out) or float mask -> additive float."""
+    if mask is None:
+        return None
+    if mask.dtype == fastt.bool:
+        return fastt.zeros(mask.shape, dtype=target_dtype,
+                           device=mask.device).masked_fill(mask, -_inf)
+    return mask.to(target_dtype) if mask.dtype != target_dtype else mask
+
+
+def multi_head_attention_forward(
+        query, key, value, embed_dim_to_check, num_heads, in_proj_weight,
+        in_proj_bias, bias_k, bias_v, add_zero_attn, dropout_p,
+        out_proj_weight, out_proj_bias, training=True, key_padding_mask=None,
+        need_weights=True, attn_mask=None, use_separate_proj_weight=False,
+        q_proj_weight=None, k_proj_weight=None, v_proj_weight=None,
+        static_k=None, static_v=None, average_attn_weights=True,
+        is_causal=False):
+    """torch's F.multi_head_attention_forward with sequence-first inputs
+    ([L, N, E] or unbatched [L, E]). Returns (output, weights or None)."""
+    unbatched = query.dim() == 2
+    if unbatched:
+        query, key, value = (query.unsqueeze(1), key.unsqueeze(1),
+                             value.unsqueeze(1))
+        if key_padding_mask is not None:
+            key_padding_mask = key_padding_mask.unsqueeze(0)
+    tgt_len, bsz, embed_dim = query.shape
+    if embed_dim != embed_dim_to_check:
+        raise AssertionError(
+            f"was expecting embedding dimension of {embed_dim_to_check}, "
+            f"but got {embed_dim}")
+    head_dim = embed_dim // num_heads
+    if head_dim * num_heads != embed_dim:
+        raise AssertionError(
+            f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
+    if is_causal and attn_mask is None:
+        raise RuntimeError(
+            "Need attn_mask if specifying the is_causal hint. You may use "
+            "the Transformer module method `generate_square_subsequent_mask` "
+            "to create this mask.")
+    # ---- input projections: one GEMM for self-attention ----
+    if not use_separate_proj_weight:
+        if query is key and key is value:
+            q, k, v = linear(query, in_proj_weight, in_proj_bias).chunk(3, -1)
+        else:
+            w_q, w_k, w_v = in_proj_weight.chunk(3)
+            b_q = b_k = b_v = None
+            if in_proj_bias is not None:
+                b_q, b_k, b_v = in_proj_bias.chunk(3)
+            q = linear(query, w_q, b_q)
+            if key is value:
+                k, v = linear(key, fastt.cat([w_k, w_v]),
+                              None if in_proj_bias is None
+                              else fastt.cat([b_k, b_v])).chunk(2, -1)
+            else:
+                k = linear(key, w_k, b_k)
+                v = linear(value, w_v, b_v)
+    else:
+        b_q = b_k = b_v = None
+        if in_proj_bias is not None:
+            b_q, b_k, b_v = in_proj_bias.chunk(3)
+        q = linear(query, q_proj_weight, b_q)
+        k = linear(key, k_proj_weight, b_k)
+        v = linear(value, v_proj_weight, b_v)
+    # ---- masks: merged into one additive float mask [N, H, L, S] ----
+    if attn_mask is not None:
+        attn_mask = _canonical_mask(attn_mask, q.dtype)
+        if attn_mask.dim() == 2:
+            attn_mask = attn_mask.unsqueeze(0)
+        elif attn_mask.dim() != 3:
+            raise RuntimeError(f"attn_mask's dimension {attn_mask.dim()} is "
+                               "not supported")
+    if bias_k is not None and bias_v is not None:
+        k = fastt.cat([k, bias_k.expand(1, bsz, embed_dim)])
+        v = fastt.cat([v, bias_v.expand(1, bsz, embed_dim)])
+        if attn_mask is not None:
+            attn_mask = pad(attn_mask, (0, 1))
+        if key_padding_mask is not None:
+            key_padding_mask = pad(key_padding_mask, (0, 1))
+    # [L, N, E] -> [N, H, L, D]
+    q = q.reshape(tgt_len, bsz, num_heads, head_dim).permute(1, 2, 0, 3)
+    k = (static_k.view(bsz, num_heads, -1, head_dim) if static_k is not None
+         else k.reshape(k.shape[0], bsz, num_heads, head_dim)
+         .permute(1, 2, 0, 3))
+    v = (static_v.view(bsz, num_heads, -1, head_dim) if static_v is not None
+         else v.reshape(v.shape[0], bsz, num_heads, head_dim)
+         .permute(1, 2, 0, 3))
+    if add_zero_attn:
+        zeros = k.new_zeros((bsz, num_heads, 1, head_dim))
+        k = fastt.cat([k, zeros], 2)
+        v = fastt.cat([v, zeros], 2)
+        if attn_mask is not None:
+            attn_mask = pad(attn_mask, (0, 1))
+        if key_padding_mask is not None:
+            key_padding_mask = pad(key_padding_mask, (0, 1))
+    src_len = k.shape[2]
+    mask = None
+    if attn_mask is not None:
+        # [1 or N*H, L, S] -> broadcastable to [N, H, L, S]
+        mask = (attn_mask.unsqueeze(0) if attn_mask.shape[0] == 1
+                else attn_mask.view(bsz, num_heads, tgt_len, src_len))
+    if key_padding_mask is not None:
+        if tuple(key_padding_mask.shape) != (bsz, src_len):
+            raise AssertionError(
+                f"expecting key_padding_mask shape of {(bsz, src_len)}, but "
+                f"got {key_padding_mask.shape}")
+        kpm = _canonical_mask(key_padding_mask, q.dtype).view(
+            bsz, 1, 1, src_len)
+        mask = kpm if mask is None else mask + kpm
+    if not training:
+        dropout_p = 0.0
+    if need_weights:
+        scale = 1.0 / math.sqrt(head_dim)
+        scores = (q * scale).matmul(k.transpose(-2, -1))
+        if mask is not None:
+            scores = scores + mask
+        weights = fastt.softmax(scores, -1)
+        if dropout_p > 0.0:  # torch returns the dropped-out weights
+            weights = dropout(weights, dropout_p)
+        out = weights.matmul(v)
+    else:
+        out = scaled_dot_product_attention(q, k, v, mask, dropout_p)
+        weights = None
+    out = out.permute(2, 0, 1, 3).reshape(tgt_len, bsz, embed_dim)
+    out = linear(out, out_proj_weight, out_proj_bias)
+    if weights is not None and average_attn_weights:
+        weights = weights.mean(1)
+    if unbatched:
+        out = out.squeeze(1)
+        if weights is not None:
+            weights = weights.squeeze(0)
+    return out, weights
+
+
+# ---------------------------------------------------------------------------
+# Losses
+# ---------------------------------------------------------------------------
+def mse_loss(input, target, size_average=None, reduce=None,
+             reduction="mean", weight=None):
+    if size_average is not None or reduce is not None:
+        reduction = _reduction(size_average, reduce, reduction)
+    loss = (input - target).square()
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean",
+            weight=None):
+    if size_average is not None or reduce is not None:
+        reduction = _reduction(size_average, reduce, reduction)
+    loss = (input - target).abs()
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None,
+                   reduction="mean", beta=1.0):
+    if size_average is not None or reduce is not None:
+        reduction = _reduction(size_average, reduce, reduction)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values "
+                           "for beta.")
+    diff = (input - target).abs()
+    if beta == 0.0:
+        return _reduce(diff, reduction)
+    loss = fastt.where(diff < beta, diff.square() * (0.5 / beta),
+                       diff - 0.5 * beta)
+    return _reduce(loss, reduction)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    diff = (input - target).abs()
+    loss = fastt.where(diff < delta, diff.square() * 0.5,
+                       (diff - 0.5 * delta) * delta)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def _class_weight_view(weight, ndim):
+    # weight [C] broadcast along the class dim (1) of an [N, C, ...] input.
+    return weight.view((1, -1) + (1,) * (ndim - 2)) if ndim > 1 else weight
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100,
+             reduce=None, reduction="mean"):
+    if size_average is not None or reduce is not None:
+        reduction = _reduction(size_average, reduce, reduction)
+    if _nll_loss is not None:
+        out = _nll_loss(input, target, weight, reduction, ignore_index)
+        return out[0] if isinstance(out, tuple) else out
+    return _nll_composed(input, target, weight, reduction, ignore_index)
+
+
+def _nll_composed(input, target, weight, reduction, ignore_index):
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    class_dim = 0 if input.dim() == 1 else 1
+    ignore = target == ignore_index
+    safe = target.masked_fill(ignore, 0)
+    n_classes = input.shape[class_dim]
+    if safe.numel() and (int(safe.max()) >= n_classes or int(safe.min()) < 0):
+        bad = int(safe.max()) if int(safe.max()) >= n_classes \
+            else int(safe.min())
+        raise IndexError(f"Target {bad} is out of bounds.")
+    picked = input.gather(class_dim, safe.unsqueeze(class_dim)).squeeze(
+        class_dim)
+    keep = ignore.logical_not()
+    w = keep.to(input.dtype)
+    if weight is not None:
+        w = weight.index_select(0, safe.reshape(-1)).view(safe.shape) * w
+    loss = -picked * w
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return loss.sum()
+    return loss.sum() / w.sum()
+
+
+def cross_entropy(input, target, weight=None, size_average=None,
+                  ignore_index=-100, reduce=None, reduction="mean",
+                  label_smoothing=0.0):
+    """Class-index targets use the fused fastt op (one kernel: logsumexp,
+    pick, reduce); class-probability targets are composed."""
+    if size_average is not None or reduce is not None:
+        reduction = _reduction(size_average, reduce, reduction)
+    if target.is_floating_point():
+        return _cross_entropy_probs(input, target, weight, reduction,
+                                    label_smoothing)
+    if _cross_entropy is not None:  # the hot path: one fused op
+        return _cross_entropy(input, target, weight, reduction, ignore_index,
+                              label_smoothing)[0]
+    class_dim = 0 if input.dim() == 1 else 1
+    logp = fastt.log_softmax(input, class_dim)
+    nll = _nll_composed(logp, target, weight, reduction, ignore_index)
+    if label_smoothing <= 0.0:
+        return nll
+    n_classes = input.shape[class_dim]
+    ignore = target == ignore_index
+    if weight is not None:
+        smooth = -(logp * _class_weight_view(weight, input.dim())).sum(
+            class_dim)
+    else:
+        smooth = -logp.sum(class_dim)
+    smooth = smooth.masked_fill(ignore, 0.0)
+    if reduction == "mean":
+        if weight is not None:
+            keep = ignore.logical_not()
+            safe = target.masked_fill(ignore, 0)
+            denom = (weight.index_select(0, safe.reshape(-1)) *
+                     keep.reshape(-1).to(weight.dtype)).sum()
+        else:
+            denom = ignore.logical_not().sum()
+        smooth = smooth.sum() / denom
+    elif reduction == "sum":
+        smooth = smooth.sum()
+    return nll * (1.0 - label_smoothing) + smooth * (label_smoothing /
+                                                     n_classes)
+
+
+def _cross_entropy_probs(input, target, weight, reduction, label_smoothing):
+    class_dim = 0 if input.dim() == 1 else 1
+    if tuple(input.shape) != tuple(target.shape):
+        raise RuntimeError(
+            "Expected target size to be the same as input size when "
+            f"target holds probabilities, got {target.shape} and "
+            f"{input.shape}")
+    n_classes = input.shape[class_dim]
+    if label_smoothing > 0.0:
+        target = target * (1.0 - label_smoothing) + (label_smoothing /
+                                                     n_classes)
+    logp = fastt.log_softmax(input, class_dim)
+    prod = logp * target
+    if weight is not None:
+        prod = prod * _class_weight_view(weight, input.dim())
+    if reduction == "mean":
+        if input.numel() == 0:
+            return -prod.sum() / 0.0
+        return -prod.sum() / (input.numel() // n_classes)
+    loss = -prod.sum(class_dim)
+    return loss.sum() if reduction == "sum" else _reduce(loss, reduction)
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None,
+                         reduce=None, reduction="mean"):
+    if size_average is not None or reduce is not None:
+        reduction = _reduction(size_average, reduce, reduction)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(
+            f"Using a target size ({target.shape}) that is different to the "
+            f"input size ({input.shape}) is deprecated. Please ensure they "
+            "have the same size.")
+    # torch clamps the logs at -100 so 0 * log(0) stays finite.
+    log_x = fastt.log(input).clamp_min(-100.0)
+    log_1mx = fastt.log1p(-input).clamp_min(-100.0)
+    loss = -(log_1mx + target * (log_x - log_1mx))
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None,
+                                     size_average=None, reduce=None,
+                                     reduction="mean", pos_weight=None):
+    """(1 - t) x + w_p * softplus(-x), softplus(-x) = log1p(exp(-|x|)) +
+    relu(-x): finite for any logit."""
+    if size_average is not None or reduce is not None:
+        reduction = _reduction(size_average, reduce, reduction)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(
+            f"Target size ({target.shape}) must be the same as input size "
+            f"({input.shape})")
+    softplus_neg = fastt.log1p(fastt.exp(-input.abs())) + fastt.relu(-input)
+    if pos_weight is not None:
+        log_weight = (pos_weight - 1.0) * target + 1.0
+        loss = (1.0 - target) * input + log_weight * softplus_neg
+    else:
+        loss = (1.0 - target) * input + softplus_neg
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean",
+           log_target=False):
+    if size_average is not None or reduce is not None:
+        reduction = _reduction(size_average, reduce, reduction)
+    if log_target:
+        loss = fastt.exp(target) * (target - input)
+    else:
+        loss = fastt.where(target > 0, target * (fastt.log(target) - input),
+                           0.0)
+    if reduction == "batchmean":
+        return loss.sum() / (input.shape[0] if input.dim() else 1)
+    return _reduce(loss, reduction)
+
+
+# ---------------------------------------------------------------------------
+# Shape helpers
+# ---------------------------------------------------------------------------
+def flatten(input, start_dim=0, end_dim=-1):
+    return input.flatten(start_dim, end_dim)
+
+
+def unflatten(input, dim, sizes):
+    return input.unflatten(dim, sizes)
+
+
+def threshold(input, threshold, value, inplace=False):
+    out = fastt.where(input > threshold, input, value)
+    return input.copy_(out) if inplace else out
+
+
+# ---------------------------------------------------------------------------
+# Public names of the fused ops: the extension's function when it has one.
+# ---------------------------------------------------------------------------
+_COMPOSED = {
+    "conv1d": _conv1d_composed,
+    "conv2d": _conv2d_composed,
+    "conv_transpose2d": _conv_transpose2d_composed,
+    "max_pool2d": _max_pool2d_composed,
+    "avg_pool2d": _avg_pool2d_composed,
+    "adaptive_avg_pool2d": _adaptive_avg_pool2d_composed,
+    "layer_norm": _layer_norm_composed,
+    "rms_norm": _rms_norm_composed,
+}
+conv1d = _fused("conv1d") or _conv1d_composed
+conv2d = _fused("conv2d") or _conv2d_composed
+conv_transpose2d = _fused("conv_transpose2d") or _conv_transpose2d_composed
+max_pool2d = _fused("max_pool2d") or _max_pool2d_composed
+avg_pool2d = _fused("avg_pool2d") or _avg_pool2d_composed
+adaptive_avg_pool2d = (_fused("adaptive_avg_pool2d")
+                       or _adaptive_avg_pool2d_composed)
+layer_norm = _fused("layer_norm") or _layer_norm_composed
+rms_norm = _fused("rms_norm") or _rms_norm_composed

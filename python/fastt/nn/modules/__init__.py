@@ -1,0 +1,25 @@
+"""fastt.nn.modules: every layer class, re-exported by fastt.nn. To add a
+module, put it in the file of its family and list it here."""
+
+from .module import Module  # noqa: F401
+from .container import (  # noqa: F401
+    ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential)
+from .linear import Bilinear, Identity, Linear  # noqa: F401
+from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d  # noqa
+from .pooling import (  # noqa: F401
+    AdaptiveAvgPool2d, AdaptiveMaxPool2d, AvgPool1d, AvgPool2d, MaxPool1d,
+    MaxPool2d)
+from .normalization import GroupNorm, LayerNorm, RMSNorm  # noqa: F401
+from .batchnorm import BatchNorm1d, BatchNorm2d  # noqa: F401
+from .activation import (  # noqa: F401
+    ELU, GELU, GLU, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU, LogSigmoid,
+    LogSoftmax, Mish, MultiheadAttention, ReLU, ReLU6, Sigmoid, SiLU,
+    Softmax, Softmin, Softplus, Tanh, Threshold)
+from .dropout import Dropout, Dropout1d, Dropout2d  # noqa: F401
+from .sparse import Embedding  # noqa: F401
+from .flatten import Flatten, Unflatten  # noqa: F401
+from .loss import (  # noqa: F401
+    BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss,
+    L1Loss, MSELoss, NLLLoss, SmoothL1Loss)
+from .transformer import (  # noqa: F401
+    TransformerEncoder, TransformerEncoderLayer)
