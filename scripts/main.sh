@@ -29,3 +29,14 @@ echo "== C++ per-op latency (Google Benchmark, 1 thread) =="
 
 echo "== Python per-op latency =="
 (cd /tmp && "${BENCH_ENV[@]}" "$PY" "$OLDPWD/bench/bench_python.py")
+
+echo "== C++ MLP on digits (header-only frontend, autograd) =="
+DIGITS=$("$PY" -c "import os, sklearn; print(os.path.join(os.path.dirname(sklearn.__file__), 'datasets', 'data', 'digits.csv.gz'))")
+OMP_NUM_THREADS=1 "$BUILD"/examples/cpp/fastt_mlp_digits "$DIGITS" 20 | tail -3
+
+echo "== Training examples, fastt vs torch (same weights and batches) =="
+(cd /tmp && OMP_NUM_THREADS=1 "$PY" "$OLDPWD/examples/compare_curves.py" --png)
+
+echo "== Training-step latency (MLP, batch 1/32/512) and recording overhead =="
+(cd /tmp && "${BENCH_ENV[@]}" "$PY" "$OLDPWD/bench/train_step.py" --quick)
+
