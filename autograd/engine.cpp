@@ -146,18 +146,6 @@ void Node::save(size_t i, const Tensor& t, bool output, uint16_t output_nr) {
   }
 }
 
-static const char* legacy_type_name(DType dt) {
-  switch (dt) {
-    case DType::Float32: return "fastt.FloatTensor";
-    case DType::Float64: return "fastt.DoubleTensor";
-    case DType::Float16: return "fastt.HalfTensor";
-    case DType::BFloat16: return "fastt.BFloat16Tensor";
-    case DType::Int64: return "fastt.LongTensor";
-    case DType::Int32: return "fastt.IntTensor";
-    default: return dtype_name(dt);
-  }
-}
-
 // torch's message, naming the tensor by the node that produced it.
 [[noreturn]] static void throw_modified(const Node& n, const SavedTensor& s) {
   const Tensor& t = s.data;
@@ -173,7 +161,7 @@ static const char* legacy_type_name(DType dt) {
       "modified by an inplace operation: [{} {}]{} is at version {}; "
       "expected version {} instead. Hint: the operation that failed to "
       "compute its gradient is {}",
-      legacy_type_name(t.dtype()), shape_str(t.sizes()), what,
+      fmt::format("fastt.{}Tensor", torch_type_name(t.dtype())), shape_str(t.sizes()), what,
       t.storage()->version(), s.version, grad_fn_name(n.fn)));
 }
 

@@ -90,4 +90,20 @@ bool dtype_from_name(const char* name, DType* out) {
   return false;
 }
 
+const char* torch_type_name(DType t) {
+  switch (t) {
+    case DType::Bool: return "Bool";
+    case DType::UInt8: return "Byte";
+    case DType::Int8: return "Char";
+    case DType::Int16: return "Short";
+    case DType::Int32: return "Int";
+    case DType::Int64: return "Long";
+    case DType::Float16: return "Half";
+    case DType::BFloat16: return "BFloat16";
+    case DType::Float32: return "Float";
+    case DType::Float64: return "Double";
+  }
+  return "?";
+}
+
 }  // namespace fastt

@@ -87,4 +87,7 @@ inline decltype(auto) visit_dtype(DType t, F&& fn) {
   return fn(float{});  // unreachable
 }
 
+// torch's scalar type name ("Float", "Long", ...), as its errors print it.
+const char* torch_type_name(DType t);
+
 }  // namespace fastt

@@ -27,9 +27,10 @@ PY=${PYTHON:-python3}
 # the extension build; matplotlib for the benchmark plots; scikit-learn for
 # the digits data set the training examples use (it ships inside the
 # package, so nothing is downloaded at run time). torch (CPU build) is the
-# reference the tests and benchmarks compare against.
+# reference the tests and benchmarks compare against; safetensors checks that
+# fastt.save files interoperate.
 "$PY" -m pip install -q --disable-pip-version-check \
-  numpy pytest hypothesis pybind11 setuptools wheel matplotlib scikit-learn
+  numpy pytest hypothesis pybind11 setuptools wheel matplotlib scikit-learn safetensors
 if ! "$PY" -c "import torch" 2>/dev/null; then
   "$PY" -m pip install -q --disable-pip-version-check torch==2.13.0 ||
     echo "[deps] torch not installed: torch comparisons will be skipped"

@@ -15,22 +15,6 @@ namespace fastt {
 namespace {
 using namespace nn_args;
 
-// Names torch prints in dtype errors ("but got Int").
-const char* torch_type_name(DType t) {
-  switch (t) {
-    case DType::Bool: return "Bool";
-    case DType::UInt8: return "Byte";
-    case DType::Int8: return "Char";
-    case DType::Int16: return "Short";
-    case DType::Int32: return "Int";
-    case DType::Int64: return "Long";
-    case DType::Float16: return "Half";
-    case DType::BFloat16: return "BFloat16";
-    case DType::Float32: return "Float";
-    case DType::Float64: return "Double";
-  }
-  return "?";
-}
 
 inline void check_defined(const Tensor& t, const char* op, const char* what) {
   FASTT_CHECK(t.defined(), ValueError, "{}(): got an undefined tensor for '{}'",

@@ -21,7 +21,7 @@
 // Mark functions that take a whole range of rows, so the indirect call is
 // paid once per range, and keep the loops they inline in their body.
 #if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__) && \
-    (!defined(__clang__) || __clang_major__ >= 14) && !defined(__AVX2__)
+    !defined(__clang__) && !defined(__AVX2__)
 #define FASTT_VEC_CLONES \
   __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", \
                                "default")))
