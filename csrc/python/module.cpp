@@ -7,6 +7,8 @@
 
 #include "common.h"
 
+#include "csrc/allocator.h"
+
 #include "autograd/functions.h"
 #include "csrc/ops/elementwise.h"
 #include "csrc/parallel.h"
@@ -684,6 +686,28 @@ static bool add_methods(PyMethodDef* defs) {
   return true;
 }
 
+// The CPU caching allocator's counters (csrc/allocator.h), for tests and
+// long-run checks: fastt._C._memory_stats() -> dict.
+static PyObject* f_memory_stats(PyObject*, PyObject*) {
+  const AllocatorStats st = CachingAllocator::stats();
+  return Py_BuildValue(
+      "{sLsLsLsLsLsL}", "allocated_bytes", (long long)st.allocated_bytes,
+      "peak_allocated_bytes", (long long)st.peak_allocated_bytes,
+      "cached_bytes", (long long)st.cached_bytes, "system_allocs",
+      (long long)st.system_allocs, "system_frees", (long long)st.system_frees,
+      "alloc_requests", (long long)st.alloc_requests);
+}
+static PyObject* f_empty_cache(PyObject*, PyObject*) {
+  CachingAllocator::empty_cache();
+  Py_RETURN_NONE;
+}
+static PyMethodDef g_memory_functions[] = {
+    {"_memory_stats", f_memory_stats, METH_NOARGS,
+     "The CPU caching allocator's counters."},
+    {"_empty_cache", f_empty_cache, METH_NOARGS,
+     "Returns cached CPU blocks to the system."},
+    {nullptr, nullptr, 0, nullptr}};
+
 static PyModuleDef g_module = {
     PyModuleDef_HEAD_INIT, "fastt._C",
     "fastt's C extension: the Tensor type and the op bindings.", -1,
@@ -716,6 +740,7 @@ PyMODINIT_FUNC PyInit__C() {
       add_functions(m, g_optim_functions) < 0 ||
       add_functions(m, g_autograd_functions) < 0 ||
       add_functions(m, g_serialize_functions) < 0 ||
+      add_functions(m, g_memory_functions) < 0 ||
       !add_methods(g_autograd_methods) || !init_autograd_types(m) ||
       !add_methods(g_factory_methods) || !add_methods(g_reduce_methods) ||
       !add_methods(g_index_methods) || !add_methods(g_linalg_methods)) {
