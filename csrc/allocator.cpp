@@ -257,6 +257,11 @@ AllocatorStats CachingAllocator::stats() {
   return s;
 }
 
+int64_t CachingAllocator::thread_alloc_requests() {
+  ThreadCache* tc = t_cache;  // null before the thread's first allocation
+  return tc ? tc->requests.load(std::memory_order_relaxed) : 0;
+}
+
 void CachingAllocator::reset_peak() {
   std::lock_guard<std::mutex> lock(g_registry_mu);
   g_counters.peak.store(g_counters.allocated.load());

@@ -29,6 +29,9 @@ class CachingAllocator {
   static void deallocate(void* p, size_t nbytes);
 
   static AllocatorStats stats();
+  // allocate() calls made by the calling thread so far (no lock; the
+  // profiler reads it per kernel call).
+  static int64_t thread_alloc_requests();
   static void reset_peak();
   // Returns every cached block (this thread's and the shared pool's) to
   // the system.

@@ -66,10 +66,26 @@ extern KernelFn g_dispatch[kNumOps][kNumDeviceTypes][kNumDTypes];
 
 [[noreturn]] void throw_no_kernel(Op op, DeviceType dev, DType dtype);
 
+// Profiler hook (csrc/profiler.cpp). While a session runs, lookups return a
+// trampoline that times the kernel g_dispatch holds for (op, dev, dtype).
+// A plain bool, hidden (libfastt is always linked statically) so the test
+// is one cmpb on a rip-relative address plus a predicted jump. It changes
+// only in profiler::start/stop; a thread racing with those simply sees the
+// old value for one more op.
+#if defined(__GNUC__)
+#define FASTT_PROFILER_VIS __attribute__((visibility("hidden")))
+#else
+#define FASTT_PROFILER_VIS
+#endif
+extern FASTT_PROFILER_VIS bool g_profiler_on;
+KernelFn profiled_kernel(Op op, DeviceType dev, DType dtype);
+
 // The one lookup on every op's path.
 inline KernelFn lookup_kernel(Op op, DeviceType dev, DType dtype) {
   KernelFn fn = g_dispatch[int(op)][int(dev)][int(dtype)];
   if (FASTT_UNLIKELY(fn == nullptr)) throw_no_kernel(op, dev, dtype);
+  if (FASTT_UNLIKELY(g_profiler_on))
+    return profiled_kernel(op, dev, dtype);
   return fn;
 }
 

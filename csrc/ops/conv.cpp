@@ -44,6 +44,8 @@ std::string list_str(IntList v) {
 KernelFn kernel_for(Op op, const Tensor& t, const char* name) {
   KernelFn fn = g_dispatch[int(op)][int(t.device().type)][int(t.dtype())];
   if (FASTT_UNLIKELY(fn == nullptr)) throw_not_implemented(name, t);
+  if (FASTT_UNLIKELY(g_profiler_on))
+    return profiled_kernel(op, t.device().type, t.dtype());
   return fn;
 }
 
@@ -207,6 +209,11 @@ Geom conv_geom(const char* op, int spatial, const Operands& o,
   g.H = o.x.sizes()[2], g.W = o.x.sizes()[3];
   g.O = o.w.sizes()[0], g.G = groups;
   g.kh = o.w.sizes()[2], g.kw = o.w.sizes()[3];
+  // An empty kernel would give a well-formed output of bias values.
+  FASTT_CHECK(g.kh > 0 && g.kw > 0, RuntimeError,
+              "{}: kernel size should be greater than zero, but got "
+              "kernel_height: {} kernel_width: {}",
+              op, g.kh, g.kw);
   FASTT_CHECK(g.C == o.w.sizes()[1] * groups, RuntimeError,
               "Given groups={}, weight of size {}, expected input{} to have "
               "{} channels, but got {} channels instead",
@@ -482,6 +489,10 @@ Geom transpose_geom(const char* op, const Tensor& x4, const Tensor& x,
   g.O = cin, g.G = groups;
   g.C = weight.sizes()[1] * groups;
   g.kh = weight.sizes()[2], g.kw = weight.sizes()[3];
+  FASTT_CHECK(g.kh > 0 && g.kw > 0, RuntimeError,
+              "conv_transpose2d: kernel size should be greater than zero, "
+              "but got kernel_height: {} kernel_width: {}",
+              g.kh, g.kw);
   g.oh = x4.sizes()[2], g.ow = x4.sizes()[3];
   g.H = (g.oh - 1) * p.stride[0] - 2 * p.pad0[0] + p.dil[0] * (g.kh - 1) +
         opad[0] + 1;

@@ -188,6 +188,7 @@ extern PyMethodDef g_nn_functions[];     // nn_norm.cpp
 extern PyMethodDef g_optim_functions[];  // optim.cpp
 extern PyMethodDef g_autograd_functions[];  // autograd.cpp
 extern PyMethodDef g_serialize_functions[];  // serialize.cpp
+extern PyMethodDef g_profiler_functions[];  // profiler.cpp
 extern PyMethodDef g_autograd_methods[];
 bool init_autograd_types(PyObject* module);
 PyObject* get_requires_grad(PyObject* self, void*);

@@ -740,6 +740,7 @@ PyMODINIT_FUNC PyInit__C() {
       add_functions(m, g_optim_functions) < 0 ||
       add_functions(m, g_autograd_functions) < 0 ||
       add_functions(m, g_serialize_functions) < 0 ||
+      add_functions(m, g_profiler_functions) < 0 ||
       add_functions(m, g_memory_functions) < 0 ||
       !add_methods(g_autograd_methods) || !init_autograd_types(m) ||
       !add_methods(g_factory_methods) || !add_methods(g_reduce_methods) ||

@@ -128,7 +128,7 @@ class _Cuda:
 cuda = _Cuda()
 
 # Subpackages, available as attributes like torch.nn / torch.optim.
-from . import nn, optim, utils  # noqa: E402,F401
+from . import nn, optim, profiler, utils  # noqa: E402,F401
 from .serialization import load, save  # noqa: E402,F401
 
 __all__ = [n for n in globals() if not n.startswith("_")]

@@ -673,7 +673,7 @@ class _Cuda:
 cuda: _Cuda
 
 # ---- autograd (python/fastt/autograd) and subpackages ----
-from . import autograd as autograd, nn as nn, optim as optim, utils as utils, serialization as serialization
+from . import autograd as autograd, nn as nn, optim as optim, utils as utils, serialization as serialization, profiler as profiler
 from .serialization import load as load, save as save
 from .autograd import no_grad as no_grad, enable_grad as enable_grad, set_grad_enabled as set_grad_enabled, inference_mode as inference_mode
 def is_inference_mode_enabled() -> _bool: ...
