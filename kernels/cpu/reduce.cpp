@@ -3,17 +3,67 @@
 // other reduce_*.cpp files. The driver and functors live in reduce_impl.h;
 // to add a reduction: a functor there, a kernel struct in the file of its
 // group, one registration line in that file.
+#include "kernels/cpu/vec_exp.h"  // first: FASTT_VEC_CLONES, FP options
+
 #include "kernels/cpu/reduce_impl.h"
 
 namespace fastt {
 namespace reduce_impl {
 namespace {
 
+// A dense float32 sum, the common case (losses, means), accumulated in
+// double like every float sum here (so 1e8 + many ones loses nothing), in
+// 16 lanes so it vectorizes: the AVX2/AVX-512 clones convert and add 4-8
+// doubles per instruction where the baseline SSE2 build adds 2.
+FASTT_VEC_CLONES double sum_f32_span(const float* x, int64_t n) {
+  constexpr int L = 16;
+  double acc[L] = {};
+  int64_t i = 0;
+  for (; i + L <= n; i += L)
+    for (int k = 0; k < L; ++k) acc[k] += double(x[i + k]);
+  double total = 0;
+  for (; i < n; ++i) total += double(x[i]);
+  for (int k = 0; k < L; ++k) total += acc[k];
+  return total;
+}
+
+// Full dense float32 sum, split across threads above the grain.
+bool dense_f32_sum(const KernelArgs& a, double* out) {
+  const Tensor& in = *a.in[0];
+  if (in.dtype() != DType::Float32 || !a.dims.empty() || !in.is_contiguous())
+    return false;
+  const float* x = static_cast<const float*>(in.data_ptr());
+  const int64_t n = in.numel();
+  const int64_t chunks = std::min<int64_t>(get_num_threads(),
+                                           (n + kGrainSize - 1) / kGrainSize);
+  if (chunks <= 1 || in_parallel_region()) {
+    *out = sum_f32_span(x, n);
+    return true;
+  }
+  const int64_t len = (n + chunks - 1) / chunks;
+  std::vector<double> part(size_t(chunks), 0.0);
+  parallel_for(0, chunks, 1, [&](int64_t cb, int64_t ce) {
+    for (int64_t c = cb; c < ce; ++c) {
+      const int64_t b = c * len, e = std::min(n, b + len);
+      part[size_t(c)] = sum_f32_span(x + b, e - b);
+    }
+  });
+  double s = 0;
+  for (double v : part) s += v;
+  *out = s;
+  return true;
+}
+
 template <class T>
 struct SumK {
   static void run(KernelArgs& a) {
     using O = sum_out_t<T>;
     O* o = out_ptr<O>(a.out);
+    double s;
+    if (std::is_same<T, float>::value && dense_f32_sum(a, &s)) {
+      o[0] = O(s);
+      return;
+    }
     reduce<T>(*a.in[0], a.dims, SumR<sum_acc_t<T>>{},
               [o](int64_t i, sum_acc_t<T> s) { o[i] = O(s); });
   }
@@ -24,6 +74,11 @@ struct MeanK {
     T* o = out_ptr<T>(a.out);
     const int64_t n = a.out->numel();
     const double count = n ? double(a.in[0]->numel()) / double(n) : 0.0;
+    double s;
+    if (std::is_same<T, float>::value && dense_f32_sum(a, &s)) {
+      o[0] = T(s / count);
+      return;
+    }
     reduce<T>(*a.in[0], a.dims, SumR<double>{},
               [o, count](int64_t i, double s) { o[i] = T(s / count); });
   }
