@@ -1,16 +1,15 @@
-"""Per-op latency from Python on 16-element float32 tensors: fastt vs NumPy
-vs torch (if installed) vs a minimal C extension (bench/floor/floor.c, built
+"""Per-op latency from Python on tiny float32 tensors: fastt vs NumPy vs
+torch (if installed) vs a minimal C extension (bench/floor/floor.c, built
 here on the fly). Single-threaded, warm-up, interleaved repeats, medians.
+Part 1 of `python -m bench` (bench/ops.py) calls measure(); standalone:
 
-    python bench/bench_python.py [--repeats 25] [--number 20000]
+    python bench/bench_python.py [--repeats 25] [--number 20000] [--sizes 16]
 
-Prints a Markdown table (ns/op and the ratios the budget names) and writes
-bench/results/python_latency.json and .md. Add a case: one row in CASES below."""
+prints a Markdown table (ns/op and the ratios the budget names) and writes
+bench/results/python_latency.json and .md. Add a case: one row in cases()."""
 import argparse
 import json
 import os
-import platform
-import statistics
 import subprocess
 import sys
 import sysconfig
@@ -18,8 +17,12 @@ import tempfile
 import timeit
 from pathlib import Path
 
-for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ[_v] = "1"
+HERE = Path(__file__).resolve().parent
+if __package__ in (None, ""):  # run as a script: make `bench` importable
+    sys.path.insert(0, str(HERE.parent))
+from bench import common  # noqa: E402
+
+common.pin_environment()
 
 import numpy as np  # noqa: E402
 
@@ -29,8 +32,6 @@ try:
     import torch  # noqa: E402
 except ImportError:
     torch = None
-
-HERE = Path(__file__).resolve().parent
 
 
 def build_floor():
@@ -47,148 +48,175 @@ def build_floor():
     return floor
 
 
-# name -> {library: statement}; setup names: a, b, m (4x4), z (lib module)
-CASES = [
-    ("a + b", {"fastt": "a + b", "numpy": "a + b", "torch": "a + b",
-               "floor": "a + b"}),
-    ("a * 2.0", {"fastt": "a * 2.0", "numpy": "a * 2.0",
-                 "torch": "a * 2.0"}),
-    ("a.relu()", {"fastt": "a.relu()", "numpy": "maximum(a, 0.0)",
-                  "torch": "a.relu()"}),
-    ("a.sum()", {"fastt": "a.sum()", "numpy": "a.sum()", "torch": "a.sum()"}),
-    ("a[1:]", {"fastt": "a[1:]", "numpy": "a[1:]", "torch": "a[1:]"}),
-    ("a.view(4, 4)", {"fastt": "a.view(4, 4)", "numpy": "a.reshape(4, 4)",
-                      "torch": "a.view(4, 4)"}),
-    ("a4 @ m (4x4)", {"fastt": "a4 @ m", "numpy": "a4 @ m",
-                      "torch": "a4 @ m"}),
-    ("zeros(16)", {"fastt": "zeros(16)", "numpy": "zeros(16, float32)",
-                   "torch": "zeros(16)"}),
-    ("no-op call", {"floor": "noop()"}),
-]
+def cases(n):
+    """(key, label, {library: statement}) for n-element operands. Setup
+    names: a, b (n elements), m1, m2 (side x side, side = sqrt(n)), w (a
+    copy of a that requires grad), zeros, maximum; floor has a, b, noop."""
+    s = int(round(n ** 0.5))
+    same = ("fastt", "numpy", "torch")
+    return [
+        ("add", "a + b", dict.fromkeys(same + ("floor",), "a + b")),
+        ("mul", "a * b", dict.fromkeys(same, "a * b")),
+        ("relu", "a.relu()", {"fastt": "a.relu()", "torch": "a.relu()",
+                              "numpy": "maximum(a, 0.0)"}),
+        ("sum", "a.sum()", dict.fromkeys(same, "a.sum()")),
+        ("matmul", f"m1 @ m2 ({s}x{s})", dict.fromkeys(same, "m1 @ m2")),
+        ("view", f"a.view({s}, {s})",
+         {"fastt": f"a.view({s}, {s})", "torch": f"a.view({s}, {s})",
+          "numpy": f"a.reshape({s}, {s})"}),
+        ("slice", "a[1:]", dict.fromkeys(same, "a[1:]")),
+        ("mul_scalar", "a * 2.0", dict.fromkeys(same, "a * 2.0")),
+        ("zeros", f"zeros({n})", {"fastt": f"zeros({n})",
+                                  "torch": f"zeros({n})",
+                                  "numpy": f"zeros({n}, float32)"}),
+        ("add_record", "w + b (w requires grad)",
+         {"fastt": "w + b", "torch": "w + b"}),
+        ("noop", "no-op call", {"floor": "noop()"}),
+    ]
 
 
-def setups(floor):
-    envs = {}
-    x = np.arange(16, dtype=np.float32)
-    envs["numpy"] = {"a": x, "b": x.copy(), "a4": x.reshape(4, 4),
-                     "m": np.ones((4, 4), np.float32),
-                     "maximum": np.maximum, "zeros": np.zeros,
-                     "float32": np.float32}
+def setups(floor, n):
+    s = int(round(n ** 0.5))
+    x = np.arange(n, dtype=np.float32)
+    mat = np.arange(s * s, dtype=np.float32).reshape(s, s)
+    envs = {"numpy": {"a": x, "b": x.copy(), "m1": mat, "m2": mat.copy(),
+                      "maximum": np.maximum, "zeros": np.zeros,
+                      "float32": np.float32}}
     fastt.set_num_threads(1)
-    fa = fastt.tensor(x)
-    envs["fastt"] = {"a": fa, "b": fa.clone(), "a4": fa.view(4, 4),
-                     "m": fastt.ones(4, 4), "zeros": fastt.zeros}
+    envs["fastt"] = {"a": fastt.tensor(x), "b": fastt.tensor(x),
+                     "m1": fastt.tensor(mat), "m2": fastt.tensor(mat),
+                     "w": fastt.tensor(x, requires_grad=True),
+                     "zeros": fastt.zeros}
     if torch is not None:
         torch.set_num_threads(1)
-        ta = torch.from_numpy(x.copy())
-        envs["torch"] = {"a": ta, "b": ta.clone(), "a4": ta.view(4, 4),
-                         "m": torch.ones(4, 4), "zeros": torch.zeros}
-    envs["floor"] = {"a": floor.make(16), "b": floor.make(16),
-                     "noop": floor.noop}
+        envs["torch"] = {"a": torch.tensor(x), "b": torch.tensor(x),
+                         "m1": torch.tensor(mat), "m2": torch.tensor(mat),
+                         "w": torch.tensor(x, requires_grad=True),
+                         "zeros": torch.zeros}
+    if floor is not None:
+        envs["floor"] = {"a": floor.make(n), "b": floor.make(n),
+                         "noop": floor.noop}
     return envs
+
+
+def measure(sizes=(16,), repeats=25, target_s=0.01, number=None,
+            floor=None):
+    """ns/op of every case at every size: {n: {key: {"label": str, lib:
+    {median, min, max, n, number}}}}. All timers of all sizes run
+    interleaved. `number` fixes calls per sample (else calibrated)."""
+    timers, labels = {}, {}
+    for n in sizes:
+        envs = setups(floor, n)
+        for key, label, stmts in cases(n):
+            labels[(n, key)] = label
+            for lib, stmt in stmts.items():
+                if lib not in envs:
+                    continue
+                try:
+                    eval(stmt, envs[lib])
+                except Exception as e:  # an op a library lacks: report, skip
+                    common.log(f"skip {lib} {label}: {type(e).__name__}: {e}")
+                    continue
+                t = timeit.Timer(stmt, globals=envs[lib],
+                                 timer=common.clock())
+                timers[(n, key, lib)] = t.timeit
+    numbers = dict.fromkeys(timers, number) if number else None
+    res = common.interleaved(timers, repeats, target_s, numbers)
+    stats = {}
+    for (n, key, lib), st in res.items():
+        row = stats.setdefault(n, {}).setdefault(
+            key, {"label": labels[(n, key)]})
+        row[lib] = {k: (v * 1e9 if k in ("median", "min", "max") else v)
+                    for k, v in st.items()}
+    return stats
+
+
+def budget(stats16):
+    """The design card's Python budgets at 16 elements."""
+    floor_add = stats16["add"].get("floor", {}).get("median")
+    out = []
+    for key in ("add", "mul_scalar"):
+        row = stats16[key]
+        f, n = row["fastt"]["median"], row["numpy"]["median"]
+        t = row.get("torch", {}).get("median")
+        out.append({"op": row["label"], "fastt_ns": f, "numpy_ns": n,
+                    "torch_ns": t, "floor_add_ns": floor_add,
+                    "le_numpy": f <= n,
+                    "le_torch_over_6": t is None or f <= t / 6,
+                    "le_3x_floor": floor_add is None or f <= 3 * floor_add})
+    return out
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeats", type=int, default=25)
     ap.add_argument("--number", type=int, default=20000)
-    ap.add_argument("--out", default=str(HERE / "results" /
+    ap.add_argument("--sizes", default="16",
+                    help="comma-separated element counts")
+    ap.add_argument("--clock", choices=sorted(common.CLOCKS), default="cpu")
+    ap.add_argument("--out", default=str(common.RESULTS /
                                          "python_latency.json"))
     args = ap.parse_args()
+    common.set_clock(args.clock)
     floor = build_floor()
-    envs = setups(floor)
-    timers = []
-    for case, stmts in CASES:
-        for lib, stmt in stmts.items():
-            if lib not in envs:
-                continue
-            try:
-                eval(stmt, envs[lib])
-            except Exception as e:  # an op a library lacks: report, skip
-                print(f"skip {lib} {case}: {type(e).__name__}: {e}",
-                      file=sys.stderr)
-                continue
-            timers.append((case, lib, timeit.Timer(stmt, globals=envs[lib])))
-    for _, _, t in timers:  # warm-up
-        t.timeit(number=args.number // 4)
-    samples = {(c, l): [] for c, l, _ in timers}
-    for _ in range(args.repeats):  # interleaved: each round runs every case
-        for c, l, t in timers:
-            samples[(c, l)].append(t.timeit(number=args.number) /
-                                   args.number * 1e9)
-    stats = {}
-    for (c, l), xs in samples.items():
-        stats.setdefault(c, {})[l] = {"median": statistics.median(xs),
-                                      "min": min(xs), "max": max(xs)}
-    floor_add = stats["a + b"]["floor"]["median"]
-
-    def cell(c, lib):
-        s = stats.get(c, {}).get(lib)
-        return f"{s['median']:.0f} ({s['min']:.0f}-{s['max']:.0f})" if s \
-            else "-"
-
-    def ratio(c, lib, ref):
-        s, r = stats.get(c, {}).get(lib), stats.get(c, {}).get(ref)
-        return f"{s['median'] / r['median']:.2f}" if s and r else "-"
-
+    sizes = [int(s) for s in args.sizes.split(",")]
+    all_stats = measure(sizes, args.repeats, number=args.number,
+                        floor=floor)
     lines = []
 
     def out(text=""):
         print(text)
         lines.append(text)
 
-    libs = ["fastt", "numpy", "torch"]
-    out(f"\nPython per-op latency, ns/op: median (min-max) of "
-          f"{args.repeats} interleaved repeats x {args.number} calls, "
-          f"16-element float32, 1 thread\n")
-    out("| op | fastt | NumPy | torch | fastt/NumPy | fastt/torch | "
-          "fastt/floor add |")
-    out("|---|---|---|---|---|---|---|")
-    for c, _ in CASES:
-        if c == "no-op call":
-            continue
-        f = stats.get(c, {}).get("fastt")
-        fl = f"{f['median'] / floor_add:.2f}" if f else "-"
-        out(f"| `{c}` | {cell(c, 'fastt')} | {cell(c, 'numpy')} | "
-              f"{cell(c, 'torch')} | {ratio(c, 'fastt', 'numpy')} | "
-              f"{ratio(c, 'fastt', 'torch')} | {fl} |")
-    out(f"\nfloor (bench/floor/floor.c): `a + b` that allocates "
-          f"{cell('a + b', 'floor')} ns, no-op call "
-          f"{cell('no-op call', 'floor')} ns")
-    budget = []
-    for c in ("a + b", "a * 2.0"):
-        f = stats[c]["fastt"]["median"]
-        n = stats[c]["numpy"]["median"]
-        t = stats[c].get("torch", {}).get("median")
-        ok_np = f <= n
-        ok_t = t is None or f <= t / 6
-        ok_fl = f <= 3 * floor_add
-        budget.append({"op": c, "fastt_ns": f, "numpy_ns": n, "torch_ns": t,
-                       "floor_add_ns": floor_add, "le_numpy": ok_np,
-                       "le_torch_over_6": ok_t, "le_3x_floor": ok_fl})
-        out(f"budget `{c}`: <= NumPy {'MET' if ok_np else 'MISSED'}, "
-              f"<= torch/6 {'MET' if ok_t else 'MISSED'}"
-              f"{'' if t else ' (torch absent)'}, <= 3x floor "
-              f"{'MET' if ok_fl else 'MISSED'}")
-    result = {
-        "machine": {"platform": platform.platform(),
-                    "processor": platform.processor(),
-                    "python": sys.version.split()[0],
-                    "numpy": np.__version__,
-                    "torch": torch.__version__ if torch else None,
-                    "fastt": fastt.__version__},
-        "repeats": args.repeats, "number": args.number,
-        "ns_per_op": stats, "budget": budget,
-    }
+    def cell(row, lib):
+        s = row.get(lib)
+        return f"{s['median']:.0f} ({s['min']:.0f}-{s['max']:.0f})" if s \
+            else "-"
+
+    def ratio(row, lib, ref):
+        s, r = row.get(lib), row.get(ref)
+        return f"{s['median'] / r['median']:.2f}" if s and r else "-"
+
+    result = {"machine": common.machine(), "repeats": args.repeats,
+              "number": args.number, "ns_per_op": {}, "budget": []}
+    for n, stats in all_stats.items():
+        floor_add = stats["add"].get("floor", {}).get("median")
+        out(f"\nPython per-op latency, ns/op: median (min-max) of "
+            f"{args.repeats} interleaved repeats x {args.number} calls, "
+            f"{n}-element float32, 1 thread, {args.clock} clock\n")
+        out("| op | fastt | NumPy | torch | fastt/NumPy | fastt/torch | "
+            "fastt/floor add |")
+        out("|---|---|---|---|---|---|---|")
+        for key, row in stats.items():
+            if key == "noop":
+                continue
+            f = row.get("fastt")
+            fl = f"{f['median'] / floor_add:.2f}" if f and floor_add else "-"
+            out(f"| `{row['label']}` | {cell(row, 'fastt')} | "
+                f"{cell(row, 'numpy')} | {cell(row, 'torch')} | "
+                f"{ratio(row, 'fastt', 'numpy')} | "
+                f"{ratio(row, 'fastt', 'torch')} | {fl} |")
+        out(f"\nfloor (bench/floor/floor.c): `a + b` that allocates "
+            f"{cell(stats['add'], 'floor')} ns, no-op call "
+            f"{cell(stats['noop'], 'floor')} ns")
+        result["ns_per_op"][n] = stats
+    if 16 in all_stats:
+        result["budget"] = budget(all_stats[16])
+        for b in result["budget"]:
+            def ok(x):
+                return "MET" if x else "MISSED"
+            out(f"budget `{b['op']}` (16 elements): <= NumPy "
+                f"{ok(b['le_numpy'])}, <= torch/6 {ok(b['le_torch_over_6'])}"
+                f"{'' if b['torch_ns'] else ' (torch absent)'}, <= 3x floor "
+                f"{ok(b['le_3x_floor'])}")
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(result, indent=1))
     md = Path(args.out).with_suffix(".md")
-    machine = result["machine"]
+    m = result["machine"]
     md.write_text(f"<!-- written by bench/bench_python.py -->\n"
-                  f"Machine: {machine['platform']}, Python "
-                  f"{machine['python']}, NumPy {machine['numpy']}, torch "
-                  f"{machine['torch']}, {os.cpu_count()} CPUs\n"
-                  + "\n".join(lines) + "\n")
+                  f"Machine: {m['cpu_model']}, {m['cores']} cores, "
+                  f"{m['os']}, Python {m['python']}, NumPy {m['numpy']}, "
+                  f"torch {m['torch']}\n" + "\n".join(lines) + "\n")
     print(f"\nwrote {args.out} and {md}")
 
 

@@ -23,13 +23,6 @@ echo "== C++ frontend demo =="
 # a current one: the benchmarks run with OpenBLAS's own CPU detection.
 BENCH_ENV=(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE)
 
-echo "== C++ per-op latency (Google Benchmark, 1 thread) =="
-"${BENCH_ENV[@]}" "$BUILD"/bench/cpp/fastt_bench_ops --benchmark_min_time=0.1 \
-  --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
-
-echo "== Python per-op latency =="
-(cd /tmp && "${BENCH_ENV[@]}" "$PY" "$OLDPWD/bench/bench_python.py")
-
 echo "== C++ MLP on digits (header-only frontend, autograd) =="
 DIGITS=$("$PY" -c "import os, sklearn; print(os.path.join(os.path.dirname(sklearn.__file__), 'datasets', 'data', 'digits.csv.gz'))")
 OMP_NUM_THREADS=1 "$BUILD"/examples/cpp/fastt_mlp_digits "$DIGITS" 20 | tail -3
@@ -37,6 +30,5 @@ OMP_NUM_THREADS=1 "$BUILD"/examples/cpp/fastt_mlp_digits "$DIGITS" 20 | tail -3
 echo "== Training examples, fastt vs torch (same weights and batches) =="
 (cd /tmp && OMP_NUM_THREADS=1 "$PY" "$OLDPWD/examples/compare_curves.py" --png)
 
-echo "== Training-step latency (MLP, batch 1/32/512) and recording overhead =="
-(cd /tmp && "${BENCH_ENV[@]}" "$PY" "$OLDPWD/bench/train_step.py" --quick)
-
+echo "== Framework-tax benchmark suite (quick mode; full: python -m bench) =="
+"${BENCH_ENV[@]}" env FASTT_BUILD_DIR="$BUILD" "$PY" -m bench --quick

@@ -1,0 +1,177 @@
+"""Shared pieces of the benchmark suite: thread pinning, the clock, the
+interleaved-repeats timer every part uses, the machine description and
+result files. A new part imports these rather than timing on its own."""
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+RESULTS = HERE / "results"
+
+# Environment for benchmark processes: one thread unless a part asks for
+# more, and OpenBLAS's own CPU detection (scripts/main.sh does the same: a
+# forced OPENBLAS_CORETYPE slows a current CPU).
+_PIN = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+_UNSET = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+
+
+def bench_env():
+    env = dict(os.environ)
+    for v in _PIN:
+        env[v] = "1"
+    for v in _UNSET:
+        env.pop(v, None)
+    return env
+
+
+def pin_environment():
+    """Call before numpy/torch/fastt are imported (bench/__main__ does)."""
+    os.environ.update({v: "1" for v in _PIN})
+    for v in _UNSET:
+        os.environ.pop(v, None)
+
+
+def cpu_count():
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+# The clock for single-threaded measurements. "cpu" (process CPU time) is
+# steady on a shared machine: time spent descheduled does not count, while
+# all of the process's threads do, so a library that hands work to helper
+# threads is not flattered. "wall" is perf_counter. Multi-threaded
+# throughput always uses wall time.
+CLOCKS = {"cpu": time.process_time, "wall": time.perf_counter}
+_clock = ["cpu"]
+
+
+def set_clock(name):
+    if name not in CLOCKS:
+        raise ValueError(f"clock must be one of {sorted(CLOCKS)}")
+    _clock[0] = name
+
+
+def clock_name():
+    return _clock[0]
+
+
+def clock():
+    return CLOCKS[_clock[0]]
+
+
+def loop_sampler(fn, timer=None):
+    """A sampler for a callable: sampler(number) -> seconds taken."""
+    def sample(number):
+        t = timer or clock()
+        t0 = t()
+        for _ in range(number):
+            fn()
+        return t() - t0
+    return sample
+
+
+def calibrate(sample, target_s, max_number=10_000_000):
+    """Calls per sample so that one sample takes about target_s."""
+    sample(1)  # warm-up (first call may allocate, build caches)
+    number = 1
+    while True:
+        dt = sample(number)
+        if dt >= target_s / 4 or number >= max_number:
+            break
+        number *= 8 if dt < target_s / 64 else 2
+    if dt <= 0:
+        return max_number
+    return max(1, min(max_number, int(number * target_s / dt)))
+
+
+def interleaved(samplers, repeats, target_s, numbers=None):
+    """Times each sampler (key -> sampler(number) -> seconds) in `repeats`
+    rounds that each run every sampler once, so load changes hit all of
+    them alike. Returns key -> {median, min, max, n, number} in seconds per
+    call. `numbers` (key -> calls per sample) skips calibration."""
+    numbers = dict(numbers or {})
+    for k, s in samplers.items():
+        if k not in numbers:
+            numbers[k] = calibrate(s, target_s)
+    samples = {k: [] for k in samplers}
+    for _ in range(repeats):
+        for k, s in samplers.items():
+            samples[k].append(s(numbers[k]) / numbers[k])
+    return {k: {"median": statistics.median(v), "min": min(v),
+                "max": max(v), "n": len(v), "number": numbers[k]}
+            for k, v in samples.items()}
+
+
+def _cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def _git_commit():
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"],
+                             cwd=ROOT, capture_output=True, text=True,
+                             timeout=5)
+        dirty = subprocess.run(["git", "status", "--porcelain",
+                                "--untracked-files=no"], cwd=ROOT,
+                               capture_output=True, text=True, timeout=5)
+        if out.returncode == 0:
+            return out.stdout.strip() + ("+dirty" if dirty.stdout.strip()
+                                         else "")
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return None
+
+
+def machine():
+    """What the report says about where it ran."""
+    import numpy as np
+    import fastt
+    try:
+        import torch
+        tv = torch.__version__
+    except ImportError:
+        tv = None
+    info = {
+        "cpu_model": _cpu_model(),
+        "cores": cpu_count(),
+        "logical_cpus": os.cpu_count(),
+        "os": platform.platform(),
+        "python": sys.version.split()[0],
+        "fastt": getattr(fastt, "__version__", "?"),
+        "fastt_path": str(Path(fastt.__file__).parent),
+        "torch": tv,
+        "numpy": np.__version__,
+        "git": _git_commit(),
+        "clock": clock_name(),
+    }
+    try:
+        info["loadavg"] = list(os.getloadavg())
+    except OSError:
+        pass
+    return info
+
+
+def save_json(name, data):
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    path = RESULTS / name
+    path.write_text(json.dumps(data, indent=1, default=str))
+    return path
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
