@@ -325,7 +325,9 @@ int infer_size(IntList req, int64_t numel, int64_t* out, const char* op) {
     } else {
       FASTT_CHECK(req[i] >= 0, RuntimeError,
                   "{}: invalid shape dimension {}", op, req[i]);
-      prod *= req[i];
+      // A wrapped product could match numel (e.g. 0): shape (2^62, 4).
+      FASTT_CHECK(!__builtin_mul_overflow(prod, req[i], &prod), RuntimeError,
+                  "{}: numel: integer multiplication overflow", op);
     }
     out[i] = req[i];
   }
@@ -556,9 +558,9 @@ Tensor Tensor::expand(IntList req) const {
 Tensor Tensor::flatten(int64_t start, int64_t end) const {
   require_defined(*this, "flatten");
   const int nd = impl_->ndim;
-  if (nd == 0) return reshape({1});
   start = wrap_dim(start, nd, "flatten");
   end = wrap_dim(end, nd, "flatten");
+  if (nd == 0) return reshape({1});
   FASTT_CHECK(start <= end, RuntimeError,
               "flatten() has invalid args: start_dim cannot come after "
               "end_dim");

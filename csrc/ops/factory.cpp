@@ -296,6 +296,11 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step,
     FASTT_CHECK((xst > 0 && xe >= xs) || (xst < 0 && xe <= xs), RuntimeError,
                 "arange: upper bound and larger bound inconsistent with step "
                 "sign");
+    // torch also checks the uncast bounds: arange(0, 0.5, -1) raises.
+    const double ds = start.to_double(), de = end.to_double();
+    FASTT_CHECK((xst > 0 && de >= ds) || (xst < 0 && de <= ds), RuntimeError,
+                "arange: upper bound and lower bound inconsistent with step "
+                "sign");
     if (dt == DType::Int64) {
       const __int128 sgn = xst > 0 ? 1 : -1;
       const __int128 n = (__int128(xe) - xs + xst - sgn) / xst;

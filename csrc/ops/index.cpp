@@ -1192,6 +1192,10 @@ Tensor roll(const Tensor& t, IntList shifts, IntList dims) {
   FASTT_CHECK(shifts.size() == dims.size(), RuntimeError,
               "shifts and dimensions must align. shifts: {}, dims:{}",
               shifts.size(), dims.size());
+  // As torch: a 0-d tensor takes no explicit dims (wrap_dim would allow 0).
+  FASTT_CHECK(t.dim() > 0, IndexError,
+              "roll: Dimension specified as {} but tensor has no dimensions",
+              dims[0]);
   int64_t total[kMaxDims] = {};
   for (size_t i = 0; i < dims.size(); ++i)
     total[wrap_dim(dims[i], t.dim(), "roll")] += shifts[i];

@@ -341,6 +341,20 @@ Tensor tensor_from_data(PyObject* data, PyObject* dtype_obj,
         T* out = static_cast<T*>(t.data_ptr());
         if (t.numel() > 0) fill<T>(data, 0, inf.ndim, out);
       });
+      // As torch: nan/inf/out-of-range values for an integer dtype raise
+      // (the .to() below would wrap them silently).
+      if (has_dtype && is_integral(dtype, false) && build != DType::Bool) {
+        const int64_t n = t.numel();
+        if (build == DType::Float64) {
+          const double* p = static_cast<const double*>(t.data_ptr());
+          for (int64_t i = 0; i < n; ++i)
+            check_scalar_fits(Scalar(p[i]), dtype, "tensor");
+        } else {
+          const int64_t* p = static_cast<const int64_t*>(t.data_ptr());
+          for (int64_t i = 0; i < n; ++i)
+            check_scalar_fits(Scalar(p[i]), dtype, "tensor");
+        }
+      }
       if (!has_dtype) dtype = natural;
       has_dtype = true;
     } else if (PySequence_Check(data) && !PyUnicode_Check(data) &&

@@ -125,10 +125,19 @@ Indexed apply_index(const Tensor& self, PyObject* index) {
       r.view = r.view.slice(d, start, stop, step);
       r.adv.emplace_back();
       ++d;
-    } else if (it == Py_None || PyBool_Check(it)) {
+    } else if (it == Py_None) {
       r.view = r.view.unsqueeze(d);
-      if (it == Py_False) r.view = r.view.slice(d, 0, 0, 1);
       r.adv.emplace_back();
+      ++d;
+    } else if (PyBool_Check(it)) {
+      // As torch: a bool is an advanced index ([0] or []) over a new
+      // size-1 dim, so several bools broadcast into one dim.
+      r.view = r.view.unsqueeze(d);
+      Tensor idx = Tensor::empty({it == Py_True ? 1 : 0}, DType::Int64,
+                                 self.device());
+      idx.zero_();
+      r.adv.push_back(std::move(idx));
+      r.has_adv = true;
       ++d;
     } else if (it == Py_Ellipsis) {
       d += self.dim() - consumed;

@@ -717,8 +717,14 @@ FASTT_METHOD(as_strided) {
   SmallInts sz, st;
   parse_ints(a[0], &sz, "as_strided");
   parse_ints(a[1], &st, "as_strided");
-  return wrap(t.as_strided(sz.list(), st.list(),
-                           given(a[2]) ? to_int(a[2], "storage_offset") : -1));
+  int64_t offset = -1;  // C++'s "keep the current offset"
+  if (given(a[2])) {
+    offset = to_int(a[2], "storage_offset");
+    // An explicit -1 must not turn into that sentinel (torch raises).
+    FASTT_CHECK(offset >= 0, RuntimeError,
+                "as_strided: invalid storage offset {}", offset);
+  }
+  return wrap(t.as_strided(sz.list(), st.list(), offset));
   FASTT_PY_END
 }
 FASTT_FN(as_strided)

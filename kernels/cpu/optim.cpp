@@ -135,16 +135,40 @@ constexpr int kLanes = 8;  // tmp is processed in multiples of this
 #pragma GCC diagnostic ignored "-Wpsabi"
 typedef float v8sf __attribute__((vector_size(32)));
 typedef double v4df __attribute__((vector_size(32)));
+#if defined(__clang__)
+// clang checks a builtin's target features in the function holding it (GCC
+// after inlining), so there the AVX loops get FMA-target functions.
+FASTT_OPTIM_FMA_TARGET inline void sqrt_avx(float* x, int n) {
+  for (int j = 0; j < n; j += 8) {
+    v8sf v;
+    __builtin_memcpy(&v, x + j, sizeof v);
+    v = __builtin_ia32_sqrtps256(v);
+    __builtin_memcpy(x + j, &v, sizeof v);
+  }
+}
+FASTT_OPTIM_FMA_TARGET inline void sqrt_avx(double* x, int n) {
+  for (int j = 0; j < n; j += 4) {
+    v4df v;
+    __builtin_memcpy(&v, x + j, sizeof v);
+    v = __builtin_ia32_sqrtpd256(v);
+    __builtin_memcpy(x + j, &v, sizeof v);
+  }
+}
+#endif
 // Only ever inlined into the FMA build (the AVX builtins need it).
 template <bool F>
 FASTT_ALWAYS_INLINE void sqrt_lanes(float* x, int n) {
   if constexpr (F) {
+#if defined(__clang__)
+    sqrt_avx(x, n);
+#else
     for (int j = 0; j < n; j += 8) {
       v8sf v;
       __builtin_memcpy(&v, x + j, sizeof v);
       v = __builtin_ia32_sqrtps256(v);
       __builtin_memcpy(x + j, &v, sizeof v);
     }
+#endif
   } else {
     for (int j = 0; j < n; j += 4)
       _mm_storeu_ps(x + j, _mm_sqrt_ps(_mm_loadu_ps(x + j)));
@@ -153,12 +177,16 @@ FASTT_ALWAYS_INLINE void sqrt_lanes(float* x, int n) {
 template <bool F>
 FASTT_ALWAYS_INLINE void sqrt_lanes(double* x, int n) {
   if constexpr (F) {
+#if defined(__clang__)
+    sqrt_avx(x, n);
+#else
     for (int j = 0; j < n; j += 4) {
       v4df v;
       __builtin_memcpy(&v, x + j, sizeof v);
       v = __builtin_ia32_sqrtpd256(v);
       __builtin_memcpy(x + j, &v, sizeof v);
     }
+#endif
   } else {
     for (int j = 0; j < n; j += 2)
       _mm_storeu_pd(x + j, _mm_sqrt_pd(_mm_loadu_pd(x + j)));

@@ -20,8 +20,10 @@
 // than 4-wide and another 1.5-2x faster 16-wide.
 // Mark functions that take a whole range of rows, so the indirect call is
 // paid once per range, and keep the loops they inline in their body.
+// Not under TSan: the dynamic loader runs ifunc resolvers before the TSan
+// runtime is initialised, and an instrumented resolver crashes at load.
 #if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__) && \
-    !defined(__clang__) && !defined(__AVX2__)
+    !defined(__clang__) && !defined(__AVX2__) && !defined(__SANITIZE_THREAD__)
 #define FASTT_VEC_CLONES \
   __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", \
                                "default")))
@@ -43,8 +45,10 @@ inline float bits_to_float(int32_t b) {
 // built from bits in two halves so results down to the subnormal range
 // stay right.
 inline float vec_exp(float x) {
-  float xc = x < -104.0f ? -104.0f : x;
-  xc = xc > 88.7f ? 88.7f : xc;
+  // Written so NaN clamps to -104 too (its result is replaced below): a
+  // NaN reaching int32_t(k) and the exponent shifts would be UB.
+  float xc = x > -104.0f ? x : -104.0f;
+  xc = xc < 88.7f ? xc : 88.7f;
   // Round to nearest by the 1.5 * 2^23 trick (no SSE4.1 roundps needed).
   const float k = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
   float r = xc - k * 0.693359375f;
