@@ -411,7 +411,8 @@ struct ClampMax {
 struct Lerp {  // torch's two-sided form for accuracy near weight 1
   template <class T> FASTT_HD T operator()(T a, T b, T w) const {
     T diff = b - a;
-    return (w < T(0.5)) ? a + w * diff : b - diff * (T(1) - w);
+    const T aw = w < T(0) ? -w : w;  // |w|, as torch picks the form
+    return (aw < T(0.5)) ? a + w * diff : b - diff * (T(1) - w);
   }
 };
 template <class V>

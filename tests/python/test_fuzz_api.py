@@ -319,12 +319,7 @@ KNOWN_LENIENT = [
 
 # Open fastt bugs outside this suite's reach (each has an xfail test below):
 # (op label, regex on torch's message, why). Matching cases are counted.
-KNOWN_BUGS = [
-    ("cross_entropy", r"ignore_index is not supported for floating point",
-     "fastt.nn.functional.cross_entropy ignores ignore_index with "
-     "probability targets instead of raising (python/fastt/nn/"
-     "functional.py)"),
-]
+KNOWN_BUGS = []  # (op, message pattern, reason) of unfixed divergences
 
 
 def _known_lenient(label, terr):
@@ -980,10 +975,7 @@ def test_known_bug_clamp_mixed_number_tensor_bounds():
     assert fastt.clamp(x, 5, hi).dtype == fastt.int16
 
 
-@pytest.mark.xfail(strict=True, reason="kernels/functors.h lerp picks its "
-                   "formula with `w < 0.5`; torch (ATen/native/Lerp.h) uses "
-                   "`abs(w) < 0.5`, so w <= -0.5 with inf inputs differs")
-def test_known_bug_lerp_negative_weight():
+def test_lerp_negative_weight_picks_formula_by_abs():  # was a fuzz find
     a = fastt.tensor(1.0)
     b = fastt.tensor(math.inf)
     assert math.isnan(fastt.lerp(a, b, -1.0).item())  # torch: nan
@@ -998,8 +990,7 @@ def test_known_bug_half_floor_divide_scalar():
     assert fastt.floor_divide(a, fastt.tensor(1.51)).item() == 0.0
 
 
-@pytest.mark.xfail(strict=True, reason=KNOWN_BUGS[0][2])
-def test_known_bug_cross_entropy_probs_ignore_index():
+def test_cross_entropy_probs_rejects_ignore_index():  # was a fuzz find
     x = fastt.zeros(2, 3)
     t = fastt.full((2, 3), 1.0 / 3)
     with pytest.raises(RuntimeError):

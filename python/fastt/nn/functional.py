@@ -956,6 +956,9 @@ def cross_entropy(input, target, weight=None, size_average=None,
     if size_average is not None or reduce is not None:
         reduction = _reduction(size_average, reduce, reduction)
     if target.is_floating_point():
+        if ignore_index != -100:
+            raise RuntimeError(
+                "ignore_index is not supported for floating point target")
         return _cross_entropy_probs(input, target, weight, reduction,
                                     label_smoothing)
     if _cross_entropy is not None:  # the hot path: one fused op
