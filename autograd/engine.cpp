@@ -254,8 +254,9 @@ NodeRef make_node(GradFn fn, const std::vector<Tensor>& inputs) {
   n->seq = t_next_seq++;
   n->next.resize(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
-    n->next[i] = gradient_edge(inputs[i]);
-    if (i < 3 && inputs[i].defined()) n->dtypes[i] = inputs[i].dtype();
+    if (!inputs[i].defined()) continue;
+    fill_edge(n->next[i], inputs[i]);
+    if (i < 3) n->dtypes[i] = inputs[i].dtype();
   }
   if (!inputs.empty() && inputs[0].defined()) n->device = inputs[0].device();
   return n;

@@ -157,9 +157,10 @@ PyObject* scalar_to_py(const Scalar& s);
 
 // Kernels on at least this many elements run without the GIL.
 constexpr int64_t kReleaseGILNumel = 32768;
+// Runs f without the GIL (big kernels, file I/O); exceptions propagate
+// with the GIL held again.
 template <class F>
-inline auto maybe_release_gil(int64_t numel, F&& f) -> decltype(f()) {
-  if (FASTT_LIKELY(numel < kReleaseGILNumel)) return f();
+inline auto without_gil(F&& f) -> decltype(f()) {
   PyThreadState* st = PyEval_SaveThread();
   try {
     decltype(f()) r = f();
@@ -169,6 +170,11 @@ inline auto maybe_release_gil(int64_t numel, F&& f) -> decltype(f()) {
     PyEval_RestoreThread(st);
     throw;
   }
+}
+template <class F>
+inline auto maybe_release_gil(int64_t numel, F&& f) -> decltype(f()) {
+  if (FASTT_LIKELY(numel < kReleaseGILNumel)) return f();
+  return without_gil(f);
 }
 
 // ---- Module pieces defined in other files ----

@@ -95,19 +95,6 @@ fail:
   return result;
 }
 
-// Runs f without the GIL (file I/O and big copies).
-template <class F>
-auto without_gil(F&& f) -> decltype(f()) {
-  PyThreadState* st = PyEval_SaveThread();
-  try {
-    decltype(f()) r = f();
-    PyEval_RestoreThread(st);
-    return r;
-  } catch (...) {
-    PyEval_RestoreThread(st);
-    throw;
-  }
-}
 
 PyObject* f_save(PyObject*, PyObject* args) {
   FASTT_PY_BEGIN
