@@ -14,9 +14,9 @@ D_MODEL, NHEAD, D_FF = 64, 4, 256
 OPTIM_SHAPES = [(64,), (32, 32), (16, 64), (128,), (8, 8), (256,)]
 
 
-def build(lib, model, seed=0):
+def build(lib, model, seed=0, device="cpu"):
     """The same network in fastt or torch, with identical initial weights
-    (uniform +-1/sqrt(fan_in) from one NumPy generator)."""
+    (uniform +-1/sqrt(fan_in) from one NumPy generator), on `device`."""
     nn = lib.nn
     lib.manual_seed(seed)
     if model == "mlp":  # examples/mlp_digits.py
@@ -43,27 +43,29 @@ def build(lib, model, seed=0):
             bound = 1.0 / np.sqrt(fan_in)
             p.copy_(lib.tensor(rng.uniform(-bound, bound, shape)
                                .astype(np.float32)))
-    return net
+    return net.to(device)
 
 
-def batch_data(lib, model, batch, seed=1):
-    """(input, target, loss function) for one batch."""
+def batch_data(lib, model, batch, seed=1, device="cpu"):
+    """(input, target, loss function) for one batch, on `device`."""
     rng = np.random.default_rng(seed)
     if model == "transformer":
         x = rng.standard_normal((batch, SEQ, D_MODEL)).astype(np.float32)
         y = rng.standard_normal((batch, SEQ, D_MODEL)).astype(np.float32)
-        return lib.tensor(x), lib.tensor(y), lib.nn.MSELoss()
+        return (lib.tensor(x).to(device), lib.tensor(y).to(device),
+                lib.nn.MSELoss())
     shape = (batch, 64) if model == "mlp" else (batch, 1, 8, 8)
     x = rng.standard_normal(shape).astype(np.float32)
     y = rng.integers(0, 10, batch)
-    return lib.tensor(x), lib.tensor(y), lib.nn.CrossEntropyLoss()
+    return (lib.tensor(x).to(device), lib.tensor(y).to(device),
+            lib.nn.CrossEntropyLoss())
 
 
-def train_step(lib, model, batch, seed=0):
+def train_step(lib, model, batch, seed=0, device="cpu"):
     """A closure running one full training step."""
-    net = build(lib, model, seed)
+    net = build(lib, model, seed, device)
     opt = lib.optim.Adam(net.parameters(), lr=1e-3)
-    x, y, loss_fn = batch_data(lib, model, batch)
+    x, y, loss_fn = batch_data(lib, model, batch, device=device)
 
     def step():
         opt.zero_grad()
@@ -73,11 +75,11 @@ def train_step(lib, model, batch, seed=0):
     return step
 
 
-def infer_step(lib, model, batch, seed=0):
+def infer_step(lib, model, batch, seed=0, device="cpu"):
     """A closure running one forward pass in eval mode under no_grad."""
-    net = build(lib, model, seed)
+    net = build(lib, model, seed, device)
     net.eval()
-    x, _, _ = batch_data(lib, model, batch)
+    x, _, _ = batch_data(lib, model, batch, device=device)
 
     def step():
         with lib.no_grad():

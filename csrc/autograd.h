@@ -13,7 +13,7 @@ namespace autograd {
 
 // Grad mode: on by default in every thread. Inference mode also turns grad
 // mode off (fastt keeps no separate inference-tensor state).
-#if defined(__GNUC__)
+#if defined(__GNUC__) && !defined(__CUDACC__)
 #define FASTT_TLS_IE __attribute__((tls_model("initial-exec")))
 #else
 #define FASTT_TLS_IE

@@ -48,6 +48,23 @@ class Storage {
   void* ctx_ = nullptr;
 };
 
+// Copies made by the calling thread while a NonBlockingCopy is alive may
+// return before the device finished them when the host side is pinned
+// memory (torch's non_blocking=True); otherwise a copy that the host reads
+// or writes completes before it returns. The bindings set it around
+// to(non_blocking=True) / copy_(non_blocking=True) / cuda(non_blocking=True).
+class NonBlockingCopy {
+ public:
+  explicit NonBlockingCopy(bool on);
+  ~NonBlockingCopy();
+  NonBlockingCopy(const NonBlockingCopy&) = delete;
+  NonBlockingCopy& operator=(const NonBlockingCopy&) = delete;
+  static bool active();
+
+ private:
+  bool prev_;
+};
+
 // Per-device allocation hooks; the CUDA backend installs its own.
 struct DeviceAllocatorHooks {
   void* (*allocate)(size_t nbytes, int device_index) = nullptr;

@@ -151,6 +151,7 @@ def main():
                                    args.layers, args.heads, args.block,
                                    args.attn)
     common.init_params(model, lib, args.seed, gpt_init_rule(args.layers))
+    model.to(args.device)
     # weight decay only on matrices (not biases, LayerNorm or positions)
     decay = [p_ for n, p_ in model.named_parameters()
              if p_.dim() >= 2 and n != "pos"]
@@ -179,7 +180,8 @@ def main():
         starts = r.integers(0, len(source) - T - 1, B)
         x = np.stack([source[s:s + T] for s in starts])
         y = np.stack([source[s + 1:s + T + 1] for s in starts])
-        return lib.from_numpy(x), lib.from_numpy(y)
+        return (lib.from_numpy(x).to(args.device),
+                lib.from_numpy(y).to(args.device))
 
     def val_loss():
         r = np.random.default_rng(1234)  # the same val batches every time
@@ -233,10 +235,10 @@ def main():
     context = [stoi[c] for c in "def " if c in stoi]
     with lib.no_grad():
         for _ in range(args.sample_chars):
-            idx = lib.tensor([context[-T:]])
+            idx = lib.tensor([context[-T:]]).to(args.device)
             logits, _ = model(idx)
             probs = lib.nn.functional.softmax(logits[0, -1] / 0.8, dim=-1)
-            pr = probs.double().numpy()
+            pr = probs.double().cpu().numpy()
             context.append(int(srng.choice(len(pr), p=pr / pr.sum())))
     sample = "".join(chars[i] for i in context)
     print("---- sample ----")

@@ -33,10 +33,12 @@ def main():
     train = data.TensorDataset(lib.tensor(xtr), lib.tensor(ytr))
     loader = data.DataLoader(train, batch_size=args.batch_size,
                              sampler=common.NumpySampler(len(xtr), args.seed))
-    x_test, y_test = lib.tensor(xte), lib.tensor(yte)
+    dev = args.device
+    x_test, y_test = lib.tensor(xte).to(dev), lib.tensor(yte).to(dev)
 
     model = build(nn, args.dropout)
     common.init_params(model, lib, args.seed)
+    model.to(dev)
     opt = optim.Adam(model.parameters(), lr=args.lr)
     sched = optim.lr_scheduler.CosineAnnealingLR(opt, T_max=args.epochs)
     loss_fn = nn.CrossEntropyLoss()
@@ -58,6 +60,7 @@ def main():
         bar = common.Progress(len(loader), f"epoch {epoch}", show)
         ep_losses = []
         for xb, yb in loader:
+            xb, yb = xb.to(dev), yb.to(dev)
             timer.start()
             opt.zero_grad()
             loss = loss_fn(model(xb), yb)

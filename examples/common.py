@@ -29,6 +29,8 @@ def base_parser(description, epochs=10, batch_size=64, lr=1e-3):
                    default="auto", help="progress bar on stderr")
     p.add_argument("--json", metavar="PATH",
                    help="write the loss curve and timings as JSON")
+    p.add_argument("--device", default="cpu",
+                   help="cpu, cuda or cuda:N (model and batches live there)")
     return p
 
 

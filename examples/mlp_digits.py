@@ -27,10 +27,12 @@ def main():
     train = data.TensorDataset(lib.tensor(xtr), lib.tensor(ytr))
     loader = data.DataLoader(train, batch_size=args.batch_size,
                              sampler=common.NumpySampler(len(xtr), args.seed))
-    x_test, y_test = lib.tensor(xte), lib.tensor(yte)
+    dev = args.device
+    x_test, y_test = lib.tensor(xte).to(dev), lib.tensor(yte).to(dev)
 
     model = build(nn)
     common.init_params(model, lib, args.seed)
+    model.to(dev)
     if args.optim == "adam":
         opt = optim.Adam(model.parameters(), lr=args.lr)
     else:
@@ -54,6 +56,7 @@ def main():
         bar = common.Progress(len(loader), f"epoch {epoch}", show)
         ep_losses = []
         for xb, yb in loader:
+            xb, yb = xb.to(dev), yb.to(dev)
             timer.start()
             opt.zero_grad()
             loss = loss_fn(model(xb), yb)

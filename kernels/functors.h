@@ -65,7 +65,8 @@ struct Sigmoid {
 };
 struct Relu {  // NaN propagates, like torch.relu
   template <class T> FASTT_HD T operator()(T a) const {
-    return a < T(0) ? T(0) : a;
+    if constexpr (std::is_unsigned<T>::value) return a;  // nvcc #186-D
+    else return a < T(0) ? T(0) : a;
   }
 };
 struct LeakyRelu {

@@ -35,3 +35,13 @@ if ! "$PY" -c "import torch" 2>/dev/null; then
   "$PY" -m pip install -q --disable-pip-version-check torch==2.13.0 ||
     echo "[deps] torch not installed: torch comparisons will be skipped"
 fi
+# cuBLAS and cuDNN for the CUDA backend, when nvcc is here (CMake finds their
+# headers and libraries inside these wheels; the versions are the ones torch's
+# CUDA 13 builds use).
+if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
+  if ! "$PY" -c "import nvidia.cudnn, nvidia.cu13" 2>/dev/null; then
+    "$PY" -m pip install -q --disable-pip-version-check \
+      nvidia-cublas==13.1.1.3 nvidia-cudnn-cu13==9.24.0.43 ||
+      echo "[deps] cuBLAS/cuDNN wheels not installed: CUDA GEMM/conv use fastt's own kernels"
+  fi
+fi

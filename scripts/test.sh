@@ -30,4 +30,9 @@ if ls python/fastt/_C*.so >/dev/null 2>&1; then
   echo "== Python tests (pytest) =="
   PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" \
     "$PY" -m pytest -q -p no:cacheprovider tests/python
+  # Without a GPU the CUDA suite skips; running it CPU-against-CPU checks
+  # the test code itself (bench/gpu_check.sh runs it on a GPU).
+  echo "== CUDA test suite, self-check on the CPU =="
+  PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" FASTT_TEST_DEVICE=cpu \
+    "$PY" -m pytest -q -p no:cacheprovider tests/python/test_cuda_*.py
 fi

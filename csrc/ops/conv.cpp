@@ -13,9 +13,15 @@
 #include <string>
 
 #include "../dispatch.h"
+#include "kernels/cuda/cudnn_conv.h"
 #include "reduce.h"
 
 namespace fastt {
+
+// Null until a CUDA build with cuDNN registers them (kernels/cuda/
+// cudnn_conv.cpp); CPU tensors never ask.
+CudnnConvHooks g_cudnn_conv_hooks = {nullptr, nullptr, nullptr};
+
 namespace {
 
 // Column buffers hold at most this many elements (2 MB of float, so they
@@ -23,6 +29,9 @@ namespace {
 // in chunks of whole samples (torch goes one sample at a time; chunks keep
 // small images in few products).
 constexpr int64_t kColsBudget = int64_t(1) << 19;
+// On a GPU there is no cache to stay in and every chunk costs launches, so
+// chunks are bigger (64 MB of float).
+constexpr int64_t kColsBudgetCuda = int64_t(1) << 24;
 // Output planes at least this big get one product per sample; smaller ones
 // are multiplied for the whole chunk at once ([O, CK] @ [CK, n*L]) and
 // transposed back, which saves many tiny BLAS calls.
@@ -88,6 +97,7 @@ void conv_arg(IntList v, int spatial, const char* name, int64_t unit,
 struct Geom {
   int64_t N, C, H, W, O, G, kh, kw, oh, ow;
   int64_t win[kNumWindowParams];
+  int64_t cols_budget = kColsBudget;
   int64_t Cg() const { return C / G; }
   int64_t Og() const { return O / G; }
   int64_t kk() const { return kh * kw; }
@@ -97,7 +107,7 @@ struct Geom {
   // Samples per chunk so the column buffer stays within budget.
   int64_t chunk() const {
     const int64_t per = std::max<int64_t>(1, CK() * L());
-    return std::max<int64_t>(1, std::min(N, kColsBudget / per));
+    return std::max<int64_t>(1, std::min(N, cols_budget / per));
   }
 };
 
@@ -229,11 +239,30 @@ Geom conv_geom(const char* op, int spatial, const Operands& o,
               spatial_str(spatial, ph, pw), spatial_str(spatial, ekh, ekw));
   g.oh = (ph - ekh) / p.stride[0] + 1;
   g.ow = (pw - ekw) / p.stride[1] + 1;
+  if (x.device().is_cuda()) g.cols_budget = kColsBudgetCuda;
   fill_window(g, p);
   return g;
 }
 
 // ---- the three products ----
+
+// The geometry as the cuDNN hooks take it.
+ConvDesc conv_desc(const Geom& g) {
+  const int64_t* w = g.win;
+  return {g.N,
+          g.C,
+          g.H,
+          g.W,
+          g.O,
+          g.G,
+          g.kh,
+          g.kw,
+          g.oh,
+          g.ow,
+          {w[kWinStrideH], w[kWinStrideW]},
+          {w[kWinPadH], w[kWinPadW]},
+          {w[kWinDilationH], w[kWinDilationW]}};
+}
 
 void run_gemm(Tensor& out, const Tensor& a, const Tensor& b,
               const Tensor* addend, bool accumulate, int flags) {
@@ -291,6 +320,10 @@ Tensor conv_forward(const Tensor& x, const Tensor& weight, const Tensor& bias,
   KernelFn im2col_fn = kernel_for(Op::im2col, x, name);
   Tensor y = Tensor::empty({g.N, g.O, g.oh, g.ow}, x.dtype(), x.device());
   if (y.numel() == 0) return y;
+  if (x.device().is_cuda() && g_cudnn_conv_hooks.forward &&
+      g_cudnn_conv_hooks.forward(x, weight, bias.defined() ? &bias : nullptr,
+                                 conv_desc(g), y))
+    return y;
   const int64_t G = g.G, Og = g.Og(), CKg = g.Cg() * g.kk(), L = g.L();
   const Tensor w = weight.contiguous().view({G, Og, CKg});
   const int64_t* win = g.win;
@@ -342,6 +375,11 @@ Tensor conv_input_grad(const Tensor& gy, const Tensor& weight,
   KernelFn col2im_fn = kernel_for(Op::col2im, gy, name);
   Tensor gx = Tensor::empty({g.N, g.C, g.H, g.W}, gy.dtype(), gy.device());
   if (gx.numel() == 0) return gx;
+  if (gy.device().is_cuda() && g_cudnn_conv_hooks.input_grad &&
+      g_cudnn_conv_hooks.input_grad(gy, weight,
+                                    bias.defined() ? &bias : nullptr,
+                                    conv_desc(g), gx))
+    return gx;
   const int64_t G = g.G, Og = g.Og(), CKg = g.Cg() * g.kk(), L = g.L();
   const Tensor w = weight.contiguous().view({G, Og, CKg});
   const Tensor b = bias.defined() ? bias.contiguous() : Tensor();
@@ -383,6 +421,9 @@ Tensor conv_weight_grad(const Tensor& gy, const Tensor& x, const Geom& g,
       Tensor::empty({g.O, g.Cg(), g.kh, g.kw}, x.dtype(), x.device());
   if (gw.numel() == 0) return gw;
   if (g.N == 0) return gw.zero_();
+  if (x.device().is_cuda() && g_cudnn_conv_hooks.weight_grad &&
+      g_cudnn_conv_hooks.weight_grad(gy, x, conv_desc(g), gw))
+    return gw;
   const int64_t G = g.G, Og = g.Og(), CKg = g.Cg() * g.kk(), L = g.L();
   Tensor gw3 = gw.view({G, Og, CKg});
   const int64_t chunk = g.chunk();
@@ -502,6 +543,7 @@ Geom transpose_geom(const char* op, const Tensor& x4, const Tensor& x,
               "Given input size per channel: ({} x {}). Calculated output "
               "size per channel: ({} x {}). Output size is too small",
               g.oh, g.ow, g.H, g.W);
+  if (x.device().is_cuda()) g.cols_budget = kColsBudgetCuda;
   fill_window(g, p);
   return g;
 }

@@ -47,6 +47,10 @@ FASTT_NOINLINE void check_value_scalars(const char* op, const Operand* ins,
     if (ins[k].s) check_scalar_fits(*ins[k].s, r, op);
 }
 
+inline bool cpu_scalar_tensor(const Tensor& t) {
+  return t.dim() == 0 && t.is_cpu();
+}
+
 [[noreturn]] FASTT_NOINLINE void throw_device_mismatch(Op op, Device a,
                                                        Device b) {
   throw RuntimeError(fmt::format(
@@ -107,9 +111,10 @@ void check_divisor(Op op, DType dt, const Tensor* t, const KernelArgs& args,
   if (!is_int_division(op) || !is_integral(dt, true)) return;
   bool zero;
   if (t) {
-    FASTT_CHECK(t->is_cpu(), NotImplementedError,
-                "{}: integer division needs a CPU divisor to check for zeros",
-                op_name(op));
+    // A device divisor is not scanned: that would be a reduction plus a
+    // host sync on every integer division. The functors give 0 for a zero
+    // divisor instead of raising (torch's CUDA does not raise either).
+    if (!t->is_cpu()) return;
     zero = has_zero(*t);
   } else {
     zero = visit_dtype(dt, [&](auto tag) -> bool {
@@ -127,9 +132,16 @@ void check_divisor(Op op, DType dt, const Tensor* t, const KernelArgs& args,
 Tensor elementwise(Op op, Rule rule, const Operand* ins, int nin, Tensor* out,
                    const Params& p, int first_promoted = 0,
                    DType forced_compute = DType(255)) {
-  // Device, promotion, broadcast shape.
+  // Device, promotion, broadcast shape. Like torch, a 0-d CPU tensor may
+  // join an op on another device: it promotes as a tensor and rides into
+  // the kernel as a scalar (no copy to the device).
   Device device = kCPU;
   bool have_device = false;
+  for (int k = 0; k < nin && !have_device; ++k)
+    if (ins[k].t && ins[k].t->defined() && !cpu_scalar_tensor(*ins[k].t)) {
+      device = ins[k].t->device();
+      have_device = true;
+    }
   ResultTypeState state;
   int64_t shape[kMaxDims];
   int ndim = 0;
@@ -141,7 +153,7 @@ Tensor elementwise(Op op, Rule rule, const Operand* ins, int nin, Tensor* out,
       if (!have_device) {
         device = t.device();
         have_device = true;
-      } else if (t.device() != device) {
+      } else if (t.device() != device && !cpu_scalar_tensor(t)) {
         throw_device_mismatch(op, device, t.device());
       }
       if (k >= first_promoted) state.add(t);
@@ -188,7 +200,11 @@ Tensor elementwise(Op op, Rule rule, const Operand* ins, int nin, Tensor* out,
   KernelArgs args;
   tensors[0] = dst;
   for (int k = 0; k < nin; ++k) {
-    if (ins[k].t) {
+    if (ins[k].t && ins[k].t->device() != device) {  // a 0-d CPU tensor
+      tensors[k + 1] = nullptr;
+      store_scalar(args, k + 1, ins[k].t->item(),
+                   k < first_promoted ? ins[k].t->dtype() : compute);
+    } else if (ins[k].t) {
       const Tensor& t = *ins[k].t;
       bool keep = k < first_promoted || t.dtype() == compute;
       if (!keep) converted[k] = t.to(compute);
@@ -925,7 +941,10 @@ Tensor masked_fill(const Tensor& a, const Tensor& mask, const Tensor& value) {
               "masked_fill only supports a 0-dimensional value tensor, but "
               "got tensor with {} dimension(s).",
               value.dim());
-  if (autograd::should_record(value))  // the value's gradient too
+  // The value's gradient too; a value on a's device (not the CPU) stays
+  // there: item() would be a host sync.
+  if (autograd::should_record(value) ||
+      (!value.is_cpu() && value.device() == a.device()))
     return where(mask, value.to(a.dtype()), a);
   return masked_fill(a, mask, value.item());
 }

@@ -14,6 +14,13 @@
 #include "autograd/functions_index.h"
 
 namespace fastt {
+#ifdef FASTT_WITH_CUDA
+namespace cuda {
+// kernels/cuda/index.cu: min/max of a CUDA int64 tensor (one stream sync).
+void int64_min_max(const Tensor& t, int64_t* lo, int64_t* hi);
+}  // namespace cuda
+#endif
+
 namespace {
 
 void check_defined(const Tensor& t, const char* op, const char* what) {
@@ -71,8 +78,15 @@ void for_each_int64(const Tensor& t, F&& f) {
   }
 }
 
-// The smallest and largest value of a non-empty int64 tensor.
+// The smallest and largest value of a non-empty int64 tensor. A CUDA
+// tensor is reduced on its device and only the two results come back (one
+// sync, 16 bytes), so indices are range-checked before any kernel writes:
+// a bad index raises IndexError and corrupts nothing.
 void int64_min_max(const Tensor& t, int64_t* lo, int64_t* hi) {
+#ifdef FASTT_WITH_CUDA
+  if (t.device().type == DeviceType::CUDA)
+    return cuda::int64_min_max(t, lo, hi);
+#endif
   if (!t.is_cpu()) return int64_min_max(t.to(kCPU), lo, hi);
   int64_t a = std::numeric_limits<int64_t>::max();
   int64_t b = std::numeric_limits<int64_t>::min();
@@ -171,10 +185,10 @@ Tensor index_along(const Tensor& index1d, IntList sizes, int64_t dim) {
 }
 
 // Whether the direct kernel form can serve src/index (see index_select_direct
-// in kernels/cpu/index.cpp): CPU, dense src, int64 index that is 1-D or
-// dense. Anything else takes the general strided path.
+// in kernels/cpu/index.cpp; CUDA has it too): dense src, int64 index that
+// is 1-D or dense. Anything else takes the general strided path.
 inline bool direct_ok(const Tensor& src, const Tensor& index) {
-  return src.is_cpu() && src.is_contiguous() &&
+  return src.is_contiguous() &&
          index.dtype() == DType::Int64 &&
          (index.dim() <= 1 || index.is_contiguous());
 }
@@ -183,7 +197,7 @@ inline bool direct_ok(const Tensor& src, const Tensor& index) {
 // already range-checked. One table lookup, no views.
 void select_direct(Op op, const Tensor& src, int64_t dim,
                    const Tensor& index, Tensor& out) {
-  KernelFn fn = lookup_kernel(op, kCPU.type, src.dtype());
+  KernelFn fn = lookup_kernel(op, src.device().type, src.dtype());
   const int nd = int(src.dim());
   const int64_t* sz = src.sizes().data();
   int64_t packed[4] = {1, 1, 1, index.dim() == 1 ? index.strides()[0] : 1};
@@ -819,7 +833,7 @@ void prepare_index(AdvancedIndex& ai, const Tensor& self,
         ai.src = ai.src.unsqueeze(p);
         const bool keep = t.item<bool>();
         Tensor ix = Tensor::empty({keep ? 1 : 0}, DType::Int64, self.device());
-        if (keep) ix.data_ptr<int64_t>()[0] = 0;
+        if (keep) ix.fill_(Scalar(int64_t(0)));  // any device
         ai.idx[p] = ix;
         ai.from_mask[p] = true;
         ++p;

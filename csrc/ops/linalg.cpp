@@ -83,10 +83,17 @@ inline bool blas_shaped(const Tensor& t) {
 }
 
 // float/double operands BLAS cannot read in place get one dense copy (kept
-// in `keep`); the other dtypes' loops read any strides.
+// in `keep`); so do float16/bfloat16 on CUDA, which cuBLAS multiplies too.
+// The other dtypes' loops read any strides.
+inline bool blas_dtype(const Tensor& t) {
+  const DType dt = t.dtype();
+  return dt == DType::Float32 || dt == DType::Float64 ||
+         (t.device().is_cuda() &&
+          (dt == DType::Float16 || dt == DType::BFloat16));
+}
+
 inline const Tensor& blas_ready(const Tensor& t, Tensor& keep) {
-  if ((t.dtype() == DType::Float32 || t.dtype() == DType::Float64) &&
-      !blas_shaped(t)) {
+  if (blas_dtype(t) && !blas_shaped(t)) {
     keep = t.contiguous();
     return keep;
   }

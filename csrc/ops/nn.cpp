@@ -177,8 +177,15 @@ Tensor as_index_target(const Tensor& target, const char* op) {
   return target.contiguous();
 }
 
+// Host-side range check of class targets (IndexError like torch's CPU
+// kernels). CUDA targets are not read here: that would cost a device
+// sync per loss call (torch itself only device-asserts, which poisons the
+// CUDA context). The CUDA kernels never index memory with a bad target;
+// they give its position a NaN loss (so a reduced loss is NaN) and NaN
+// gradients instead (kernels/cuda/loss.cu).
 FASTT_NOINLINE void check_targets(const Tensor& target, int64_t classes,
                                   int64_t ignore_index) {
+  if (!target.device().is_cpu()) return;
   const int64_t* t = static_cast<const int64_t*>(target.data_ptr());
   const int64_t n = target.numel();
   for (int64_t i = 0; i < n; ++i) {
@@ -199,7 +206,6 @@ void check_class_weight(const Tensor& weight, const Tensor& input,
 }
 
 // Everything a loss forward or backward checks; returns the dense target.
-// `input` has been checked for a kernel (so the target is in host memory).
 Tensor check_loss_args(const Tensor& input, const Tensor& target,
                        const Tensor& weight, int64_t reduction,
                        int64_t ignore_index, const char* op, int64_t* dims) {
@@ -565,7 +571,10 @@ Tensor embedding_backward(const Tensor& grad, const Tensor& indices,
       lookup_kernel(Op::embedding_backward, grad.device().type, grad.dtype());
   Tensor idx = indices.dtype() == DType::Int64 ? indices.contiguous()
                                                : indices.to(DType::Int64);
-  {
+  // CUDA indices are not read on the host (no device sync); the kernel
+  // lets an index outside [0, num_weights) match no row (the forward's
+  // index_select has rejected those already).
+  if (idx.device().is_cpu()) {
     const int64_t* p = static_cast<const int64_t*>(idx.data_ptr());
     for (int64_t i = 0, n = idx.numel(); i < n; ++i)
       FASTT_CHECK(p[i] >= 0 && p[i] < num_weights, IndexError,

@@ -17,6 +17,7 @@ constexpr int kMaxLists = 2 + kMaxOptimStates;  // params, grads, states
 struct OptimLists {
   Op op;
   const char* name;
+  const char* optimizer;  // the torch.optim class(es), for device errors
   const std::vector<Tensor>* lists[kMaxLists] = {};  // null: unused slot
   const char* list_names[kMaxLists] = {};
   const std::vector<Tensor>* steps = nullptr;  // null: no step counters
@@ -32,6 +33,19 @@ Scratch& scratch() {
   return s;
 }
 
+// One kernel call updates a whole group, so its tensors must share a
+// device (torch.optim's single-tensor loop would accept a mixed group).
+[[noreturn]] FASTT_NOINLINE void throw_device_mismatch(
+    const OptimLists& L, const char* what, size_t i, const Tensor& t,
+    const char* other, size_t j, const Tensor& o) {
+  throw RuntimeError(fmt::format(
+      "{} ({}): expected all tensors of a parameter group to be on the same "
+      "device, but {}[{}] is on {} and {}[{}] on {}; put the parameters of "
+      "each device in their own parameter group",
+      L.name, L.optimizer, what, i, t.device().str(), other, j,
+      o.device().str()));
+}
+
 [[noreturn]] FASTT_NOINLINE void throw_mismatch(const OptimLists& L, int l,
                                                 size_t i, const Tensor& t,
                                                 const Tensor& p) {
@@ -44,10 +58,7 @@ Scratch& scratch() {
     throw RuntimeError(fmt::format(
         "{}: {}[{}] has dtype {} but params[{}] has dtype {}", L.name, what,
         i, dtype_name(t.dtype()), i, dtype_name(p.dtype())));
-  throw RuntimeError(fmt::format(
-      "{}: expected all tensors to be on the same device, but {}[{}] is on "
-      "{} and params[{}] on {}",
-      L.name, what, i, t.device().str(), i, p.device().str()));
+  throw_device_mismatch(L, what, i, t, "params", i, p);
 }
 
 FASTT_NOINLINE void check_step(const OptimLists& L, size_t i,
@@ -95,10 +106,7 @@ bool validate(const OptimLists& L, size_t n) {
                 "{}: params[{}] must be a floating point tensor, got {}",
                 L.name, i, dtype_name(p.dtype()));
     if (FASTT_UNLIKELY(p.device() != dev))
-      throw RuntimeError(fmt::format(
-          "{}: expected all tensors to be on the same device, but params[{}] "
-          "is on {} and params[0] on {}",
-          L.name, i, p.device().str(), dev.str()));
+      throw_device_mismatch(L, "params", i, p, "params", 0, p0);
     uniform &= p.dtype() == dt0;
     for (int l = 0; l < kMaxLists; ++l) {
       if (!L.lists[l]) continue;
@@ -236,7 +244,7 @@ void sgd_step_(const std::vector<Tensor>& params,
                const std::vector<Tensor>& momentum_bufs, double lr,
                double momentum, double dampening, double weight_decay,
                bool nesterov, bool maximize, bool first_step) {
-  OptimLists L{Op::sgd_step, "sgd_step_"};
+  OptimLists L{Op::sgd_step, "sgd_step_", "SGD"};
   L.lists[0] = &params;
   L.lists[1] = &grads;
   L.list_names[0] = "params";
@@ -269,7 +277,7 @@ void adam_step_(const std::vector<Tensor>& params,
                 const std::vector<Tensor>& state_steps, double lr,
                 double beta1, double beta2, double eps, double weight_decay,
                 bool amsgrad, bool maximize, bool decoupled_weight_decay) {
-  OptimLists L{Op::adam_step, "adam_step_"};
+  OptimLists L{Op::adam_step, "adam_step_", "Adam/AdamW"};
   L.lists[0] = &params;
   L.lists[1] = &grads;
   L.lists[2] = &exp_avgs;
@@ -308,7 +316,7 @@ void rmsprop_step_(const std::vector<Tensor>& params,
                    const std::vector<Tensor>& state_steps, double lr,
                    double alpha, double eps, double weight_decay,
                    double momentum, bool centered, bool maximize) {
-  OptimLists L{Op::rmsprop_step, "rmsprop_step_"};
+  OptimLists L{Op::rmsprop_step, "rmsprop_step_", "RMSprop"};
   L.lists[0] = &params;
   L.lists[1] = &grads;
   L.lists[2] = &square_avgs;
@@ -351,7 +359,7 @@ void adagrad_step_(const std::vector<Tensor>& params,
                    const std::vector<Tensor>& state_steps, double lr,
                    double lr_decay, double weight_decay, double eps,
                    bool maximize) {
-  OptimLists L{Op::adagrad_step, "adagrad_step_"};
+  OptimLists L{Op::adagrad_step, "adagrad_step_", "Adagrad"};
   L.lists[0] = &params;
   L.lists[1] = &grads;
   L.lists[2] = &state_sums;

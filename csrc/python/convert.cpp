@@ -498,6 +498,7 @@ static PyObject* f_from_numpy(PyObject*, PyObject* arr) {
   FASTT_PY_END
 }
 
+Tensor pinned_copy(const Tensor& t);  // cuda.cpp
 static PyObject* f_tensor(PyObject*, PyObject* const* args, Py_ssize_t nargs,
                           PyObject* kwnames) {
   FASTT_PY_BEGIN
@@ -507,6 +508,7 @@ static PyObject* f_tensor(PyObject*, PyObject* const* args, Py_ssize_t nargs,
   PyObject* a[5];
   parse_args(sig, args, nargs, kwnames, a);
   Tensor r = tensor_from_data(a[0], a[1], a[2], true);
+  if (given(a[4]) && PyObject_IsTrue(a[4])) r = pinned_copy(r);
   if (given(a[3]) && PyObject_IsTrue(a[3])) fastt::requires_grad_(r, true);
   return wrap(std::move(r));
   FASTT_PY_END

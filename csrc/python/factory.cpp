@@ -19,9 +19,13 @@ struct FactoryKw {
   PyObject* device = nullptr;
   PyObject* generator = nullptr;
   PyObject* requires_grad = nullptr;
+  PyObject* pin_memory = nullptr;
 };
-// Wraps a factory's result, honouring requires_grad=.
+Tensor pinned_copy(const Tensor& t);  // cuda.cpp
+// Wraps a factory's result, honouring pin_memory= and requires_grad=.
 static PyObject* finish(const FactoryKw& kw, Tensor r) {
+  if (given(kw.pin_memory) && PyObject_IsTrue(kw.pin_memory))
+    r = pinned_copy(r);
   if (given(kw.requires_grad) && PyObject_IsTrue(kw.requires_grad))
     fastt::requires_grad_(r, true);
   return wrap(std::move(r));
@@ -43,8 +47,9 @@ static void parse_factory_kw(const char* fname, PyObject* const* args,
       kw->generator = v;
     else if (PyUnicode_CompareWithASCIIString(key, "requires_grad") == 0)
       kw->requires_grad = v;
+    else if (PyUnicode_CompareWithASCIIString(key, "pin_memory") == 0)
+      kw->pin_memory = v;
     else if (PyUnicode_CompareWithASCIIString(key, "layout") == 0 ||
-             PyUnicode_CompareWithASCIIString(key, "pin_memory") == 0 ||
              PyUnicode_CompareWithASCIIString(key, "memory_format") == 0) {
       // Accepted for torch compatibility; no effect yet.
     } else {

@@ -3,6 +3,9 @@
 #include "common.h"
 
 #include "csrc/ops/linalg.h"
+#ifdef FASTT_WITH_CUDA
+#include "kernels/cuda/blas.h"
+#endif
 
 namespace fastt {
 namespace py {
@@ -85,6 +88,23 @@ static PyObject* f_linear(PyObject*, PyObject* const* args, Py_ssize_t nargs,
   FASTT_PY_END
 }
 
+// fastt.backends.cuda.matmul.allow_tf32 (always False without CUDA).
+PyObject* get_allow_tf32(PyObject*, PyObject*) {
+#ifdef FASTT_WITH_CUDA
+  return PyBool_FromLong(cuda::allow_tf32());
+#else
+  Py_RETURN_FALSE;
+#endif
+}
+PyObject* set_allow_tf32(PyObject*, PyObject* v) {
+  int b = PyObject_IsTrue(v);
+  if (b < 0) return nullptr;
+#ifdef FASTT_WITH_CUDA
+  cuda::allow_tf32() = b != 0;
+#endif
+  Py_RETURN_NONE;
+}
+
 #define FASTT_KW(name, fn) \
   {name, reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fn)), \
    METH_FASTCALL | METH_KEYWORDS, nullptr}
@@ -98,7 +118,10 @@ PyMethodDef g_linalg_methods[] = {
     {nullptr, nullptr, 0, nullptr}};
 PyMethodDef g_linalg_functions[] = {
     FASTT_LINALG_OPS(FASTT_F) FASTT_KW("ger", f_outer),
-    FASTT_KW("linear", f_linear), {nullptr, nullptr, 0, nullptr}};
+    FASTT_KW("linear", f_linear),
+    {"_get_allow_tf32", get_allow_tf32, METH_NOARGS, nullptr},
+    {"_set_allow_tf32", set_allow_tf32, METH_O, nullptr},
+    {nullptr, nullptr, 0, nullptr}};
 
 }  // namespace py
 }  // namespace fastt

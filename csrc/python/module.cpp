@@ -720,10 +720,18 @@ static PyModuleDef g_module = {
 #ifdef FASTT_WITH_CUDA
 namespace fastt {
 namespace cuda {
-int device_count();  // kernels/cuda/backend.cpp
+int device_count();  // kernels/cuda/runtime.h
 }  // namespace cuda
 }  // namespace fastt
 #endif
+// The CUDA runtime bindings (csrc/python/cuda.cpp; built with or without
+// CUDA, so fastt.cuda always imports).
+namespace fastt {
+namespace py {
+extern PyMethodDef g_cuda_functions[];
+extern PyMethodDef g_cuda_methods[];
+}  // namespace py
+}  // namespace fastt
 
 PyMODINIT_FUNC PyInit__C() {
   using namespace fastt::py;
@@ -742,12 +750,18 @@ PyMODINIT_FUNC PyInit__C() {
       add_functions(m, g_serialize_functions) < 0 ||
       add_functions(m, g_profiler_functions) < 0 ||
       add_functions(m, g_memory_functions) < 0 ||
+      add_functions(m, g_cuda_functions) < 0 || !add_methods(g_cuda_methods) ||
       !add_methods(g_autograd_methods) || !init_autograd_types(m) ||
       !add_methods(g_factory_methods) || !add_methods(g_reduce_methods) ||
       !add_methods(g_index_methods) || !add_methods(g_linalg_methods)) {
     Py_DECREF(m);
     return nullptr;
   }
+#ifdef FASTT_WITH_CUDNN
+  PyModule_AddIntConstant(m, "_cudnn_built", 1);
+#else
+  PyModule_AddIntConstant(m, "_cudnn_built", 0);
+#endif
 #ifdef FASTT_WITH_CUDA
   PyModule_AddIntConstant(m, "_cuda_built", 1);
   PyModule_AddIntConstant(m, "_cuda_device_count", fastt::cuda::device_count());

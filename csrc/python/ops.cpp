@@ -9,6 +9,7 @@
 #include "csrc/generator.h"
 #include "csrc/ops/elementwise.h"
 #include "csrc/parallel.h"
+#include "csrc/storage.h"
 
 namespace fastt {
 namespace py {
@@ -780,6 +781,7 @@ FASTT_METHOD(copy_) {
   parse_args(sig, args, nargs, kwnames, a);
   Tensor src = to_tensor_like(a[0], "src");
   Tensor& t = unwrap_mut(self);
+  NonBlockingCopy nb(given(a[1]) && to_bool(a[1], "non_blocking"));
   maybe_release_gil(t.numel(), [&]() -> Tensor& { return t.copy_(src); });
   return return_self(self);
   FASTT_PY_END
@@ -841,6 +843,7 @@ FASTT_METHOD(to) {
   dtype = to_dtype(a[2], dtype);
   device = to_device(a[3], device);
   bool copy = given(a[4]) && to_bool(a[4], "copy");
+  NonBlockingCopy nb(given(a[5]) && to_bool(a[5], "non_blocking"));
   return convert(self, t, dtype, device, copy);
   FASTT_PY_END
 }
@@ -883,6 +886,7 @@ FASTT_METHOD(cuda) {
   parse_args(sig, args, nargs, kwnames, a);
   Device d(DeviceType::CUDA, 0);
   if (given(a[0])) d = to_device(a[0], d);
+  NonBlockingCopy nb(given(a[1]) && to_bool(a[1], "non_blocking"));
   return convert(self, t, t.dtype(), d, false);
   FASTT_PY_END
 }

@@ -1,52 +1,68 @@
-// The CUDA backend's entry: device memory hooks, cross-device copies and
-// the CUDA column of the dispatch table (ops without a CUDA kernel yet are
-// marked unsupported so errors say so).
+// The CUDA backend's entry: device memory through the caching allocator on
+// the current stream, copies between devices and the host, and the CUDA
+// column of the dispatch table (ops without a CUDA kernel yet are marked
+// unsupported so errors say so).
 #include <cuda_runtime.h>
 
 #include "csrc/dispatch.h"
 #include "csrc/storage.h"
+#include "kernels/cuda/allocator.h"
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/runtime.h"
 
 namespace fastt {
 namespace cuda {
-void register_copy_cuda_kernels();
+#define FASTT_CUDA_FAMILY(name) void register_##name##_cuda_kernels();
+#include "kernels/cuda/registry.def"
+#undef FASTT_CUDA_FAMILY
 
 namespace {
-void* device_alloc(size_t nbytes, int index) {
+void* storage_alloc(size_t nbytes, int index) {
   if (nbytes == 0) return nullptr;
-  FASTT_CUDA_CHECK(cudaSetDevice(index), "allocate");
-  void* p = nullptr;
-  cudaError_t err = cudaMalloc(&p, nbytes);
-  if (err != cudaSuccess) {
-    (void)cudaGetLastError();
-    throw OutOfMemoryError(fmt::format(
-        "CUDA out of memory on device {}: tried to allocate {} bytes ({})",
-        index, nbytes, cudaGetErrorString(err)));
-  }
-  return p;
+  require_device("allocate");
+  return device_alloc(nbytes, index);
 }
-void device_free(void* p, size_t, int) {
-  if (p) cudaFree(p);
-}
+
+// Copies go on the current stream of the device involved. The host waits
+// (cudaStreamSynchronize) whenever it reads or writes the bytes itself:
+// always for pageable host memory, and for pinned memory unless the copy is
+// non_blocking; then an event on the pinned block keeps it from reuse until
+// the copy is done.
 void device_copy(void* dst, Device dst_dev, const void* src, Device src_dev,
                  size_t nbytes) {
   if (nbytes == 0) return;
-  cudaMemcpyKind kind = dst_dev.is_cuda()
-                            ? (src_dev.is_cuda() ? cudaMemcpyDeviceToDevice
-                                                 : cudaMemcpyHostToDevice)
-                            : cudaMemcpyDeviceToHost;
-  FASTT_CUDA_CHECK(cudaMemcpy(dst, src, nbytes, kind), "copy_");
+  if (dst_dev.is_cuda() && src_dev.is_cuda()) {
+    // Between two GPUs (same-device copies run the copy kernel): queue on
+    // the source's stream and wait, since the destination's stream does not
+    // know about this work.
+    DeviceGuard guard(src_dev.index);
+    cudaStream_t s = current_stream(src_dev.index);
+    FASTT_CUDA_CHECK(cudaMemcpyPeerAsync(dst, dst_dev.index, src,
+                                         src_dev.index, nbytes, s),
+                     "copy_ (device to device)");
+    FASTT_CUDA_CHECK(cudaStreamSynchronize(s), "copy_ (device to device)");
+    return;
+  }
+  const bool to_device = dst_dev.is_cuda();
+  const int index = to_device ? dst_dev.index : src_dev.index;
+  const void* host = to_device ? src : dst;
+  DeviceGuard guard(index);
+  cudaStream_t s = current_stream(index);
+  const char* what = to_device ? "copy_ (host to device)"
+                               : "copy_ (device to host)";
+  FASTT_CUDA_CHECK(
+      cudaMemcpyAsync(dst, src, nbytes,
+                      to_device ? cudaMemcpyHostToDevice
+                                : cudaMemcpyDeviceToHost,
+                      s),
+      what);
+  if (NonBlockingCopy::active() && is_pinned(host)) {
+    record_host_use(host, s);
+    return;
+  }
+  FASTT_CUDA_CHECK(cudaStreamSynchronize(s), what);
 }
 }  // namespace
-
-int device_count() {
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return 0;
-  }
-  return n;
-}
 
 }  // namespace cuda
 
@@ -54,9 +70,11 @@ void register_cuda_kernels() {
   for (int op = 0; op < kNumOps; ++op)
     for (int t = 0; t < kNumDTypes; ++t)
       mark_unsupported(Op(op), DeviceType::CUDA, DType(t), Unsupported::Device);
-  cuda::register_copy_cuda_kernels();
+#define FASTT_CUDA_FAMILY(name) cuda::register_##name##_cuda_kernels();
+#include "kernels/cuda/registry.def"
+#undef FASTT_CUDA_FAMILY
   DeviceAllocatorHooks hooks;
-  hooks.allocate = &cuda::device_alloc;
+  hooks.allocate = &cuda::storage_alloc;
   hooks.deallocate = &cuda::device_free;
   hooks.copy = &cuda::device_copy;
   set_device_allocator(DeviceType::CUDA, hooks);

@@ -112,20 +112,9 @@ class iinfo:
 
 
 
-class _Cuda:
-    """fastt.cuda: only what the CPU-only package needs."""
-
-    @staticmethod
-    def is_available():
-        """True when fastt was built with CUDA and a GPU is present."""
-        return _C._cuda_device_count > 0
-
-    @staticmethod
-    def device_count():
-        return _C._cuda_device_count
-
-
-cuda = _Cuda()
+# fastt.cuda (python/fastt/cuda.py): devices, streams, events, memory
+# statistics; imports without CUDA too (is_available() is then False).
+from . import backends, cuda  # noqa: E402,F401
 
 # Subpackages, available as attributes like torch.nn / torch.optim.
 from . import nn, optim, profiler, utils  # noqa: E402,F401

@@ -368,8 +368,8 @@ class Optimizer:
                                                            list, tuple)) \
                 else None
             if t is not None:
-                if key == "step":
-                    return t
+                if key == "step":  # stays a CPU scalar, as the steps read it
+                    return t if t.device.type == "cpu" else t.cpu()
                 if param.is_floating_point() and t.dtype != param.dtype:
                     t = t.to(param.dtype)
                 if t.device != param.device:

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# The GPU check (issue 5, item 8): on a machine with an NVIDIA GPU and torch,
+# builds fastt with CUDA (sm_90 + PTX), runs the C++ tests, the CUDA test
+# suite against the CPU (tests/python/test_cuda_*.py), compute-sanitizer
+# memcheck over a few of them where it works, then the GPU benchmarks
+# (host-side per-op cost vs torch and a raw launch, GPT step, curves).
+# Everything lands in $OUT (default bench/results/gpu): logs, junit XML,
+# launch.json, gpu.json, gpu.md. Each stage has its own time limit and a
+# failing stage does not stop the later ones; the exit status is non-zero
+# if any failed.
+#   bash bench/gpu_check.sh [--quick]
+# Machines without fmt/OpenBLAS/Catch2 (the device tool's): run
+# scripts/gpu_deps.sh first where apt works; .gpudeps/ is unpacked here.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+QUICK=""
+[ "${1:-}" = "--quick" ] && QUICK="--quick"
+OUT=${OUT:-bench/results/gpu}
+mkdir -p "$OUT"
+PY=${PYTHON:-python3}
+BUILD=${FASTT_GPU_BUILD:-build-gpu}
+JOBS=$(nproc)
+status=0
+stage() {  # stage NAME SECONDS CMD...: runs CMD, logs to $OUT/NAME.log
+  local name=$1 secs=$2
+  shift 2
+  echo "== $name ($(date +%T)) =="
+  local t0=$SECONDS
+  timeout "$secs" "$@" >"$OUT/$name.log" 2>&1
+  local rc=$?
+  echo "   rc=$rc in $((SECONDS - t0)) s; tail:"
+  tail -n 15 "$OUT/$name.log" | sed 's/^/   /'
+  [ $rc -eq 0 ] || status=1
+  return $rc
+}
+
+{ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
+  nvcc --version | tail -n 2; "$PY" -c "import torch; print('torch', torch.__version__)"
+} >"$OUT/machine.txt" 2>&1
+cat "$OUT/machine.txt"
+
+if [ -d .gpudeps ] && ls .gpudeps/*.deb >/dev/null 2>&1; then
+  DEPS=/tmp/fastt-deps
+  mkdir -p "$DEPS"
+  for f in .gpudeps/*.deb; do dpkg -x "$f" "$DEPS"; done
+  export CMAKE_PREFIX_PATH="$DEPS/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
+  export LD_LIBRARY_PATH="$DEPS/usr/lib/x86_64-linux-gnu:$DEPS/usr/lib/x86_64-linux-gnu/openblas-pthread${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
+
+# cuDNN loads its sub-libraries (libcudnn_cnn etc.) by name at run time:
+# put the wheel's library folders on the search path.
+NVLIBS=$("$PY" -c "import nvidia, os; r = list(nvidia.__path__)[0]; print(':'.join(os.path.join(r, d, 'lib') for d in ('cudnn', 'cu13', 'cublas') if os.path.isdir(os.path.join(r, d, 'lib'))))" 2>/dev/null || true)
+[ -n "$NVLIBS" ] && export LD_LIBRARY_PATH="$NVLIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+
+PKG="$PWD/$BUILD/pkg/fastt"
+mkdir -p "$PKG"
+stage configure 300 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DFASTT_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="90-real;90-virtual" \
+  -DFASTT_BUILD_BENCH=ON -DFASTT_BUILD_EXAMPLES=OFF \
+  -DPython_EXECUTABLE="$(command -v "$PY")" \
+  -DFASTT_PYTHON_OUTPUT_DIR="$PKG" || exit 1
+stage build 900 cmake --build "$BUILD" -j"$JOBS" || exit 1
+for f in python/fastt/*; do
+  case "$f" in *.so) continue ;; esac
+  ln -sfn "$PWD/$f" "$PKG/$(basename "$f")"
+done
+export PYTHONPATH="$PWD/$BUILD/pkg${PYTHONPATH:+:$PYTHONPATH}"
+"$PY" -c "import fastt; print('fastt sees', fastt.cuda.device_count(), 'GPU(s)')"
+
+stage cuda_tests 900 "$PY" -m pytest -q -p no:cacheprovider --maxfail=200 \
+  --junitxml="$OUT/cuda_tests.xml" tests/python/test_cuda_*.py
+stage launch 120 "$BUILD/bench/fastt_cuda_launch" &&
+  cp "$OUT/launch.log" "$OUT/launch.json"
+stage bench 900 "$PY" -m bench.gpu --out "$OUT" $QUICK \
+  $( [ -s "$OUT/launch.json" ] && echo --launch-json "$OUT/launch.json")
+stage ctest 600 ctest --test-dir "$BUILD" -j"$JOBS" --output-on-failure
+if command -v compute-sanitizer >/dev/null 2>&1; then
+  stage memcheck 600 compute-sanitizer --tool memcheck --error-exitcode 9 \
+    "$PY" -m pytest -q -p no:cacheprovider -x \
+    tests/python/test_cuda_elementwise.py tests/python/test_cuda_reduce.py \
+    tests/python/test_cuda_nn.py -k "not large"
+fi
+if [ -z "$QUICK" ]; then
+  stage python_tests 900 "$PY" -m pytest -q -p no:cacheprovider \
+    tests/python --ignore=tests/python/test_examples.py
+fi
+echo "results in $OUT (status $status)"
+exit $status

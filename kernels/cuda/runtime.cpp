@@ -1,0 +1,108 @@
+// Current device/stream bookkeeping and device properties (runtime.h).
+#include "kernels/cuda/runtime.h"
+
+#include <mutex>
+
+#include "csrc/autograd.h"  // FASTT_TLS_IE
+#include "csrc/errors.h"
+#include "kernels/cuda/cuda_check.h"
+
+namespace fastt {
+namespace cuda {
+
+namespace {
+FASTT_TLS_IE thread_local int t_device = 0;
+FASTT_TLS_IE thread_local cudaStream_t t_stream[kMaxDevices] = {};
+}  // namespace
+int g_sm_count[kMaxDevices] = {};
+
+int current_device() { return t_device; }
+void ensure_device(int index) {
+  if (FASTT_UNLIKELY(index != t_device)) set_device(index);
+}
+cudaStream_t current_stream() { return t_stream[t_device]; }
+cudaStream_t current_stream(int device) { return t_stream[device]; }
+
+int device_count() {
+  static int n = [] {
+    int c = 0;
+    if (cudaGetDeviceCount(&c) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return 0;
+    }
+    return c > kMaxDevices ? kMaxDevices : c;
+  }();
+  return n;
+}
+
+void require_device(const char* what) {
+  if (device_count() == 0)
+    throw RuntimeError(fmt::format(
+        "{}: fastt was built with CUDA but no CUDA GPU is available "
+        "(cudaGetDeviceCount found none)",
+        what));
+}
+
+void set_device(int index) {
+  require_device("set_device");
+  FASTT_CHECK(index >= 0 && index < device_count(), ValueError,
+              "set_device: invalid device ordinal {} (this machine has {} "
+              "CUDA device(s))",
+              index, device_count());
+  FASTT_CUDA_CHECK(cudaSetDevice(index), "set_device");
+  t_device = index;
+}
+
+void set_current_stream(int device, cudaStream_t stream) {
+  FASTT_CHECK(device >= 0 && device < kMaxDevices, ValueError,
+              "set_stream: invalid device ordinal {}", device);
+  t_stream[device] = stream;
+}
+
+DeviceGuard::DeviceGuard(int index) : prev_(t_device) {
+  ensure_device(index);
+}
+DeviceGuard::~DeviceGuard() {
+  if (t_device != prev_ && cudaSetDevice(prev_) == cudaSuccess)
+    t_device = prev_;
+}
+
+void synchronize(int device) {
+  require_device("synchronize");
+  FASTT_CHECK(device >= 0 && device < device_count(), ValueError,
+              "synchronize: invalid device ordinal {}", device);
+  DeviceGuard guard(device);
+  FASTT_CUDA_CHECK(cudaDeviceSynchronize(), "synchronize");
+}
+
+void stream_priority_range(int* least, int* greatest) {
+  require_device("stream_priority_range");
+  DeviceGuard guard(current_device());
+  FASTT_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(least, greatest),
+                   "stream_priority_range");
+}
+
+void mem_get_info(int device, size_t* free_bytes, size_t* total_bytes) {
+  require_device("mem_get_info");
+  FASTT_CHECK(device >= 0 && device < device_count(), ValueError,
+              "mem_get_info: invalid device ordinal {}", device);
+  DeviceGuard guard(device);
+  FASTT_CUDA_CHECK(cudaMemGetInfo(free_bytes, total_bytes), "mem_get_info");
+}
+
+const cudaDeviceProp& device_props(int device) {
+  static cudaDeviceProp props[kMaxDevices];
+  static std::once_flag once[kMaxDevices];
+  require_device("device_props");
+  FASTT_CHECK(device >= 0 && device < device_count(), ValueError,
+              "invalid CUDA device ordinal {}", device);
+  std::call_once(once[device], [device] {
+    FASTT_CUDA_CHECK(cudaGetDeviceProperties(&props[device], device),
+                     "get_device_properties");
+    g_sm_count[device] = props[device].multiProcessorCount;
+  });
+  return props[device];
+}
+
+}  // namespace cuda
+}  // namespace fastt

@@ -1,0 +1,64 @@
+// CUDA three-input elementwise kernels (where, clamp, lerp, addcmul,
+// addcdiv): the CPU's ternary.cpp registrations, same dtypes and functors.
+#include "kernels/cuda/loop.cuh"
+#include "kernels/functors.h"
+
+namespace fastt {
+namespace cuda {
+namespace {
+namespace F = functors;
+
+// The condition operand is a bool tensor (never promoted).
+template <class T>
+struct WhereK {
+  static void run(KernelArgs& a) {
+    launch_elementwise<T, bool, T, T>(a, F::Where{}, "where");
+  }
+};
+// i0: bit 0 = has min, bit 1 = has max. With one bound the loop is binary;
+// a bound is a tensor or a host scalar (handled by the launcher).
+template <class T>
+struct ClampK {
+  static void run(KernelArgs& a) {
+    if (a.i0 == 3)
+      return launch_elementwise<T, T, T, T>(a, F::ClampBoth{}, "clamp");
+    if (a.i0 == 1)
+      return launch_elementwise<T, T, T>(a, F::ClampMin{}, "clamp");
+    launch_elementwise<T, T, T>(a, F::ClampMax{}, "clamp");
+  }
+};
+// The weight is a tensor or a scalar already in the compute dtype.
+template <class T>
+struct LerpK {
+  static void run(KernelArgs& a) {
+    launch_elementwise<T, T, T, T>(a, F::Lerp{}, "lerp");
+  }
+};
+template <class T>
+struct AddcmulK {
+  static void run(KernelArgs& a) {
+    using M = opmath_t<T>;
+    const M v = std::is_floating_point<M>::value ? M(a.f0) : M(a.i0);
+    launch_elementwise<T, T, T, T>(a, F::Addcmul<M>{v}, "addcmul");
+  }
+};
+template <class T>
+struct AddcdivK {
+  static void run(KernelArgs& a) {
+    using M = opmath_t<T>;
+    launch_elementwise<T, T, T, T>(a, F::Addcdiv<M>{M(a.f0)}, "addcdiv");
+  }
+};
+
+}  // namespace
+
+void register_ternary_cuda_kernels() {
+  register_only<WhereK>(Op::where, AllTypes{});
+  register_only<ClampK>(Op::clamp, NumericTypes{});
+  register_only<LerpK>(Op::lerp, FloatTypes{});
+  register_only<AddcmulK>(Op::addcmul, NumericTypes{});
+  register_only<AddcdivK>(Op::addcdiv, FloatTypes{});
+}
+
+}  // namespace cuda
+}  // namespace fastt
