@@ -17,6 +17,31 @@ common.pin_environment()  # before numpy / torch / fastt load their pools
 from . import report  # noqa: E402
 
 
+def run_gpu(quick, times):
+    """The GPU part (bench/gpu.py) when fastt sees a CUDA GPU: results in
+    bench/results/gpu/ (gpu.md, gpu.json)."""
+    import os
+    import subprocess
+
+    import fastt
+    if not fastt.cuda.is_available():
+        return
+    t0 = time.perf_counter()
+    out = common.RESULTS / "gpu"
+    out.mkdir(parents=True, exist_ok=True)
+    argv = ["--out", str(out)] + (["--quick"] if quick else [])
+    probe = (common.ROOT / os.environ.get("FASTT_BUILD_DIR", "build") /
+             "bench" / "fastt_cuda_launch")
+    if probe.exists():
+        r = subprocess.run([str(probe)], capture_output=True, text=True)
+        if r.returncode == 0:
+            (out / "launch.json").write_text(r.stdout)
+            argv += ["--launch-json", str(out / "launch.json")]
+    from . import gpu
+    gpu.main(argv)
+    times["gpu"] = time.perf_counter() - t0
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m bench",
                                  description=__doc__.splitlines()[0])
@@ -30,6 +55,8 @@ def main(argv=None):
     ap.add_argument("--no-build", action="store_true",
                     help="do not build missing C++ bench binaries")
     ap.add_argument("--no-plots", action="store_true")
+    ap.add_argument("--no-gpu", action="store_true",
+                    help="skip the GPU part (it runs when fastt sees a GPU)")
     ap.add_argument("--report-only", action="store_true",
                     help="rewrite report.md and plots from the saved JSON")
     args = ap.parse_args(argv)
@@ -66,6 +93,8 @@ def main(argv=None):
         sweep.run_threads(sweep_res, args.quick)
         times["sweep"] += time.perf_counter() - t0
         report.save("sweep", sweep_res, args.quick, times["sweep"])
+    if not args.no_gpu:
+        run_gpu(args.quick, times)
     path, headline = report.write(plots=not args.no_plots)
     total = time.perf_counter() - t_start
     print(headline)

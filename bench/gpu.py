@@ -17,6 +17,7 @@ Medians over interleaved repeats. Writes DIR/gpu.json and DIR/gpu.md.
 """
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -28,7 +29,9 @@ if __package__ in (None, ""):  # run as a script: make `bench` importable
 from bench import common, curves  # noqa: E402
 
 BATCH = 100  # enqueues per host-side sample (well under the launch queue)
-DEV = "cuda"
+# FASTT_BENCH_DEVICE=cpu dry-runs the whole script on the CPU (checks the
+# script itself; the numbers then mean nothing).
+DEV = os.environ.get("FASTT_BENCH_DEVICE", "cuda")
 
 
 def _libs():
@@ -36,7 +39,7 @@ def _libs():
     libs = {"fastt": fastt}
     try:
         import torch
-        if torch.cuda.is_available():
+        if DEV == "cpu" or torch.cuda.is_available():
             libs["torch"] = torch
     except ImportError:
         pass
@@ -44,7 +47,8 @@ def _libs():
 
 
 def _sync(lib):
-    lib.cuda.synchronize()
+    if DEV != "cpu":
+        lib.cuda.synchronize()
 
 
 def host_sampler(lib, fn):
@@ -134,7 +138,7 @@ def run_ops(libs, repeats):
         for op, fn in op_cases(lib).items():
             host[(op, name)] = host_sampler(lib, fn)
             synced[(op, name)] = synced_sampler(lib, fn)
-    raw = cupy_raw_launch()
+    raw = cupy_raw_launch() if DEV != "cpu" else None
     if raw is not None:
         host[("raw launch", "cupy")] = raw
     numbers = {k: BATCH for k in host}
@@ -203,6 +207,10 @@ def run_curves(libs, repeats, quick):
     return out
 
 
+def _num(v, digits=2):
+    return f"{v:.{digits}f}" if v is not None else "-"
+
+
 def _ratio(a, b):
     return f"{a / b:.2f}x" if a and b else "-"
 
@@ -219,8 +227,8 @@ def markdown(res):
         f = v.get("fastt", {}).get("median")
         t = v.get("torch", {}).get("median")
         c = v.get("cupy", {}).get("median")
-        fs = f"{f:.2f}" if f else "-"
-        ts = f"{t:.2f}" if t else (f"{c:.2f} (CuPy raw)" if c else "-")
+        fs = _num(f)
+        ts = _num(t) if t else (f"{c:.2f} (CuPy raw)" if c else "-")
         lines.append(f"| {op} | {fs} | {ts} | {_ratio(f, t)} | "
                      f"{_ratio(f, raw_us)} |")
     if res.get("launch"):
@@ -231,14 +239,13 @@ def markdown(res):
     for op, v in res["ops"]["synced_us"].items():
         f = v.get("fastt", {}).get("median")
         t = v.get("torch", {}).get("median")
-        lines.append(f"| {op} | {f:.2f} | " + (f"{t:.2f} |" if t else "- |"))
+        lines.append(f"| {op} | {_num(f)} | {_num(t)} |")
     lines += ["", "## char-GPT training step (ms, median)", "",
               "| batch | fastt | torch | torch/fastt |", "|---:|---:|---:|---:|"]
     for b, v in res["gpt"].items():
         f = v.get("fastt", {}).get("median")
         t = v.get("torch", {}).get("median")
-        lines.append(f"| {b} | {f:.3f} | " + (f"{t:.3f} | {_ratio(t, f)} |"
-                                               if t else "- | - |"))
+        lines.append(f"| {b} | {_num(f, 3)} | {_num(t, 3)} | {_ratio(t, f)} |")
     if res.get("curves"):
         lines += ["", "## Framework-tax curves on the GPU (ms per step)", ""]
         c = res["curves"]
@@ -262,14 +269,15 @@ def main(argv=None):
     args = p.parse_args(argv)
     libs = _libs()
     import fastt
-    if not fastt.cuda.is_available():
+    if DEV != "cpu" and not fastt.cuda.is_available():
         sys.exit("bench.gpu: fastt sees no CUDA GPU")
     common.set_clock("wall")
     repeats = 9 if args.quick else 31
     res = {"device": DEV, "clock": "wall clock"}
     if "torch" in libs:
         res["torch"] = libs["torch"].__version__
-        res["device"] = libs["torch"].cuda.get_device_name(0)
+        if DEV != "cpu":
+            res["device"] = libs["torch"].cuda.get_device_name(0)
     if args.launch_json:
         res["launch"] = json.loads(Path(args.launch_json).read_text())
     common.log("gpu: per-op host cost")

@@ -9,6 +9,7 @@
 
 #include <array>
 #include <climits>
+#include <memory>
 #include <mutex>
 #include <unordered_map>
 
@@ -38,8 +39,13 @@ namespace {
 
 // One handle per (thread, device), created lazily and never destroyed
 // (teardown at exit races the CUDA context's).
+// Behind a pointer: the extension's TLS segment must stay small (it lives
+// in glibc's static-TLS surplus, see runtime.cpp).
 cudnnHandle_t get_handle(const char* what) {
-  thread_local cudnnHandle_t handles[kMaxDevices] = {};
+  thread_local std::unique_ptr<cudnnHandle_t[]> t_handles;
+  if (FASTT_UNLIKELY(!t_handles))
+    t_handles.reset(new cudnnHandle_t[kMaxDevices]());
+  cudnnHandle_t* handles = t_handles.get();
   const int dev = current_device();
   if (FASTT_UNLIKELY(handles[dev] == nullptr))
     FASTT_CUDNN_CHECK(cudnnCreate(&handles[dev]), what);

@@ -3,8 +3,8 @@
 // Floating dtypes go to cuBLAS when built with it (FASTT_WITH_CUBLAS) and
 // the operands are BLAS-shaped; everything else (integers, odd strides,
 // builds without cuBLAS) runs a tiled shared-memory kernel.
-#include <memory>
 #include <climits>
+#include <memory>
 #include <type_traits>
 
 #include "kernels/cuda/blas.h"
