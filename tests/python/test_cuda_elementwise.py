@@ -570,7 +570,7 @@ def test_grad(dtype):
         ("pow scalar", lambda t: fastt.pow(t, 3), (x,)),
         ("div", fastt.div, (x, pos)),
         ("div bcast", lambda a, b: fastt.div(a, b[0]), (x, pos)),
-        ("where", lambda a, b: fastt.where(c, a, b), (x, y)),
+        ("where", lambda c, a, b: fastt.where(c, a, b), (c, x, y)),
         ("clamp", lambda t: fastt.clamp(t, -1.0, 0.5), (x,)),
         ("clamp tensor", lambda t, lo: fastt.clamp(t, min=lo), (x, y)),
         ("lerp", fastt.lerp, (x, y, w)),

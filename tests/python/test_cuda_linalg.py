@@ -500,3 +500,24 @@ def test_big_pool_and_im2col():
     w = mrand(16, 16, 3, 3, seed=4)
     check(lambda x, w: F.conv2d(x, w, padding=1), x, w, rtol=1e-4,
           atol=1e-4)
+
+
+# --------------------------------------------- integer conv, pool, gemm
+# The CPU registers im2col/col2im/conv_rows/max_pool2d/gemm for every
+# integer dtype (integer convolutions wrap like the CPU's); so does CUDA.
+@pytest.mark.parametrize("dtype", [fastt.uint8, fastt.int8, fastt.int16,
+                                   fastt.int32, fastt.int64], ids=str)
+def test_integer_conv_pool_gemm(dtype):
+    x = rand(2, 3, 7, 6, dtype=dtype, seed=31, low=0, high=4)
+    w = rand(4, 3, 3, 2, dtype=dtype, seed=32, low=0, high=3)
+    b = rand(4, dtype=dtype, seed=33, low=0, high=3)
+    check(lambda x, w, b: F.conv2d(x, w, b, 1, 1), x, w, b)
+    check(lambda x, w: F.conv2d(x, w, None, 2, 0, 1, 1), x, w)
+    wt = rand(3, 2, 3, 3, dtype=dtype, seed=34, low=0, high=3)
+    check(lambda x, w: F.conv_transpose2d(x, w, None, 2, 1), x, wt)
+    check(lambda x: F.max_pool2d(x, 2, 2), x)
+    check(lambda x: F.max_pool2d(x, 3, 1, 1), noncontig(x))
+    m = rand(5, 7, dtype=dtype, seed=35, low=0, high=5)
+    n = rand(7, 3, dtype=dtype, seed=36, low=0, high=5)
+    check(fastt.matmul, m, n)
+    check(fastt.matmul, m.t().contiguous().t(), n)

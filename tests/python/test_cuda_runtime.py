@@ -271,6 +271,7 @@ def test_streams():
 
 
 @requires_gpu
+@pytest.mark.large  # 1024^3 matmuls: slow under tests/cuda_emu
 def test_wait_stream_orders_work():
     s1, s2 = fastt.cuda.Stream(), fastt.cuda.Stream()
     a = fastt.ones(512, 512, device="cuda")
@@ -306,6 +307,7 @@ def test_events():
 
 
 @requires_gpu
+@pytest.mark.large  # 1024^3 matmuls: slow under tests/cuda_emu
 def test_elapsed_time():
     start = fastt.cuda.Event(enable_timing=True)
     end = fastt.cuda.Event(enable_timing=True)

@@ -1,0 +1,667 @@
+// The CPU emulation of a CUDA device (tests/cuda_emu): the fiber scheduler
+// that runs kernels (one fiber per CUDA thread, random order between
+// barriers, blocks in random order), and the runtime API of
+// include/cuda_runtime.h over host memory. Launch errors (bad config,
+// barrier deadlock, shuffle from an exited lane, a bad CUB call) become a
+// pending cudaErrorLaunchFailure that cudaGetLastError reports with a
+// message saying what went wrong. x86_64 + GCC only (hand-written context
+// switch: swapcontext's signal-mask syscall made runs 50x slower).
+#include <sys/mman.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <set>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "cub/emu_cub.h"
+#include "emu_device.h"
+
+uint3 threadIdx, blockIdx;
+dim3 blockDim, gridDim;
+
+// ------------------------------------------------------- context switch --
+// emu_switch(&save_sp, new_sp): saves callee-saved registers, MXCSR and the
+// x87 control word on the current stack, stores the stack pointer in
+// *save_sp, and resumes the context whose stack pointer is new_sp.
+extern "C" void emu_switch(void** save_sp, void* new_sp);
+asm(R"(
+  .text
+  .globl emu_switch
+  .type emu_switch, @function
+emu_switch:
+  pushq %rbp
+  pushq %rbx
+  pushq %r12
+  pushq %r13
+  pushq %r14
+  pushq %r15
+  subq $8, %rsp
+  stmxcsr (%rsp)
+  fnstcw 4(%rsp)
+  movq %rsp, (%rdi)
+  movq %rsi, %rsp
+  ldmxcsr (%rsp)
+  fldcw 4(%rsp)
+  addq $8, %rsp
+  popq %r15
+  popq %r14
+  popq %r13
+  popq %r12
+  popq %rbx
+  popq %rbp
+  ret
+  .size emu_switch, .-emu_switch
+)");
+
+namespace emu {
+namespace {
+
+constexpr int kMaxThreads = 1024;
+constexpr size_t kStack = 256 << 10;  // per fiber, plus a guard page
+constexpr size_t kGuard = 4096;
+constexpr size_t kDynSmem = 48 << 10;  // no kernel opts into more
+
+struct Barrier {
+  int expected = 0, count = 0;
+  uint64_t gen = 0;
+};
+
+struct Fiber {
+  void* sp = nullptr;
+  char* stack = nullptr;  // lowest usable byte
+  bool done = false;
+  Barrier* wait = nullptr;
+  uint64_t wait_gen = 0;
+};
+
+struct Warp {
+  Barrier bar;
+  int size = 0;
+  uint32_t exited = 0;
+  alignas(16) unsigned char buf[32][32];
+};
+
+// Launch state (one launch at a time: g_launch_mutex).
+std::recursive_mutex g_launch_mutex;
+Fiber g_fibers[kMaxThreads];
+char* g_stack_pool = nullptr;
+void* g_sched_sp = nullptr;
+int g_cur = -1;
+Barrier g_block_bar;
+Warp g_warps[kMaxThreads / 32];
+uint64_t g_block_gen = 1;
+void (*g_body)(void*) = nullptr;
+void* g_ctx = nullptr;
+bool g_failed = false;
+std::string g_fail_msg;
+const char* g_name = "";
+alignas(64) unsigned char g_dyn_smem[kDynSmem];
+uint64_t g_rng = [] {
+  const char* s = std::getenv("FASTT_EMU_SEED");
+  const uint64_t v = s ? std::strtoull(s, nullptr, 10) : 0;
+  return 0x9e3779b97f4a7c15ull ^ (v * 0xbf58476d1ce4e5b9ull);
+}();
+
+// Pending error (like CUDA's: returned and cleared by cudaGetLastError).
+cudaError_t g_last_error = cudaSuccess;
+std::string g_last_msg;
+
+uint64_t next_rand() {
+  g_rng ^= g_rng << 13;
+  g_rng ^= g_rng >> 7;
+  g_rng ^= g_rng << 17;
+  return g_rng;
+}
+
+void set_error(cudaError_t err, std::string msg) {
+  if (g_last_error == cudaSuccess) {
+    g_last_error = err;
+    g_last_msg = std::move(msg);
+  }
+  if (std::getenv("FASTT_EMU_VERBOSE"))
+    std::fprintf(stderr, "cuda_emu: %s\n", g_last_msg.c_str());
+}
+
+void yield_to_scheduler() {
+  emu_switch(&g_fibers[g_cur].sp, g_sched_sp);
+}
+
+// Stops the launch: the scheduler abandons the block's fibers.
+[[noreturn]] void fail(const std::string& msg) {
+  if (!g_failed) {
+    g_failed = true;
+    g_fail_msg = msg;
+  }
+  for (;;) yield_to_scheduler();
+}
+
+void complete(Barrier& b) {
+  b.count = 0;
+  ++b.gen;
+}
+
+void barrier_wait(Barrier& b) {
+  if (++b.count >= b.expected) {
+    complete(b);
+    return;
+  }
+  Fiber& f = g_fibers[g_cur];
+  f.wait = &b;
+  f.wait_gen = b.gen;
+  yield_to_scheduler();
+}
+
+void thread_exit() {
+  const int t = g_cur;
+  g_fibers[t].done = true;
+  // Exited threads no longer hold back __syncthreads (as on the hardware),
+  // but one exiting while others wait is counted (FASTT_EMU_VERBOSE).
+  if (g_block_bar.count > 0 && std::getenv("FASTT_EMU_VERBOSE")) {
+    static std::set<std::string> seen;
+    if (seen.insert(g_name).second)
+      std::fprintf(stderr,
+                   "cuda_emu: kernel %s: a thread exited while others wait "
+                   "in __syncthreads (undefined by the CUDA guide)\n",
+                   g_name);
+  }
+  if (--g_block_bar.expected > 0 && g_block_bar.count > 0 &&
+      g_block_bar.count >= g_block_bar.expected)
+    complete(g_block_bar);
+  Warp& w = g_warps[t / 32];
+  w.exited |= 1u << (t % 32);
+  if (--w.bar.expected > 0 && w.bar.count > 0 &&
+      w.bar.count >= w.bar.expected)
+    complete(w.bar);
+}
+
+[[noreturn]] void fiber_entry() {
+  g_body(g_ctx);
+  thread_exit();
+  for (;;) yield_to_scheduler();
+}
+
+void ensure_stacks() {
+  if (g_stack_pool) return;
+  const size_t per = kStack + kGuard;
+  void* p = mmap(nullptr, per * kMaxThreads, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) {
+    std::perror("cuda_emu: mmap of fiber stacks");
+    std::abort();
+  }
+  g_stack_pool = static_cast<char*>(p);
+  for (int t = 0; t < kMaxThreads; ++t) {
+    char* base = g_stack_pool + size_t(t) * per;
+    mprotect(base, kGuard, PROT_NONE);  // overflow faults, not corrupts
+    g_fibers[t].stack = base + kGuard;
+  }
+}
+
+void start_fiber(int t) {
+  Fiber& f = g_fibers[t];
+  f.done = false;
+  f.wait = nullptr;
+  // Initial frame popped by emu_switch: mxcsr/fpucw, 6 registers, then
+  // the return address fiber_entry (entered with rsp % 16 == 8).
+  uint64_t* top = reinterpret_cast<uint64_t*>(f.stack + kStack);
+  --top;  // fiber_entry's (never used) return address
+  top[0] = 0;
+  --top;  // 16-aligned: after the ret, rsp % 16 == 8 as after a call
+  top[0] = reinterpret_cast<uint64_t>(&fiber_entry);
+  top -= 6;
+  for (int k = 0; k < 6; ++k) top[k] = 0;
+  --top;
+  const uint32_t mxcsr = 0x1f80, fpucw = 0x037f;
+  std::memcpy(reinterpret_cast<char*>(top), &mxcsr, 4);
+  std::memcpy(reinterpret_cast<char*>(top) + 4, &fpucw, 4);
+  f.sp = top;
+}
+
+void run_block(int nt, dim3 block, uint3 bidx, size_t smem) {
+  ++g_block_gen;
+  if (smem) poison(g_dyn_smem, smem);
+  g_block_bar = Barrier();
+  g_block_bar.expected = nt;
+  for (int w = 0; w * 32 < nt; ++w) {
+    Warp& wp = g_warps[w];
+    wp.bar = Barrier();
+    wp.size = std::min(32, nt - 32 * w);
+    wp.bar.expected = wp.size;
+    wp.exited = 0;
+  }
+  for (int t = 0; t < nt; ++t) start_fiber(t);
+  blockIdx = bidx;
+  static std::vector<int> order;
+  order.resize(size_t(nt));
+  for (int t = 0; t < nt; ++t) order[size_t(t)] = t;
+  int live = nt;
+  while (live > 0) {
+    // A fresh random order every round: a missing barrier shows up as a
+    // wrong result rather than passing by luck of a fixed order.
+    for (int k = nt - 1; k > 0; --k)
+      std::swap(order[size_t(k)], order[next_rand() % uint64_t(k + 1)]);
+    bool ran = false;
+    for (int t : order) {
+      Fiber& f = g_fibers[t];
+      if (f.done) continue;
+      if (f.wait && f.wait->gen == f.wait_gen) continue;
+      f.wait = nullptr;
+      ran = true;
+      g_cur = t;
+      threadIdx = uint3{unsigned(t) % block.x,
+                        unsigned(t) / block.x % block.y,
+                        unsigned(t) / (block.x * block.y)};
+      emu_switch(&g_sched_sp, f.sp);
+      if (g_failed) return;
+      if (f.done) --live;
+    }
+    if (!ran && live > 0) {
+      int at_block = 0, at_warp = 0;
+      for (int t = 0; t < nt; ++t) {
+        if (g_fibers[t].done) continue;
+        if (g_fibers[t].wait == &g_block_bar) ++at_block;
+        else ++at_warp;
+      }
+      g_failed = true;
+      g_fail_msg = "deadlock: " + std::to_string(at_block) +
+                   " thread(s) wait in __syncthreads and " +
+                   std::to_string(at_warp) +
+                   " in a warp shuffle/sync that can never complete "
+                   "(divergent barrier, or a shuffle with exited lanes)";
+      return;
+    }
+  }
+}
+
+}  // namespace
+
+void run_grid(const Config& c, const char* name, void (*body)(void*),
+              void* ctx) {
+  std::lock_guard<std::recursive_mutex> lock(g_launch_mutex);
+  const dim3 g = c.grid, b = c.block;
+  const uint64_t nt = uint64_t(b.x) * b.y * b.z;
+  std::string bad;
+  if (g.x == 0 || g.y == 0 || g.z == 0 || nt == 0)
+    bad = "empty grid or block";
+  else if (nt > 1024 || b.x > 1024 || b.y > 1024 || b.z > 64)
+    bad = "block of " + std::to_string(nt) + " threads (max 1024)";
+  else if (g.x > 2147483647u || g.y > 65535 || g.z > 65535)
+    bad = "grid too large";
+  else if (c.max_threads && nt > uint64_t(c.max_threads))
+    bad = "block of " + std::to_string(nt) +
+          " threads exceeds __launch_bounds__(" +
+          std::to_string(c.max_threads) + ")";
+  else if (c.smem > kDynSmem)
+    bad = "dynamic shared memory " + std::to_string(c.smem) +
+          " bytes > 48 KiB without cudaFuncSetAttribute";
+  if (!bad.empty()) {
+    set_error(cudaErrorInvalidConfiguration,
+              std::string("launch of ") + name + ": " + bad);
+    return;
+  }
+  ensure_stacks();
+  gridDim = g;
+  blockDim = b;
+  g_body = body;
+  g_ctx = ctx;
+  g_name = name;
+  g_failed = false;
+  const uint64_t nblocks = uint64_t(g.x) * g.y * g.z;
+  // Blocks in a random order (they may run in any order on a GPU).
+  const uint64_t start = nblocks > 1 ? next_rand() % nblocks : 0;
+  const bool reverse = next_rand() & 1;
+  for (uint64_t k = 0; k < nblocks; ++k) {
+    uint64_t i = (start + (reverse ? nblocks - 1 - k : k)) % nblocks;
+    const uint3 bi{unsigned(i % g.x), unsigned(i / g.x % g.y),
+                   unsigned(i / (uint64_t(g.x) * g.y))};
+    run_block(int(nt), b, bi, c.smem);
+    if (g_failed) {
+      set_error(cudaErrorLaunchFailure,
+                std::string("kernel ") + name + " (block " +
+                    std::to_string(bi.x) + "," + std::to_string(bi.y) +
+                    "," + std::to_string(bi.z) + " of " +
+                    std::to_string(g.x) + "x" + std::to_string(g.y) + "x" +
+                    std::to_string(g.z) + ", " + std::to_string(nt) +
+                    " threads): " + g_fail_msg);
+      return;
+    }
+  }
+}
+
+void syncthreads() { barrier_wait(g_block_bar); }
+
+int lane_id() { return g_cur % 32; }
+
+void shfl(void* out, const void* in, size_t n, int src) {
+  const int lane = g_cur % 32;
+  Warp& w = g_warps[g_cur / 32];
+  std::memcpy(w.buf[lane], in, n);
+  barrier_wait(w.bar);
+  if (src == lane) {
+    std::memcpy(out, in, n);
+  } else if (src < 0 || src >= w.size) {
+    fail("warp shuffle reads lane " + std::to_string(src) +
+         " which does not exist (warp of " + std::to_string(w.size) +
+         " threads)");
+  } else if (w.exited & (1u << src)) {
+    fail("warp shuffle reads lane " + std::to_string(src) +
+         " which has exited (undefined on the GPU)");
+  } else {
+    std::memcpy(out, w.buf[src], n);
+  }
+  barrier_wait(w.bar);
+}
+
+uint64_t block_generation() { return g_block_gen; }
+void poison(void* p, size_t n) { std::memset(p, 0xff, n); }
+void* dynamic_smem() { return g_dyn_smem; }
+
+// ---------------------------------------------------------- memory map --
+namespace {
+std::mutex g_mem_mutex;
+std::map<uintptr_t, size_t> g_device_blocks;  // start -> bytes
+}  // namespace
+
+bool is_device_range(const void* p, size_t n) {
+  if (!p) return n == 0;
+  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  std::lock_guard<std::mutex> lock(g_mem_mutex);
+  auto it = g_device_blocks.upper_bound(a);
+  if (it == g_device_blocks.begin()) return false;
+  --it;
+  return a >= it->first && a + n <= it->first + it->second;
+}
+
+bool is_device_ptr(const void* p) {
+  if (!p) return true;
+  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  std::lock_guard<std::mutex> lock(g_mem_mutex);
+  auto it = g_device_blocks.upper_bound(a);
+  if (it == g_device_blocks.begin()) return false;
+  --it;
+  return a <= it->first + it->second;
+}
+
+void host_pointer_arg(const char* name, int k) {
+  set_error(cudaErrorLaunchFailure,
+            std::string("kernel ") + name + ": argument " +
+                std::to_string(k) +
+                " is a host pointer (not device memory): it would fault "
+                "on the GPU");
+}
+
+cudaError_t cub_fail(const char* what) {
+  set_error(cudaErrorInvalidValue, std::string("cub: ") + what);
+  return cudaErrorInvalidValue;
+}
+
+}  // namespace emu
+
+// ------------------------------------------------------------ runtime --
+using emu::g_last_error;
+using emu::g_last_msg;
+
+namespace {
+struct EmuEvent {
+  bool timing;
+  bool recorded = false;
+  std::chrono::steady_clock::time_point at;
+};
+struct EmuStream {
+  int priority;
+};
+int g_device = 0;
+// The emulated device's capacity (so out-of-memory paths can be tested).
+constexpr size_t kCapacity = size_t(4) << 30;
+size_t g_used = 0;  // under emu::g_mem_mutex
+
+cudaError_t fail_call(cudaError_t err, const std::string& msg) {
+  emu::set_error(err, msg);
+  return err;
+}
+// Asynchronous errors of earlier launches surface at the next sync point.
+cudaError_t pending() { return g_last_error; }
+}  // namespace
+
+cudaError_t cudaGetDeviceCount(int* count) {
+  *count = 1;
+  return cudaSuccess;
+}
+cudaError_t cudaSetDevice(int device) {
+  if (device != 0) return fail_call(cudaErrorInvalidDevice, "cudaSetDevice");
+  g_device = device;
+  return cudaSuccess;
+}
+cudaError_t cudaGetDevice(int* device) {
+  *device = g_device;
+  return cudaSuccess;
+}
+cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int device) {
+  if (device != 0)
+    return fail_call(cudaErrorInvalidDevice, "cudaGetDeviceProperties");
+  std::memset(p, 0, sizeof(*p));
+  std::snprintf(p->name, sizeof(p->name), "fastt CPU emulation");
+  p->totalGlobalMem = kCapacity;
+  p->sharedMemPerBlock = 48 << 10;
+  p->warpSize = 32;
+  p->maxThreadsPerBlock = 1024;
+  p->maxThreadsDim[0] = p->maxThreadsDim[1] = 1024;
+  p->maxThreadsDim[2] = 64;
+  p->maxGridSize[0] = 2147483647;
+  p->maxGridSize[1] = p->maxGridSize[2] = 65535;
+  p->major = 9;
+  p->minor = 0;
+  // Small, so grid-stride loops run several rounds on test sizes.
+  const char* sm = std::getenv("FASTT_EMU_SM_COUNT");
+  p->multiProcessorCount = sm ? std::max(1, std::atoi(sm)) : 2;
+  return cudaSuccess;
+}
+cudaError_t cudaDeviceSynchronize() { return pending(); }
+cudaError_t cudaDeviceGetStreamPriorityRange(int* least, int* greatest) {
+  *least = 0;
+  *greatest = -5;
+  return cudaSuccess;
+}
+cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total_bytes) {
+  std::lock_guard<std::mutex> lock(emu::g_mem_mutex);
+  *total_bytes = kCapacity;
+  *free_bytes = kCapacity - g_used;
+  return cudaSuccess;
+}
+cudaError_t cudaMalloc(void** p, size_t nbytes) {
+  const size_t n = (nbytes + 255) / 256 * 256;
+  {
+    std::lock_guard<std::mutex> lock(emu::g_mem_mutex);
+    if (g_used + n > kCapacity) return cudaErrorMemoryAllocation;
+    g_used += n;
+  }
+  void* q = std::aligned_alloc(256, n ? n : 256);
+  if (!q) {
+    std::lock_guard<std::mutex> lock(emu::g_mem_mutex);
+    g_used -= n;
+    return cudaErrorMemoryAllocation;
+  }
+  // Fresh device memory is garbage: NaN / -1 bytes (the first 64 MiB).
+  emu::poison(q, std::min(n, size_t(64) << 20));
+  {
+    std::lock_guard<std::mutex> lock(emu::g_mem_mutex);
+    emu::g_device_blocks[reinterpret_cast<uintptr_t>(q)] = nbytes;
+  }
+  *p = q;
+  return cudaSuccess;
+}
+cudaError_t cudaFree(void* p) {
+  if (!p) return cudaSuccess;
+  {
+    std::lock_guard<std::mutex> lock(emu::g_mem_mutex);
+    auto it = emu::g_device_blocks.find(reinterpret_cast<uintptr_t>(p));
+    if (it == emu::g_device_blocks.end())
+      return fail_call(cudaErrorInvalidValue, "cudaFree of a non-device "
+                                              "pointer");
+    g_used -= (it->second + 255) / 256 * 256;
+    emu::g_device_blocks.erase(it);
+  }
+  std::free(p);
+  return cudaSuccess;
+}
+cudaError_t cudaHostAlloc(void** p, size_t nbytes, unsigned) {
+  *p = std::aligned_alloc(4096, (nbytes + 4095) / 4096 * 4096);
+  return *p ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+cudaError_t cudaMallocHost(void** p, size_t nbytes) {
+  return cudaHostAlloc(p, nbytes, 0);
+}
+cudaError_t cudaFreeHost(void* p) {
+  std::free(p);
+  return cudaSuccess;
+}
+
+namespace {
+// A copy's pointers must be on the sides its kind says (a wrong kind is a
+// real bug that unified addressing would hide).
+cudaError_t checked_copy(void* dst, const void* src, size_t n,
+                         cudaMemcpyKind kind, const char* what) {
+  if (n == 0) return pending();
+  const bool dd = emu::is_device_range(dst, n);
+  const bool sd = emu::is_device_range(src, n);
+  bool ok = true;
+  switch (kind) {
+    case cudaMemcpyHostToDevice: ok = dd && !sd; break;
+    case cudaMemcpyDeviceToHost: ok = sd && !dd; break;
+    case cudaMemcpyDeviceToDevice: ok = sd && dd; break;
+    case cudaMemcpyHostToHost: ok = !sd && !dd; break;
+    default: break;
+  }
+  if (!ok)
+    return fail_call(cudaErrorInvalidValue,
+                     std::string(what) + ": pointers (src " +
+                         (sd ? "device" : "host") + ", dst " +
+                         (dd ? "device" : "host") + ", " +
+                         std::to_string(n) +
+                         " bytes) do not match the copy kind " +
+                         std::to_string(int(kind)));
+  std::memmove(dst, src, n);
+  return pending();
+}
+}  // namespace
+
+cudaError_t cudaMemcpy(void* dst, const void* src, size_t n,
+                       cudaMemcpyKind kind) {
+  return checked_copy(dst, src, n, kind, "cudaMemcpy");
+}
+cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t n,
+                            cudaMemcpyKind kind, cudaStream_t) {
+  return checked_copy(dst, src, n, kind, "cudaMemcpyAsync");
+}
+cudaError_t cudaMemcpyPeerAsync(void* dst, int, const void* src, int,
+                                size_t n, cudaStream_t) {
+  return checked_copy(dst, src, n, cudaMemcpyDeviceToDevice,
+                      "cudaMemcpyPeerAsync");
+}
+cudaError_t cudaMemset(void* p, int v, size_t n) {
+  return cudaMemsetAsync(p, v, n, nullptr);
+}
+cudaError_t cudaMemsetAsync(void* p, int v, size_t n, cudaStream_t) {
+  if (n == 0) return pending();
+  if (!emu::is_device_range(p, n))
+    return fail_call(cudaErrorInvalidValue,
+                     "cudaMemsetAsync: " + std::to_string(n) +
+                         " bytes are not device memory");
+  std::memset(p, v, n);
+  return pending();
+}
+
+cudaError_t cudaStreamCreate(cudaStream_t* s) {
+  return cudaStreamCreateWithPriority(s, 0, 0);
+}
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t* s, unsigned flags) {
+  return cudaStreamCreateWithPriority(s, flags, 0);
+}
+cudaError_t cudaStreamCreateWithPriority(cudaStream_t* s, unsigned,
+                                         int priority) {
+  *s = reinterpret_cast<cudaStream_t>(new EmuStream{priority});
+  return cudaSuccess;
+}
+cudaError_t cudaStreamDestroy(cudaStream_t s) {
+  delete reinterpret_cast<EmuStream*>(s);
+  return cudaSuccess;
+}
+cudaError_t cudaStreamGetPriority(cudaStream_t s, int* priority) {
+  *priority = s ? reinterpret_cast<EmuStream*>(s)->priority : 0;
+  return cudaSuccess;
+}
+cudaError_t cudaStreamQuery(cudaStream_t) { return pending(); }
+cudaError_t cudaStreamSynchronize(cudaStream_t) { return pending(); }
+cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t, unsigned) {
+  return cudaSuccess;
+}
+
+cudaError_t cudaEventCreate(cudaEvent_t* e) {
+  return cudaEventCreateWithFlags(e, cudaEventDefault);
+}
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t* e, unsigned flags) {
+  *e = reinterpret_cast<cudaEvent_t>(
+      new EmuEvent{(flags & cudaEventDisableTiming) == 0});
+  return cudaSuccess;
+}
+cudaError_t cudaEventDestroy(cudaEvent_t e) {
+  delete reinterpret_cast<EmuEvent*>(e);
+  return cudaSuccess;
+}
+cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t) {
+  if (!e) return fail_call(cudaErrorInvalidResourceHandle, "cudaEventRecord");
+  EmuEvent* ev = reinterpret_cast<EmuEvent*>(e);
+  ev->recorded = true;
+  ev->at = std::chrono::steady_clock::now();
+  return cudaSuccess;
+}
+cudaError_t cudaEventQuery(cudaEvent_t) { return cudaSuccess; }
+cudaError_t cudaEventSynchronize(cudaEvent_t) { return pending(); }
+cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start,
+                                 cudaEvent_t end) {
+  EmuEvent* a = reinterpret_cast<EmuEvent*>(start);
+  EmuEvent* b = reinterpret_cast<EmuEvent*>(end);
+  if (!a || !b || !a->timing || !b->timing)
+    return fail_call(cudaErrorInvalidResourceHandle, "cudaEventElapsedTime");
+  if (!a->recorded || !b->recorded) return cudaErrorInvalidResourceHandle;
+  *ms = std::chrono::duration<float, std::milli>(b->at - a->at).count();
+  return cudaSuccess;
+}
+
+cudaError_t cudaGetLastError() {
+  const cudaError_t e = g_last_error;
+  g_last_error = cudaSuccess;
+  return e;
+}
+cudaError_t cudaPeekAtLastError() { return g_last_error; }
+const char* cudaGetErrorString(cudaError_t err) {
+  // The emulator's message for the error just reported (the check macros
+  // call cudaGetLastError first, then this).
+  static thread_local std::string s;
+  if (err == cudaSuccess) return "no error";
+  s = "cuda_emu: " + (g_last_msg.empty() ? std::string("error")
+                                         : g_last_msg);
+  return s.c_str();
+}
+const char* cudaGetErrorName(cudaError_t err) {
+  switch (err) {
+    case cudaSuccess: return "cudaSuccess";
+    case cudaErrorInvalidValue: return "cudaErrorInvalidValue";
+    case cudaErrorMemoryAllocation: return "cudaErrorMemoryAllocation";
+    case cudaErrorInvalidConfiguration:
+      return "cudaErrorInvalidConfiguration";
+    case cudaErrorInvalidDevice: return "cudaErrorInvalidDevice";
+    case cudaErrorInvalidResourceHandle:
+      return "cudaErrorInvalidResourceHandle";
+    case cudaErrorNotReady: return "cudaErrorNotReady";
+    case cudaErrorLaunchOutOfResources:
+      return "cudaErrorLaunchOutOfResources";
+    case cudaErrorLaunchFailure: return "cudaErrorLaunchFailure";
+  }
+  return "cudaErrorUnknown";
+}
