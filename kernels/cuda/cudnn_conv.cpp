@@ -277,31 +277,56 @@ void add_bias(cudnnHandle_t h, cudnnDataType_t dt, const Scale& s,
                     what);
 }
 
+// The descriptors, algorithm, scaling factors and workspace of one cuDNN
+// convolution call; `ok` is false when cuDNN has no algorithm for the
+// shape (the caller then falls back to im2col + GEMM).
+struct Call {
+  cudnnDataType_t dt = CUDNN_DATA_FLOAT, ct = CUDNN_DATA_FLOAT;
+  cudnnHandle_t h;
+  TensorDesc xd, yd;
+  FilterDesc wd;
+  ConvolutionDesc cd;
+  Choice ch{};
+  Scale s;
+  Tensor ws;
+  bool ok = false;
+
+  Call(Kind kind, DType dtype, const ConvDesc& c, const char* what)
+      : dt(data_type(dtype, false)),
+        ct(data_type(dtype, true)),
+        h(get_handle(what)),
+        xd(dt, c.N, c.C, c.H, c.W, what),
+        yd(dt, c.N, c.O, c.oh, c.ow, what),
+        wd(dt, c, what),
+        cd(ct, c, what),
+        s(dtype) {
+    if (!choose(kind, h, dtype, c, xd, wd, cd, yd, what, &ch)) return;
+    FASTT_CUDNN_CHECK(cudnnSetConvolutionMathType(cd.d, ch.math), what);
+    ws = workspace(ch.workspace);
+    ok = true;
+  }
+
+  static cudnnDataType_t data_type(DType dtype, bool compute) {
+    cudnnDataType_t d = CUDNN_DATA_FLOAT, c = CUDNN_DATA_FLOAT;
+    cudnn_types(dtype, &d, &c);
+    return compute ? c : d;
+  }
+};
+
 bool forward(const Tensor& x, const Tensor& w, const Tensor* bias,
              const ConvDesc& c, Tensor& y) {
   const char* what = "conv2d (cuDNN forward)";
   if (!supported(c, x.dtype())) return false;
-  cudnnDataType_t dt = CUDNN_DATA_FLOAT, ct = CUDNN_DATA_FLOAT;
-  cudnn_types(x.dtype(), &dt, &ct);
-  cudnnHandle_t h = get_handle(what);
-  TensorDesc xd(dt, c.N, c.C, c.H, c.W, what);
-  TensorDesc yd(dt, c.N, c.O, c.oh, c.ow, what);
-  FilterDesc wd(dt, c, what);
-  ConvolutionDesc cd(ct, c, what);
-  Choice ch;
-  if (!choose(Kind::Forward, h, x.dtype(), c, xd, wd, cd, yd, what, &ch))
-    return false;
-  FASTT_CUDNN_CHECK(cudnnSetConvolutionMathType(cd.d, ch.math), what);
+  Call k(Kind::Forward, x.dtype(), c, what);
+  if (!k.ok) return false;
   const Tensor xc = x.contiguous(), wc = w.contiguous();
-  const Tensor ws = workspace(ch.workspace);
-  const Scale s(x.dtype());
   FASTT_CUDNN_CHECK(
       cudnnConvolutionForward(
-          h, s.one(), xd.d, xc.data_ptr(), wd.d, wc.data_ptr(), cd.d,
-          cudnnConvolutionFwdAlgo_t(ch.algo), ptr(ws), ch.workspace,
-          s.zero(), yd.d, y.data_ptr()),
+          k.h, k.s.one(), k.xd.d, xc.data_ptr(), k.wd.d, wc.data_ptr(),
+          k.cd.d, cudnnConvolutionFwdAlgo_t(k.ch.algo), ptr(k.ws),
+          k.ch.workspace, k.s.zero(), k.yd.d, y.data_ptr()),
       what);
-  if (bias) add_bias(h, dt, s, *bias, c.O, yd, y, what);
+  if (bias) add_bias(k.h, k.dt, k.s, *bias, c.O, k.yd, y, what);
   return true;
 }
 
@@ -309,27 +334,16 @@ bool input_grad(const Tensor& gy, const Tensor& w, const Tensor* bias,
                 const ConvDesc& c, Tensor& gx) {
   const char* what = "conv2d (cuDNN backward data)";
   if (!supported(c, gy.dtype())) return false;
-  cudnnDataType_t dt = CUDNN_DATA_FLOAT, ct = CUDNN_DATA_FLOAT;
-  cudnn_types(gy.dtype(), &dt, &ct);
-  cudnnHandle_t h = get_handle(what);
-  TensorDesc xd(dt, c.N, c.C, c.H, c.W, what);
-  TensorDesc yd(dt, c.N, c.O, c.oh, c.ow, what);
-  FilterDesc wd(dt, c, what);
-  ConvolutionDesc cd(ct, c, what);
-  Choice ch;
-  if (!choose(Kind::Data, h, gy.dtype(), c, xd, wd, cd, yd, what, &ch))
-    return false;
-  FASTT_CUDNN_CHECK(cudnnSetConvolutionMathType(cd.d, ch.math), what);
+  Call k(Kind::Data, gy.dtype(), c, what);
+  if (!k.ok) return false;
   const Tensor gyc = gy.contiguous(), wc = w.contiguous();
-  const Tensor ws = workspace(ch.workspace);
-  const Scale s(gy.dtype());
   FASTT_CUDNN_CHECK(
       cudnnConvolutionBackwardData(
-          h, s.one(), wd.d, wc.data_ptr(), yd.d, gyc.data_ptr(), cd.d,
-          cudnnConvolutionBwdDataAlgo_t(ch.algo), ptr(ws), ch.workspace,
-          s.zero(), xd.d, gx.data_ptr()),
+          k.h, k.s.one(), k.wd.d, wc.data_ptr(), k.yd.d, gyc.data_ptr(),
+          k.cd.d, cudnnConvolutionBwdDataAlgo_t(k.ch.algo), ptr(k.ws),
+          k.ch.workspace, k.s.zero(), k.xd.d, gx.data_ptr()),
       what);
-  if (bias) add_bias(h, dt, s, *bias, c.C, xd, gx, what);
+  if (bias) add_bias(k.h, k.dt, k.s, *bias, c.C, k.xd, gx, what);
   return true;
 }
 
@@ -337,25 +351,14 @@ bool weight_grad(const Tensor& gy, const Tensor& x, const ConvDesc& c,
                  Tensor& gw) {
   const char* what = "conv2d (cuDNN backward filter)";
   if (!supported(c, x.dtype())) return false;
-  cudnnDataType_t dt = CUDNN_DATA_FLOAT, ct = CUDNN_DATA_FLOAT;
-  cudnn_types(x.dtype(), &dt, &ct);
-  cudnnHandle_t h = get_handle(what);
-  TensorDesc xd(dt, c.N, c.C, c.H, c.W, what);
-  TensorDesc yd(dt, c.N, c.O, c.oh, c.ow, what);
-  FilterDesc wd(dt, c, what);
-  ConvolutionDesc cd(ct, c, what);
-  Choice ch;
-  if (!choose(Kind::Filter, h, x.dtype(), c, xd, wd, cd, yd, what, &ch))
-    return false;
-  FASTT_CUDNN_CHECK(cudnnSetConvolutionMathType(cd.d, ch.math), what);
+  Call k(Kind::Filter, x.dtype(), c, what);
+  if (!k.ok) return false;
   const Tensor xc = x.contiguous(), gyc = gy.contiguous();
-  const Tensor ws = workspace(ch.workspace);
-  const Scale s(x.dtype());
   FASTT_CUDNN_CHECK(
       cudnnConvolutionBackwardFilter(
-          h, s.one(), xd.d, xc.data_ptr(), yd.d, gyc.data_ptr(), cd.d,
-          cudnnConvolutionBwdFilterAlgo_t(ch.algo), ptr(ws), ch.workspace,
-          s.zero(), wd.d, gw.data_ptr()),
+          k.h, k.s.one(), k.xd.d, xc.data_ptr(), k.yd.d, gyc.data_ptr(),
+          k.cd.d, cudnnConvolutionBwdFilterAlgo_t(k.ch.algo), ptr(k.ws),
+          k.ch.workspace, k.s.zero(), k.wd.d, gw.data_ptr()),
       what);
   return true;
 }
