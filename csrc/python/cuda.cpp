@@ -43,6 +43,14 @@ constexpr bool kBuilt = false;
   throw RuntimeError(fmt::format("{}: fastt was built without CUDA", what));
 }
 
+// A binding's body, compiled only with CUDA; without it the call raises
+// RuntimeError naming it.
+#ifdef FASTT_WITH_CUDA
+#define FASTT_CUDA_ONLY(what, ...) __VA_ARGS__
+#else
+#define FASTT_CUDA_ONLY(what, ...) no_cuda(what);
+#endif
+
 // Arguments: a fixed count of positional objects (None allowed).
 void get_args(const char* name, PyObject* args, Py_ssize_t n,
               PyObject** out) {
@@ -67,56 +75,45 @@ PyObject* f_device_count(PyObject*, PyObject*) {
 
 PyObject* f_current_device(PyObject*, PyObject*) {
   FASTT_PY_BEGIN
-#ifdef FASTT_WITH_CUDA
-  cuda::require_device("current_device");
-  return PyLong_FromLong(cuda::current_device());
-#else
-  no_cuda("current_device");
-#endif
+  FASTT_CUDA_ONLY("current_device", {
+    cuda::require_device("current_device");
+    return PyLong_FromLong(cuda::current_device());
+  })
   FASTT_PY_END
 }
 
 PyObject* f_set_device(PyObject*, PyObject* arg) {
   FASTT_PY_BEGIN
-#ifdef FASTT_WITH_CUDA
-  cuda::set_device(int(to_int(arg, "device")));
-  Py_RETURN_NONE;
-#else
-  (void)arg;
-  no_cuda("set_device");
-#endif
+  FASTT_CUDA_ONLY("set_device", {
+    cuda::set_device(int(to_int(arg, "device")));
+    Py_RETURN_NONE;
+  })
   FASTT_PY_END
 }
 
 PyObject* f_synchronize(PyObject*, PyObject* arg) {
   FASTT_PY_BEGIN
-#ifdef FASTT_WITH_CUDA
-  int d = device_arg(arg);
-  without_gil([&] {
-    cuda::synchronize(d);
-    return 0;
-  });
-  Py_RETURN_NONE;
-#else
-  (void)arg;
-  no_cuda("synchronize");
-#endif
+  FASTT_CUDA_ONLY("synchronize", {
+    int d = device_arg(arg);
+    without_gil([&] {
+      cuda::synchronize(d);
+      return 0;
+    });
+    Py_RETURN_NONE;
+  })
   FASTT_PY_END
 }
 
 // _cuda_current_stream(device) -> handle
 PyObject* f_current_stream(PyObject*, PyObject* arg) {
   FASTT_PY_BEGIN
-#ifdef FASTT_WITH_CUDA
-  cuda::require_device("current_stream");
-  int d = device_arg(arg);
-  FASTT_CHECK(d >= 0 && d < cuda::device_count(), ValueError,
-              "current_stream: invalid device ordinal {}", d);
-  return from_handle(cuda::current_stream(d));
-#else
-  (void)arg;
-  no_cuda("current_stream");
-#endif
+  FASTT_CUDA_ONLY("current_stream", {
+    cuda::require_device("current_stream");
+    int d = device_arg(arg);
+    FASTT_CHECK(d >= 0 && d < cuda::device_count(), ValueError,
+                "current_stream: invalid device ordinal {}", d);
+    return from_handle(cuda::current_stream(d));
+  })
   FASTT_PY_END
 }
 
@@ -125,16 +122,14 @@ PyObject* f_set_stream(PyObject*, PyObject* args) {
   FASTT_PY_BEGIN
   PyObject* a[2];
   get_args("_cuda_set_stream", args, 2, a);
-#ifdef FASTT_WITH_CUDA
-  cuda::require_device("set_stream");
-  int d = int(to_int(a[0], "device"));
-  FASTT_CHECK(d >= 0 && d < cuda::device_count(), ValueError,
-              "set_stream: invalid device ordinal {}", d);
-  cuda::set_current_stream(d, to_stream(a[1]));
-  Py_RETURN_NONE;
-#else
-  no_cuda("set_stream");
-#endif
+  FASTT_CUDA_ONLY("set_stream", {
+    cuda::require_device("set_stream");
+    int d = int(to_int(a[0], "device"));
+    FASTT_CHECK(d >= 0 && d < cuda::device_count(), ValueError,
+                "set_stream: invalid device ordinal {}", d);
+    cuda::set_current_stream(d, to_stream(a[1]));
+    Py_RETURN_NONE;
+  })
   FASTT_PY_END
 }
 
@@ -143,14 +138,12 @@ PyObject* f_stream_create(PyObject*, PyObject* args) {
   FASTT_PY_BEGIN
   PyObject* a[2];
   get_args("_cuda_stream_create", args, 2, a);
-#ifdef FASTT_WITH_CUDA
-  cuda::require_device("Stream");
-  int d = device_arg(a[0]);
-  int priority = int(to_int(a[1], "priority"));
-  return from_handle(cuda::Stream::create(d, priority).handle());
-#else
-  no_cuda("Stream");
-#endif
+  FASTT_CUDA_ONLY("Stream", {
+    cuda::require_device("Stream");
+    int d = device_arg(a[0]);
+    int priority = int(to_int(a[1], "priority"));
+    return from_handle(cuda::Stream::create(d, priority).handle());
+  })
   FASTT_PY_END
 }
 
@@ -166,45 +159,36 @@ PyObject* stream_op(const char* name, PyObject* args, F f) {
 
 PyObject* f_stream_query(PyObject*, PyObject* args) {
   FASTT_PY_BEGIN
-#ifdef FASTT_WITH_CUDA
-  return stream_op("_cuda_stream_query", args, [](int d, cudaStream_t s) {
-    return PyBool_FromLong(cuda::stream_query(s, d));
-  });
-#else
-  (void)args;
-  no_cuda("Stream.query");
-#endif
+  FASTT_CUDA_ONLY("Stream.query", {
+    return stream_op("_cuda_stream_query", args, [](int d, cudaStream_t s) {
+      return PyBool_FromLong(cuda::stream_query(s, d));
+    });
+  })
   FASTT_PY_END
 }
 
 PyObject* f_stream_synchronize(PyObject*, PyObject* args) {
   FASTT_PY_BEGIN
-#ifdef FASTT_WITH_CUDA
-  return stream_op("_cuda_stream_synchronize", args,
-                   [](int d, cudaStream_t s) {
-                     without_gil([&] {
-                       cuda::stream_synchronize(s, d);
-                       return 0;
+  FASTT_CUDA_ONLY("Stream.synchronize", {
+    return stream_op("_cuda_stream_synchronize", args,
+                     [](int d, cudaStream_t s) {
+                       without_gil([&] {
+                         cuda::stream_synchronize(s, d);
+                         return 0;
+                       });
+                       Py_RETURN_NONE;
                      });
-                     Py_RETURN_NONE;
-                   });
-#else
-  (void)args;
-  no_cuda("Stream.synchronize");
-#endif
+  })
   FASTT_PY_END
 }
 
 PyObject* f_stream_priority(PyObject*, PyObject* args) {
   FASTT_PY_BEGIN
-#ifdef FASTT_WITH_CUDA
-  return stream_op("_cuda_stream_priority", args, [](int d, cudaStream_t s) {
-    return PyLong_FromLong(cuda::stream_priority(s, d));
-  });
-#else
-  (void)args;
-  no_cuda("Stream.priority");
-#endif
+  FASTT_CUDA_ONLY("Stream.priority", {
+    return stream_op("_cuda_stream_priority", args, [](int d, cudaStream_t s) {
+      return PyLong_FromLong(cuda::stream_priority(s, d));
+    });
+  })
   FASTT_PY_END
 }
 
@@ -213,26 +197,22 @@ PyObject* f_stream_wait_event(PyObject*, PyObject* args) {
   FASTT_PY_BEGIN
   PyObject* a[3];
   get_args("_cuda_stream_wait_event", args, 3, a);
-#ifdef FASTT_WITH_CUDA
-  cudaEvent_t e = to_event(a[2]);
-  if (e)
-    cuda::stream_wait_event(to_stream(a[1]), int(to_int(a[0], "device")), e);
-  Py_RETURN_NONE;
-#else
-  no_cuda("Stream.wait_event");
-#endif
+  FASTT_CUDA_ONLY("Stream.wait_event", {
+    cudaEvent_t e = to_event(a[2]);
+    if (e)
+      cuda::stream_wait_event(to_stream(a[1]), int(to_int(a[0], "device")), e);
+    Py_RETURN_NONE;
+  })
   FASTT_PY_END
 }
 
 PyObject* f_stream_priority_range(PyObject*, PyObject*) {
   FASTT_PY_BEGIN
-#ifdef FASTT_WITH_CUDA
-  int least = 0, greatest = 0;
-  cuda::stream_priority_range(&least, &greatest);
-  return Py_BuildValue("(ii)", least, greatest);
-#else
-  no_cuda("priority_range");
-#endif
+  FASTT_CUDA_ONLY("priority_range", {
+    int least = 0, greatest = 0;
+    cuda::stream_priority_range(&least, &greatest);
+    return Py_BuildValue("(ii)", least, greatest);
+  })
   FASTT_PY_END
 }
 
@@ -241,13 +221,11 @@ PyObject* f_event_create(PyObject*, PyObject* args) {
   FASTT_PY_BEGIN
   PyObject* a[4];
   get_args("_cuda_event_create", args, 4, a);
-#ifdef FASTT_WITH_CUDA
-  return from_handle(cuda::event_create(
-      device_arg(a[0]), to_bool(a[1], "enable_timing"),
-      to_bool(a[2], "blocking"), to_bool(a[3], "interprocess")));
-#else
-  no_cuda("Event");
-#endif
+  FASTT_CUDA_ONLY("Event", {
+    return from_handle(cuda::event_create(
+        device_arg(a[0]), to_bool(a[1], "enable_timing"),
+        to_bool(a[2], "blocking"), to_bool(a[3], "interprocess")));
+  })
   FASTT_PY_END
 }
 
@@ -267,40 +245,32 @@ PyObject* f_event_record(PyObject*, PyObject* args) {
   FASTT_PY_BEGIN
   PyObject* a[3];
   get_args("_cuda_event_record", args, 3, a);
-#ifdef FASTT_WITH_CUDA
-  cuda::event_record(to_event(a[0]), to_stream(a[2]),
-                     int(to_int(a[1], "device")));
-  Py_RETURN_NONE;
-#else
-  no_cuda("Event.record");
-#endif
+  FASTT_CUDA_ONLY("Event.record", {
+    cuda::event_record(to_event(a[0]), to_stream(a[2]),
+                       int(to_int(a[1], "device")));
+    Py_RETURN_NONE;
+  })
   FASTT_PY_END
 }
 
 PyObject* f_event_query(PyObject*, PyObject* arg) {
   FASTT_PY_BEGIN
-#ifdef FASTT_WITH_CUDA
-  return PyBool_FromLong(cuda::event_query(to_event(arg)));
-#else
-  (void)arg;
-  no_cuda("Event.query");
-#endif
+  FASTT_CUDA_ONLY("Event.query", {
+    return PyBool_FromLong(cuda::event_query(to_event(arg)));
+  })
   FASTT_PY_END
 }
 
 PyObject* f_event_synchronize(PyObject*, PyObject* arg) {
   FASTT_PY_BEGIN
-#ifdef FASTT_WITH_CUDA
-  cudaEvent_t e = to_event(arg);
-  without_gil([&] {
-    cuda::event_synchronize(e);
-    return 0;
-  });
-  Py_RETURN_NONE;
-#else
-  (void)arg;
-  no_cuda("Event.synchronize");
-#endif
+  FASTT_CUDA_ONLY("Event.synchronize", {
+    cudaEvent_t e = to_event(arg);
+    without_gil([&] {
+      cuda::event_synchronize(e);
+      return 0;
+    });
+    Py_RETURN_NONE;
+  })
   FASTT_PY_END
 }
 
@@ -308,12 +278,10 @@ PyObject* f_event_elapsed_time(PyObject*, PyObject* args) {
   FASTT_PY_BEGIN
   PyObject* a[2];
   get_args("_cuda_event_elapsed_time", args, 2, a);
-#ifdef FASTT_WITH_CUDA
-  return PyFloat_FromDouble(
-      cuda::event_elapsed_time(to_event(a[0]), to_event(a[1])));
-#else
-  no_cuda("Event.elapsed_time");
-#endif
+  FASTT_CUDA_ONLY("Event.elapsed_time", {
+    return PyFloat_FromDouble(
+        cuda::event_elapsed_time(to_event(a[0]), to_event(a[1])));
+  })
   FASTT_PY_END
 }
 
@@ -331,58 +299,49 @@ int set_item(PyObject* d, const char* key, int64_t v) {
 // _cuda_memory_stats(device) -> dict of the allocator's counters
 PyObject* f_memory_stats(PyObject*, PyObject* arg) {
   FASTT_PY_BEGIN
-#ifdef FASTT_WITH_CUDA
-  DeviceAllocatorStats s = cuda::device_memory_stats(device_arg(arg));
-  PyObject* d = PyDict_New();
-  if (!d) return nullptr;
-  try {
-    set_item(d, "allocated_bytes", s.allocated_bytes);
-    set_item(d, "max_allocated_bytes", s.max_allocated_bytes);
-    set_item(d, "requested_bytes", s.requested_bytes);
-    set_item(d, "reserved_bytes", s.reserved_bytes);
-    set_item(d, "max_reserved_bytes", s.max_reserved_bytes);
-    set_item(d, "active_blocks", s.active_blocks);
-    set_item(d, "segments", s.segments);
-    set_item(d, "pending_free_blocks", s.pending_free_blocks);
-    set_item(d, "alloc_count", s.alloc_count);
-    set_item(d, "free_count", s.free_count);
-    set_item(d, "num_device_allocs", s.num_device_allocs);
-    set_item(d, "num_device_frees", s.num_device_frees);
-    set_item(d, "num_alloc_retries", s.num_alloc_retries);
-    set_item(d, "num_ooms", s.num_ooms);
-  } catch (...) {
-    Py_DECREF(d);
-    throw;
-  }
-  return d;
-#else
-  (void)arg;
-  no_cuda("memory_stats");
-#endif
+  FASTT_CUDA_ONLY("memory_stats", {
+    DeviceAllocatorStats s = cuda::device_memory_stats(device_arg(arg));
+    PyObject* d = PyDict_New();
+    if (!d) return nullptr;
+    try {
+      set_item(d, "allocated_bytes", s.allocated_bytes);
+      set_item(d, "max_allocated_bytes", s.max_allocated_bytes);
+      set_item(d, "requested_bytes", s.requested_bytes);
+      set_item(d, "reserved_bytes", s.reserved_bytes);
+      set_item(d, "max_reserved_bytes", s.max_reserved_bytes);
+      set_item(d, "active_blocks", s.active_blocks);
+      set_item(d, "segments", s.segments);
+      set_item(d, "pending_free_blocks", s.pending_free_blocks);
+      set_item(d, "alloc_count", s.alloc_count);
+      set_item(d, "free_count", s.free_count);
+      set_item(d, "num_device_allocs", s.num_device_allocs);
+      set_item(d, "num_device_frees", s.num_device_frees);
+      set_item(d, "num_alloc_retries", s.num_alloc_retries);
+      set_item(d, "num_ooms", s.num_ooms);
+    } catch (...) {
+      Py_DECREF(d);
+      throw;
+    }
+    return d;
+  })
   FASTT_PY_END
 }
 
 PyObject* f_reset_peak_memory_stats(PyObject*, PyObject* arg) {
   FASTT_PY_BEGIN
-#ifdef FASTT_WITH_CUDA
-  cuda::reset_peak_memory_stats(device_arg(arg));
-  Py_RETURN_NONE;
-#else
-  (void)arg;
-  no_cuda("reset_peak_memory_stats");
-#endif
+  FASTT_CUDA_ONLY("reset_peak_memory_stats", {
+    cuda::reset_peak_memory_stats(device_arg(arg));
+    Py_RETURN_NONE;
+  })
   FASTT_PY_END
 }
 
 PyObject* f_reset_accumulated_memory_stats(PyObject*, PyObject* arg) {
   FASTT_PY_BEGIN
-#ifdef FASTT_WITH_CUDA
-  cuda::reset_accumulated_memory_stats(device_arg(arg));
-  Py_RETURN_NONE;
-#else
-  (void)arg;
-  no_cuda("reset_accumulated_memory_stats");
-#endif
+  FASTT_CUDA_ONLY("reset_accumulated_memory_stats", {
+    cuda::reset_accumulated_memory_stats(device_arg(arg));
+    Py_RETURN_NONE;
+  })
   FASTT_PY_END
 }
 
@@ -400,29 +359,24 @@ PyObject* f_empty_cache(PyObject*, PyObject*) {
 
 PyObject* f_mem_get_info(PyObject*, PyObject* arg) {
   FASTT_PY_BEGIN
-#ifdef FASTT_WITH_CUDA
-  size_t free_bytes = 0, total = 0;
-  cuda::mem_get_info(device_arg(arg), &free_bytes, &total);
-  return Py_BuildValue("(KK)", (unsigned long long)free_bytes,
-                       (unsigned long long)total);
-#else
-  (void)arg;
-  no_cuda("mem_get_info");
-#endif
+  FASTT_CUDA_ONLY("mem_get_info", {
+    size_t free_bytes = 0, total = 0;
+    cuda::mem_get_info(device_arg(arg), &free_bytes, &total);
+    return Py_BuildValue("(KK)", (unsigned long long)free_bytes,
+                         (unsigned long long)total);
+  })
   FASTT_PY_END
 }
 
 PyObject* f_host_memory_stats(PyObject*, PyObject*) {
   FASTT_PY_BEGIN
-#ifdef FASTT_WITH_CUDA
-  cuda::HostAllocatorStats s = cuda::host_memory_stats();
-  return Py_BuildValue("{sLsLsL}", "allocated_bytes",
-                       (long long)s.allocated_bytes, "reserved_bytes",
-                       (long long)s.reserved_bytes, "num_host_allocs",
-                       (long long)s.num_host_allocs);
-#else
-  no_cuda("host_memory_stats");
-#endif
+  FASTT_CUDA_ONLY("host_memory_stats", {
+    cuda::HostAllocatorStats s = cuda::host_memory_stats();
+    return Py_BuildValue("{sLsLsL}", "allocated_bytes",
+                         (long long)s.allocated_bytes, "reserved_bytes",
+                         (long long)s.reserved_bytes, "num_host_allocs",
+                         (long long)s.num_host_allocs);
+  })
   FASTT_PY_END
 }
 
@@ -430,14 +384,11 @@ PyObject* f_host_memory_stats(PyObject*, PyObject*) {
 // minor, multi_processor_count)
 PyObject* f_device_properties(PyObject*, PyObject* arg) {
   FASTT_PY_BEGIN
-#ifdef FASTT_WITH_CUDA
-  const cudaDeviceProp& p = cuda::device_props(device_arg(arg));
-  return Py_BuildValue("(sKiii)", p.name, (unsigned long long)p.totalGlobalMem,
-                       p.major, p.minor, p.multiProcessorCount);
-#else
-  (void)arg;
-  no_cuda("get_device_properties");
-#endif
+  FASTT_CUDA_ONLY("get_device_properties", {
+    const cudaDeviceProp& p = cuda::device_props(device_arg(arg));
+    return Py_BuildValue("(sKiii)", p.name, (unsigned long long)p.totalGlobalMem,
+                         p.major, p.minor, p.multiProcessorCount);
+  })
   FASTT_PY_END
 }
 
@@ -451,26 +402,24 @@ Tensor pinned_copy(const Tensor& t) {
               "pin_memory: cannot pin a tensor on {}: only dense CPU tensors "
               "can be pinned",
               t.device().str());
-#ifdef FASTT_WITH_CUDA
-  cuda::require_device("pin_memory");
-  if (t.is_contiguous() && t.storage() && cuda::is_pinned(t.data_ptr()))
-    return t;
-  Storage* s = cuda::pinned_storage(t.nbytes());
-  int64_t strides[kMaxDims];
-  int64_t step = 1;
-  for (int i = int(t.dim()) - 1; i >= 0; --i) {
-    strides[i] = step;
-    step *= t.size(i);
-  }
-  Tensor r = Tensor::from_storage(s, t.sizes(),
-                                  IntList(strides, size_t(t.dim())), 0,
-                                  t.dtype());
-  s->decref();  // from_storage took its own reference
-  r.copy_(t);
-  return r;
-#else
-  no_cuda("pin_memory");
-#endif
+  FASTT_CUDA_ONLY("pin_memory", {
+    cuda::require_device("pin_memory");
+    if (t.is_contiguous() && t.storage() && cuda::is_pinned(t.data_ptr()))
+      return t;
+    Storage* s = cuda::pinned_storage(t.nbytes());
+    int64_t strides[kMaxDims];
+    int64_t step = 1;
+    for (int i = int(t.dim()) - 1; i >= 0; --i) {
+      strides[i] = step;
+      step *= t.size(i);
+    }
+    Tensor r = Tensor::from_storage(s, t.sizes(),
+                                    IntList(strides, size_t(t.dim())), 0,
+                                    t.dtype());
+    s->decref();  // from_storage took its own reference
+    r.copy_(t);
+    return r;
+  })
 }
 
 namespace {
@@ -513,26 +462,24 @@ FASTT_METHOD(record_stream) {
   FASTT_CHECK(t.is_cuda(), RuntimeError,
               "record_stream: expected a CUDA tensor, got one on {}",
               t.device().str());
-#ifdef FASTT_WITH_CUDA
-  PyObject* h = PyObject_GetAttrString(a[0], "cuda_stream");
-  if (!h) {
-    PyErr_Clear();
-    throw TypeError("record_stream: expected a fastt.cuda.Stream");
-  }
-  cudaStream_t s = nullptr;
-  try {
-    s = to_stream(h);
-  } catch (...) {
+  FASTT_CUDA_ONLY("record_stream", {
+    PyObject* h = PyObject_GetAttrString(a[0], "cuda_stream");
+    if (!h) {
+      PyErr_Clear();
+      throw TypeError("record_stream: expected a fastt.cuda.Stream");
+    }
+    cudaStream_t s = nullptr;
+    try {
+      s = to_stream(h);
+    } catch (...) {
+      Py_DECREF(h);
+      throw;
+    }
     Py_DECREF(h);
-    throw;
-  }
-  Py_DECREF(h);
-  if (t.storage() && t.storage()->data())
-    cuda::record_stream(t.storage()->data(), t.device().index, s);
-  Py_RETURN_NONE;
-#else
-  no_cuda("record_stream");
-#endif
+    if (t.storage() && t.storage()->data())
+      cuda::record_stream(t.storage()->data(), t.device().index, s);
+    Py_RETURN_NONE;
+  })
   FASTT_PY_END
 }
 
