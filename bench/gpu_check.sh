@@ -9,12 +9,17 @@
 # failing stage does not stop the later ones; the exit status is non-zero
 # if any failed.
 #   bash bench/gpu_check.sh [--quick]
+# FASTT_GPU_SKIP_BUILD=1 reuses an existing build (a second device call).
 # Machines without fmt/OpenBLAS/Catch2 (the device tool's): run
 # scripts/gpu_deps.sh first where apt works; .gpudeps/ is unpacked here.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 QUICK=""
 [ "${1:-}" = "--quick" ] && QUICK="--quick"
+# Stage limits (s). --quick fits the device tool's 10-minute calls after a
+# build: shorter limits and no memcheck or full Python suite.
+if [ -n "$QUICK" ]; then T_TESTS=300 T_BENCH=300 T_CTEST=120
+else T_TESTS=900 T_BENCH=900 T_CTEST=600; fi
 OUT=${OUT:-bench/results/gpu}
 mkdir -p "$OUT"
 PY=${PYTHON:-python3}
@@ -54,12 +59,14 @@ NVLIBS=$("$PY" -c "import nvidia, os; r = list(nvidia.__path__)[0]; print(':'.jo
 
 PKG="$PWD/$BUILD/pkg/fastt"
 mkdir -p "$PKG"
+if [ -z "${FASTT_GPU_SKIP_BUILD:-}" ] || [ ! -f "$BUILD/build.ninja" ]; then
 stage configure 300 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DFASTT_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="90-real;90-virtual" \
   -DFASTT_BUILD_BENCH=ON -DFASTT_BUILD_EXAMPLES=OFF \
   -DPython_EXECUTABLE="$(command -v "$PY")" \
   -DFASTT_PYTHON_OUTPUT_DIR="$PKG" || exit 1
 stage build 900 cmake --build "$BUILD" -j"$JOBS" || exit 1
+fi
 for f in python/fastt/*; do
   case "$f" in *.so) continue ;; esac
   ln -sfn "$PWD/$f" "$PKG/$(basename "$f")"
@@ -67,14 +74,14 @@ done
 export PYTHONPATH="$PWD/$BUILD/pkg${PYTHONPATH:+:$PYTHONPATH}"
 "$PY" -c "import fastt; print('fastt sees', fastt.cuda.device_count(), 'GPU(s)')"
 
-stage cuda_tests 900 "$PY" -m pytest -q -p no:cacheprovider --maxfail=200 \
+stage cuda_tests "$T_TESTS" "$PY" -m pytest -q -p no:cacheprovider --maxfail=200 \
   --junitxml="$OUT/cuda_tests.xml" tests/python/test_cuda_*.py
 stage launch 120 "$BUILD/bench/fastt_cuda_launch" &&
   cp "$OUT/launch.log" "$OUT/launch.json"
-stage bench 900 "$PY" -m bench.gpu --out "$OUT" $QUICK \
+stage bench "$T_BENCH" "$PY" -m bench.gpu --out "$OUT" $QUICK \
   $( [ -s "$OUT/launch.json" ] && echo --launch-json "$OUT/launch.json")
-stage ctest 600 ctest --test-dir "$BUILD" -j"$JOBS" --output-on-failure
-if command -v compute-sanitizer >/dev/null 2>&1; then
+stage ctest "$T_CTEST" ctest --test-dir "$BUILD" -j"$JOBS" --output-on-failure
+if [ -z "$QUICK" ] && command -v compute-sanitizer >/dev/null 2>&1; then
   stage memcheck 600 compute-sanitizer --tool memcheck --error-exitcode 9 \
     "$PY" -m pytest -q -p no:cacheprovider -x \
     tests/python/test_cuda_elementwise.py tests/python/test_cuda_reduce.py \
