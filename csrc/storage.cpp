@@ -14,15 +14,8 @@ constexpr size_t kHeader = (sizeof(Storage) + CachingAllocator::kAlignment -
                             1) / CachingAllocator::kAlignment *
                            CachingAllocator::kAlignment;
 DeviceAllocatorHooks g_hooks[kNumDeviceTypes];
-thread_local bool t_non_blocking = false;
 
 }  // namespace
-
-NonBlockingCopy::NonBlockingCopy(bool on) : prev_(t_non_blocking) {
-  t_non_blocking = on;
-}
-NonBlockingCopy::~NonBlockingCopy() { t_non_blocking = prev_; }
-bool NonBlockingCopy::active() { return t_non_blocking; }
 
 void set_device_allocator(DeviceType type, DeviceAllocatorHooks hooks) {
   g_hooks[int(type)] = hooks;
@@ -45,17 +38,10 @@ Storage* Storage::create(size_t nbytes, Device device) {
     return s;
   }
   const DeviceAllocatorHooks& h = g_hooks[int(device.type)];
-#ifdef FASTT_WITH_CUDA
   FASTT_CHECK(h.allocate != nullptr, RuntimeError,
               "cannot allocate memory on device {}: fastt was built without "
-              "support for it",
-              device.str());
-#else
-  FASTT_CHECK(h.allocate != nullptr, RuntimeError,
-              "cannot allocate memory on device {}: fastt was built without "
-              "CUDA",
-              device.str());
-#endif
+              "{}",
+              device.str(), device.is_cuda() ? "CUDA" : "support for it");
   void* data = h.allocate(nbytes, device.index);
   Storage* s = new Storage();
   s->data_ = data;

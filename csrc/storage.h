@@ -48,30 +48,15 @@ class Storage {
   void* ctx_ = nullptr;
 };
 
-// Copies made by the calling thread while a NonBlockingCopy is alive may
-// return before the device finished them when the host side is pinned
-// memory (torch's non_blocking=True); otherwise a copy that the host reads
-// or writes completes before it returns. The bindings set it around
-// to(non_blocking=True) / copy_(non_blocking=True) / cuda(non_blocking=True).
-class NonBlockingCopy {
- public:
-  explicit NonBlockingCopy(bool on);
-  ~NonBlockingCopy();
-  NonBlockingCopy(const NonBlockingCopy&) = delete;
-  NonBlockingCopy& operator=(const NonBlockingCopy&) = delete;
-  static bool active();
-
- private:
-  bool prev_;
-};
-
 // Per-device allocation hooks; the CUDA backend installs its own.
 struct DeviceAllocatorHooks {
   void* (*allocate)(size_t nbytes, int device_index) = nullptr;
   void (*deallocate)(void* p, size_t nbytes, int device_index) = nullptr;
-  // Byte copy between this device and another (or the host).
+  // Byte copy between this device and another (or the host). The copy has
+  // completed when it returns unless `non_blocking` and the host side is
+  // pinned memory (torch's non_blocking=True).
   void (*copy)(void* dst, Device dst_device, const void* src,
-               Device src_device, size_t nbytes) = nullptr;
+               Device src_device, size_t nbytes, bool non_blocking) = nullptr;
 };
 // The hooks of a device type (null members where none is installed).
 const DeviceAllocatorHooks& device_hooks(DeviceType type);

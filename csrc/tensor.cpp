@@ -769,7 +769,8 @@ namespace {
 // Cross-device copy: convert and densify on the source device, move the
 // bytes with the backend's copy hook, then scatter into the destination's
 // layout on its own device when it is not dense.
-Tensor& copy_across_devices(Tensor& dst, const Tensor& src) {
+Tensor& copy_across_devices(Tensor& dst, const Tensor& src,
+                            bool non_blocking) {
   const Device other = dst.is_cpu() ? src.device() : dst.device();
   const DeviceAllocatorHooks& hooks = device_hooks(other.type);
   FASTT_CHECK(hooks.copy != nullptr, RuntimeError,
@@ -783,14 +784,14 @@ Tensor& copy_across_devices(Tensor& dst, const Tensor& src) {
                       ? dst
                       : Tensor::empty(dst.sizes(), dst.dtype(), dst.device());
   hooks.copy(target.data_ptr(), target.device(), dense.data_ptr(),
-             dense.device(), dst.nbytes());
+             dense.device(), dst.nbytes(), non_blocking);
   if (!target.is_same(dst)) dst.copy_(target);
   dst.bump_version();
   return dst;
 }
 }  // namespace
 
-Tensor& Tensor::copy_(const Tensor& src) {
+Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
   require_defined(*this, "copy_");
   FASTT_CHECK(src.defined(), ValueError, "copy_: source tensor is undefined");
   if (autograd::should_record(*this, src)) return autograd::copy_(*this, src);
@@ -801,7 +802,8 @@ Tensor& Tensor::copy_(const Tensor& src) {
               "{}",
               shape_str(sizes()), shape_str(IntList(shape, size_t(nd))));
   check_no_internal_overlap(*this, "copy_");
-  if (device() != src.device()) return copy_across_devices(*this, src);
+  if (device() != src.device())
+    return copy_across_devices(*this, src, non_blocking);
   if (numel() == 0) return *this;
   check_no_partial_overlap(*this, src, "copy_");
   if (src.data_ptr() == data_ptr() && src.dtype() == dtype() &&
@@ -844,13 +846,14 @@ Tensor Tensor::to(DType dt, bool copy) const {
   return out;
 }
 
-Tensor Tensor::to(Device dev, bool copy) const {
+Tensor Tensor::to(Device dev, bool copy, bool non_blocking) const {
   require_defined(*this, "to");
   if (dev == device() && !copy) return *this;
   if (autograd::should_record(*this))
-    return autograd::to_copy(*this, [&] { return to(dev, copy); });
+    return autograd::to_copy(*this,
+                             [&] { return to(dev, copy, non_blocking); });
   Tensor out = empty(sizes(), dtype(), dev);
-  out.copy_(*this);
+  out.copy_(*this, non_blocking);
   return out;
 }
 

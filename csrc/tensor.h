@@ -198,9 +198,12 @@ class Tensor {
   // ---- Copies ----
   Tensor contiguous() const;  // self when already contiguous
   Tensor clone() const;
-  Tensor& copy_(const Tensor& src);  // broadcasts src, converts dtype
+  // Broadcasts src, converts dtype. non_blocking: a copy between the host's
+  // pinned memory and a device may still run when this returns.
+  Tensor& copy_(const Tensor& src, bool non_blocking = false);
   Tensor to(DType dtype, bool copy = false) const;
-  Tensor to(Device device, bool copy = false) const;
+  Tensor to(Device device, bool copy = false,
+            bool non_blocking = false) const;
   Tensor& fill_(const Scalar& value);
   Tensor& zero_() { return fill_(Scalar(0)); }
 

@@ -9,7 +9,6 @@
 #include "csrc/generator.h"
 #include "csrc/ops/elementwise.h"
 #include "csrc/parallel.h"
-#include "csrc/storage.h"
 
 namespace fastt {
 namespace py {
@@ -781,8 +780,9 @@ FASTT_METHOD(copy_) {
   parse_args(sig, args, nargs, kwnames, a);
   Tensor src = to_tensor_like(a[0], "src");
   Tensor& t = unwrap_mut(self);
-  NonBlockingCopy nb(given(a[1]) && to_bool(a[1], "non_blocking"));
-  maybe_release_gil(t.numel(), [&]() -> Tensor& { return t.copy_(src); });
+  const bool nb = given(a[1]) && to_bool(a[1], "non_blocking");
+  maybe_release_gil(t.numel(),
+                    [&]() -> Tensor& { return t.copy_(src, nb); });
   return return_self(self);
   FASTT_PY_END
 }
@@ -810,12 +810,13 @@ FASTT_FN(fill_)
 FASTT_FN(zero_)
 
 static PyObject* convert(PyObject* self, const Tensor& t, DType dtype,
-                         Device device, bool copy) {
+                         Device device, bool copy,
+                         bool non_blocking = false) {
   if (!copy && t.dtype() == dtype && t.device() == device)
     return return_self(self);
   Tensor r = maybe_release_gil(t.numel(), [&] {
     Tensor x = t;
-    if (x.device() != device) x = x.to(device);
+    if (x.device() != device) x = x.to(device, false, non_blocking);
     if (x.dtype() != dtype) x = x.to(dtype);
     else if (copy && x.is_same(t)) x = x.clone();
     return x;
@@ -843,8 +844,8 @@ FASTT_METHOD(to) {
   dtype = to_dtype(a[2], dtype);
   device = to_device(a[3], device);
   bool copy = given(a[4]) && to_bool(a[4], "copy");
-  NonBlockingCopy nb(given(a[5]) && to_bool(a[5], "non_blocking"));
-  return convert(self, t, dtype, device, copy);
+  const bool nb = given(a[5]) && to_bool(a[5], "non_blocking");
+  return convert(self, t, dtype, device, copy, nb);
   FASTT_PY_END
 }
 #define FASTT_BIND_CAST(name, DT)                                   \
@@ -886,8 +887,8 @@ FASTT_METHOD(cuda) {
   parse_args(sig, args, nargs, kwnames, a);
   Device d(DeviceType::CUDA, 0);
   if (given(a[0])) d = to_device(a[0], d);
-  NonBlockingCopy nb(given(a[1]) && to_bool(a[1], "non_blocking"));
-  return convert(self, t, t.dtype(), d, false);
+  const bool nb = given(a[1]) && to_bool(a[1], "non_blocking");
+  return convert(self, t, t.dtype(), d, false, nb);
   FASTT_PY_END
 }
 

@@ -29,7 +29,7 @@ void* storage_alloc(size_t nbytes, int index) {
 // non_blocking; then an event on the pinned block keeps it from reuse until
 // the copy is done.
 void device_copy(void* dst, Device dst_dev, const void* src, Device src_dev,
-                 size_t nbytes) {
+                 size_t nbytes, bool non_blocking) {
   if (nbytes == 0) return;
   if (dst_dev.is_cuda() && src_dev.is_cuda()) {
     // Between two GPUs (same-device copies run the copy kernel): queue on
@@ -56,7 +56,7 @@ void device_copy(void* dst, Device dst_dev, const void* src, Device src_dev,
                                 : cudaMemcpyDeviceToHost,
                       s),
       what);
-  if (NonBlockingCopy::active() && is_pinned(host)) {
+  if (non_blocking && is_pinned(host)) {
     record_host_use(host, s);
     return;
   }
