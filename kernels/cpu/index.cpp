@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kernels/cpu/loop.h"
+#include "kernels/plan.h"
 
 namespace fastt {
 namespace {
@@ -44,32 +45,6 @@ void plan_add(Plan& p, char* data, const int64_t* strides, int64_t itemsize) {
 void plan_add(Plan& p, const Tensor& t) {
   plan_add(p, static_cast<char*>(t.data_ptr()), t.strides().data(),
            int64_t(t.itemsize()));
-}
-// Drops size-1 dims and merges dims that are contiguous in every operand,
-// so the innermost run is as long as possible.
-void plan_coalesce(Plan& p) {
-  int nd = 0;
-  for (int d = 0; d < p.nd; ++d) {
-    if (p.sizes[d] == 1) continue;
-    if (nd > 0) {
-      bool merge = true;
-      for (int k = 0; k < p.nops && merge; ++k)
-        merge = p.strides[k][d] == p.strides[k][nd - 1] * p.sizes[nd - 1];
-      if (merge) {
-        p.sizes[nd - 1] *= p.sizes[d];
-        continue;
-      }
-    }
-    p.sizes[nd] = p.sizes[d];
-    for (int k = 0; k < p.nops; ++k) p.strides[k][nd] = p.strides[k][d];
-    ++nd;
-  }
-  if (nd == 0) {
-    nd = 1;
-    p.sizes[0] = 1;
-    for (int k = 0; k < p.nops; ++k) p.strides[k][0] = 0;
-  }
-  p.nd = nd;
 }
 
 // Calls body(ptrs, inner_strides, n) for runs of the innermost dim that

@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "kernels/cuda/loop.cuh"
+#include "kernels/plan.h"
 
 namespace fastt {
 namespace cuda {
@@ -118,32 +119,6 @@ void plan_add(IndexPlan& p, const Tensor& t) {
     p.strides[k][d] = t.strides()[p.nd - 1 - d] * isz;
 }
 
-// Drops size-1 dims and merges dims contiguous in every operand (as the
-// CPU does), so fewer divisions per element.
-void plan_coalesce(IndexPlan& p) {
-  int nd = 0;
-  for (int d = 0; d < p.nd; ++d) {
-    if (p.sizes[d] == 1) continue;
-    if (nd > 0) {
-      bool merge = true;
-      for (int k = 0; k < p.nops && merge; ++k)
-        merge = p.strides[k][d] == p.strides[k][nd - 1] * p.sizes[nd - 1];
-      if (merge) {
-        p.sizes[nd - 1] *= p.sizes[d];
-        continue;
-      }
-    }
-    p.sizes[nd] = p.sizes[d];
-    for (int k = 0; k < p.nops; ++k) p.strides[k][nd] = p.strides[k][d];
-    ++nd;
-  }
-  if (nd == 0) {
-    nd = 1;
-    p.sizes[0] = 1;
-    for (int k = 0; k < p.nops; ++k) p.strides[k][0] = 0;
-  }
-  p.nd = nd;
-}
 
 // Atomic dst += alpha * x with the CPU's per-update rounding: each update
 // computes T(M(dst) + alpha * M(x)) once. Only the order of the updates
