@@ -717,13 +717,6 @@ static PyModuleDef g_module = {
 }  // namespace py
 }  // namespace fastt
 
-#ifdef FASTT_WITH_CUDA
-namespace fastt {
-namespace cuda {
-int device_count();  // kernels/cuda/runtime.h
-}  // namespace cuda
-}  // namespace fastt
-#endif
 // The CUDA runtime bindings (csrc/python/cuda.cpp; built with or without
 // CUDA, so fastt.cuda always imports).
 namespace fastt {
@@ -764,10 +757,8 @@ PyMODINIT_FUNC PyInit__C() {
 #endif
 #ifdef FASTT_WITH_CUDA
   PyModule_AddIntConstant(m, "_cuda_built", 1);
-  PyModule_AddIntConstant(m, "_cuda_device_count", fastt::cuda::device_count());
 #else
   PyModule_AddIntConstant(m, "_cuda_built", 0);
-  PyModule_AddIntConstant(m, "_cuda_device_count", 0);
 #endif
   return m;
 }

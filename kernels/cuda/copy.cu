@@ -25,7 +25,7 @@ template <class O>
 void copy_kernel(KernelArgs& a) {
   visit_dtype(a.dtypes[1], [&](auto tag) {
     using I = decltype(tag);
-    launch_unary<O, I>(a, ConvertF<O, I>{}, "copy");
+    launch_elementwise<O, I>(a, ConvertF<O, I>{}, "copy");
   });
 }
 
@@ -36,7 +36,7 @@ void fill_kernel(KernelArgs& a) {
   b.nops = 2;
   b.data[1] = b.data[0];
   for (int i = 0; i < b.ndim; ++i) b.strides[1][i] = b.strides[0][i];
-  launch_unary<O, O>(b, FillF<O>{a.s0.to<O>()}, "fill");
+  launch_elementwise<O, O>(b, FillF<O>{a.s0.to<O>()}, "fill");
 }
 
 }  // namespace

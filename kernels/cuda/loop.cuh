@@ -242,12 +242,6 @@ void launch_elementwise(const KernelArgs& a, F f, const char* what) {
   FASTT_CUDA_CHECK_LAUNCH(what);
 }
 
-// Back-compat spelling used by copy.cu.
-template <class O, class I, class F>
-void launch_unary(const KernelArgs& a, F f, const char* what) {
-  launch_elementwise<O, I>(a, f, what);
-}
-
 // Dtype sets for registration (the CPU's, kernels/cpu/loop.h, repeated for
 // device code without the CPU loop machinery).
 template <class... Ts>
