@@ -91,7 +91,18 @@ struct ThreadState {
   int64_t t_lookup = 0;     // this thread's latest profiled lookup
   int32_t tid = 0;
 };
-thread_local ThreadState t_state;
+// Heap-allocated on a thread's first profiled op: only the pointer lives
+// in TLS (the module's whole TLS block counts against glibc's static TLS
+// surplus, shared with every other extension in the process).
+thread_local std::unique_ptr<ThreadState> t_state_owner;
+ThreadState& thread_state() {
+  ThreadState* ts = t_state_owner.get();
+  if (FASTT_UNLIKELY(ts == nullptr)) {
+    t_state_owner.reset(new ThreadState());
+    ts = t_state_owner.get();
+  }
+  return *ts;
+}
 
 // Gives the thread a buffer in the running session (once per session).
 // Returns false when no session runs.
@@ -120,7 +131,7 @@ inline bool join(ThreadState& ts) {
 // lookups may happen between a lookup and its call.
 FASTT_NOINLINE void run_profiled(int e, KernelArgs& a) {
   KernelFn fn = (&g_dispatch[0][0][0])[e];
-  ThreadState& ts = t_state;
+  ThreadState& ts = thread_state();
   const int64_t t_lookup = ts.t_lookup;
   const int64_t prev_end = ts.last_end;
   const int64_t prev_allocs = ts.last_allocs;
@@ -187,7 +198,7 @@ void start() {
     s.buffers.clear();
     g_session_id.store(++s.id, std::memory_order_release);
   }
-  join(t_state);  // this thread's first tax counts from here
+  join(thread_state());  // this thread's first tax counts from here
   g_profiler_on = true;
 }
 
@@ -210,7 +221,7 @@ std::vector<ProfileEvent> stop() {
 }  // namespace profiler
 
 KernelFn profiled_kernel(Op op, DeviceType dev, DType dtype) {
-  profiler::ThreadState& ts = profiler::t_state;
+  profiler::ThreadState& ts = profiler::thread_state();
   ts.t_lookup = profiler::now_ns();
   profiler::join(ts);
   return profiler::kTrampolines[(int(op) * kNumDeviceTypes + int(dev)) *

@@ -4,6 +4,7 @@
 // (one call per dtype over dense copies written back afterwards).
 #include "optim.h"
 
+#include <memory>
 #include <vector>
 
 #include "../dispatch.h"
@@ -29,8 +30,11 @@ struct Scratch {
   std::vector<double> steps;
 };
 Scratch& scratch() {
-  thread_local Scratch s;
-  return s;
+  // Only a pointer in TLS (the module's TLS block counts against glibc's
+  // static TLS surplus).
+  thread_local std::unique_ptr<Scratch> s;
+  if (FASTT_UNLIKELY(!s)) s.reset(new Scratch());
+  return *s;
 }
 
 // One kernel call updates a whole group, so its tensors must share a

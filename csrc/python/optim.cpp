@@ -6,6 +6,7 @@
 // a Sig table, a function like the others, a row in g_optim_functions.
 #include "common.h"
 
+#include <memory>
 #include <vector>
 
 #include "csrc/ops/optim.h"
@@ -88,8 +89,11 @@ struct SlotsGuard {
   }
 };
 ListSlots& slots() {
-  thread_local ListSlots s;
-  return s;
+  // Only a pointer in TLS (the module's TLS block counts against glibc's
+  // static TLS surplus).
+  thread_local std::unique_ptr<ListSlots> s;
+  if (FASTT_UNLIKELY(!s)) s.reset(new ListSlots());
+  return *s;
 }
 
 // The items of a list or tuple argument (None or absent: no items).

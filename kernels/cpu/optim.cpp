@@ -445,6 +445,14 @@ struct SgdKernel {
   }
 };
 
+// Per-tensor Adam scalars, reused per thread; one buffer for every dtype
+// (a thread_local inside AdamKernel<T> would be one per instantiation, and
+// the module's whole TLS block counts against glibc's static TLS surplus).
+std::vector<double>& adam_scalars() {
+  thread_local std::vector<double> v;
+  return v;
+}
+
 template <class T>
 struct AdamKernel {
   static void run(KernelArgs& ka) {
@@ -461,7 +469,7 @@ struct AdamKernel {
     // -lr / bias_correction1 and sqrt(bias_correction2) per tensor, with
     // torch's Python arithmetic; tensors usually share a step count, so the
     // pow() calls are made once per distinct count.
-    thread_local std::vector<double> scalars;
+    std::vector<double>& scalars = adam_scalars();
     scalars.resize(size_t(2 * a.n));
     double last = -1, step_size = 0, bc2_sqrt = 0;
     for (int64_t i = 0; i < a.n; ++i) {
