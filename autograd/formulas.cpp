@@ -70,8 +70,12 @@ Tensor sum_to(const Tensor& g, IntList shape) {
       dims.push_back(d);
     }
   }
-  Tensor r = dims.empty() ? g : fastt::sum(g, IntList(dims), true);
-  return r.reshape(shape);
+  if (dims.empty()) return g.reshape(shape);
+  // Sum straight to `shape` where keepdim allows (bias grads: leading dims
+  // only, no keepdim). A reshape would return a view of the sum, which the
+  // engine must clone before it may keep it as a leaf's .grad.
+  Tensor r = fastt::sum(g, IntList(dims), lead == 0);
+  return r.sizes().equals(shape) ? r : r.reshape(shape);
 }
 
 // ====================================================== recording ====
