@@ -911,17 +911,13 @@ Tensor masked_fill(const Tensor& a, const Tensor& mask, const Scalar& value) {
   require_defined(mask, "masked_fill");
   if (autograd::should_record(a))
     return autograd::masked_fill(a, mask, value);
-  int64_t shape[kMaxDims];
-  const int nd = broadcast_shapes(a.sizes(), mask.sizes(), shape,
-                                  "masked_fill");
-  Tensor out;
-  if (a.sizes().equals(IntList(shape, size_t(nd)))) {
-    out = a.clone();
-  } else {
-    out = Tensor::empty(IntList(shape, size_t(nd)), a.dtype(), a.device());
-    out.copy_(a);
-  }
-  return masked_fill_(out, mask, value);
+  check_mask(mask);
+  check_scalar_fits(value, a.dtype(), "masked_fill_");
+  // One where(mask, value, a) kernel into a fresh output, not a copy of
+  // `a` and then an in-place fill.
+  Operand ins[3] = {mask, value, a};
+  return elementwise(Op::where, Rule::Same, ins, 3, nullptr, {}, 1,
+                     a.dtype());
 }
 Tensor& masked_fill_(Tensor& a, const Tensor& mask, const Scalar& value) {
   check_mask(mask);
