@@ -68,8 +68,18 @@ bool arg_ok(const T& v) {
     return true;
 }
 
+// FASTT_EMU_NULL_KERNELS=1 (or fastt_emu_set_null_kernels): launches are
+// validated and counted but run no threads, CUB calls only answer the
+// temp-storage query, so timing shows the host path alone.
+extern bool g_null_kernels;
+// Counts a launch of kernel `name` (a string literal); in null mode also
+// checks its configuration (run_grid does otherwise).
+void count_launch(const Config& c, const char* name);
+
 template <class F, class... A>
 void launch(const Config& c, const char* name, F&& f, A&&... a) {
+  count_launch(c, name);
+  if (g_null_kernels) return;  // no pointer check: it is emulator cost
   // Kernel parameters are evaluated once, like a real launch; each thread
   // then gets its own copies (the kernel's by-value parameters).
   std::tuple<std::decay_t<A>...> args(std::forward<A>(a)...);
@@ -125,6 +135,7 @@ inline void __syncwarp(unsigned = 0xffffffffu) {
 }
 inline void __threadfence() {}
 inline void __threadfence_block() {}
+inline void __threadfence_system() {}
 
 template <class T>
 T __shfl_sync(unsigned, T v, int src, int width = 32) {

@@ -8,6 +8,7 @@
 // switch: swapcontext's signal-mask syscall made runs 50x slower).
 #include <sys/mman.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -59,6 +60,107 @@ emu_switch:
 )");
 
 namespace emu {
+
+// ------------------------------------------------------------ counters --
+// Every emulated runtime call, launch (also per kernel name) and CUB call
+// is counted with a relaxed atomic, so tests can assert how many runtime
+// calls an op's host path makes (fastt_emu_counters_json below).
+bool g_null_kernels = [] {
+  const char* s = std::getenv("FASTT_EMU_NULL_KERNELS");
+  return s && *s && std::strcmp(s, "0") != 0;
+}();
+
+namespace {
+#define FASTT_EMU_APIS(X)                                                  \
+  X(cudaGetDeviceCount) X(cudaSetDevice) X(cudaGetDevice)                  \
+  X(cudaGetDeviceProperties) X(cudaDeviceSynchronize)                      \
+  X(cudaDeviceGetStreamPriorityRange) X(cudaMemGetInfo) X(cudaMalloc)      \
+  X(cudaFree) X(cudaHostAlloc) X(cudaMallocHost) X(cudaFreeHost)           \
+  X(cudaHostGetDevicePointer) X(cudaMemcpy) X(cudaMemcpyAsync)             \
+  X(cudaMemcpyPeerAsync) X(cudaMemset) X(cudaMemsetAsync)                  \
+  X(cudaStreamCreate) X(cudaStreamCreateWithFlags)                         \
+  X(cudaStreamCreateWithPriority) X(cudaStreamDestroy)                     \
+  X(cudaStreamGetPriority) X(cudaStreamQuery) X(cudaStreamSynchronize)     \
+  X(cudaStreamWaitEvent) X(cudaEventCreate) X(cudaEventCreateWithFlags)    \
+  X(cudaEventDestroy) X(cudaEventRecord) X(cudaEventQuery)                 \
+  X(cudaEventSynchronize) X(cudaEventElapsedTime) X(cudaGetLastError)      \
+  X(cudaPeekAtLastError) X(cudaGetErrorString) X(cudaGetErrorName)         \
+  X(memcpy_HostToHost) X(memcpy_HostToDevice) X(memcpy_DeviceToHost)       \
+  X(memcpy_DeviceToDevice) X(memcpy_Default) X(launch) X(cub)
+#define FASTT_EMU_ENUM(n) k_##n,
+enum Api { FASTT_EMU_APIS(FASTT_EMU_ENUM) kNumApis };
+#undef FASTT_EMU_ENUM
+#define FASTT_EMU_NAME(n) #n,
+const char* const kApiNames[kNumApis] = {FASTT_EMU_APIS(FASTT_EMU_NAME)};
+#undef FASTT_EMU_NAME
+constexpr Api kLaunch = k_launch, kCub = k_cub;
+
+std::atomic<uint64_t> g_api_counts[kNumApis];
+
+inline void count(Api a) {
+  g_api_counts[a].fetch_add(1, std::memory_order_relaxed);
+}
+
+// Counts per string literal (kernel or CUB algorithm name): a lock-free
+// open-addressing table keyed by the literal's address; the same name at
+// two addresses (two translation units) is merged when read.
+struct NameTable {
+  static constexpr size_t kSlots = 2048;
+  std::atomic<const char*> key[kSlots];
+  std::atomic<uint64_t> n[kSlots];
+  std::atomic<uint64_t> overflow;
+};
+NameTable g_kernel_counts, g_cub_counts;
+
+void count_name_add(NameTable& t, const char* name, int64_t v) {
+  size_t h = size_t((uintptr_t(name) >> 3) * 0x9e3779b97f4a7c15ull >> 40);
+  for (size_t i = 0; i < NameTable::kSlots; ++i, ++h) {
+    const size_t j = h % NameTable::kSlots;
+    const char* k = t.key[j].load(std::memory_order_acquire);
+    if (!k) {
+      const char* expect = nullptr;
+      if (t.key[j].compare_exchange_strong(expect, name) || expect == name) {
+        t.n[j].fetch_add(uint64_t(v), std::memory_order_relaxed);
+        return;
+      }
+      k = expect;
+    }
+    if (k == name) {
+      t.n[j].fetch_add(uint64_t(v), std::memory_order_relaxed);
+      return;
+    }
+  }
+  t.overflow.fetch_add(uint64_t(v), std::memory_order_relaxed);
+}
+
+inline void count_name(NameTable& t, const char* name) {
+  count_name_add(t, name, 1);
+}
+
+void reset_names(NameTable& t) {
+  for (auto& v : t.n) v.store(0, std::memory_order_relaxed);
+  t.overflow.store(0, std::memory_order_relaxed);
+}
+
+void json_names(std::string& out, const NameTable& t) {
+  std::map<std::string, uint64_t> merged;
+  for (size_t j = 0; j < NameTable::kSlots; ++j) {
+    const char* k = t.key[j].load(std::memory_order_acquire);
+    const uint64_t v = t.n[j].load(std::memory_order_relaxed);
+    if (k && v) merged[k] += v;
+  }
+  if (const uint64_t o = t.overflow.load(std::memory_order_relaxed))
+    merged["(table full)"] += o;
+  out += "{";
+  bool first = true;
+  for (const auto& kv : merged) {
+    out += (first ? "\"" : ", \"") + kv.first +
+           "\": " + std::to_string(kv.second);
+    first = false;
+  }
+  out += "}";
+}
+}  // namespace
 namespace {
 
 constexpr int kMaxThreads = 1024;
@@ -280,9 +382,9 @@ void run_block(int nt, dim3 block, uint3 bidx, size_t smem) {
 
 }  // namespace
 
-void run_grid(const Config& c, const char* name, void (*body)(void*),
-              void* ctx) {
-  std::lock_guard<std::recursive_mutex> lock(g_launch_mutex);
+namespace {
+// Why launch config c is invalid on the GPU ("" if it is valid).
+std::string config_error(const Config& c) {
   const dim3 g = c.grid, b = c.block;
   const uint64_t nt = uint64_t(b.x) * b.y * b.z;
   std::string bad;
@@ -299,11 +401,35 @@ void run_grid(const Config& c, const char* name, void (*body)(void*),
   else if (c.smem > kDynSmem)
     bad = "dynamic shared memory " + std::to_string(c.smem) +
           " bytes > 48 KiB without cudaFuncSetAttribute";
-  if (!bad.empty()) {
-    set_error(cudaErrorInvalidConfiguration,
-              std::string("launch of ") + name + ": " + bad);
-    return;
-  }
+  return bad;
+}
+
+bool check_config(const Config& c, const char* name) {
+  std::string bad = config_error(c);
+  if (bad.empty()) return true;
+  set_error(cudaErrorInvalidConfiguration,
+            std::string("launch of ") + name + ": " + bad);
+  return false;
+}
+}  // namespace
+
+void count_launch(const Config& c, const char* name) {
+  count(kLaunch);
+  count_name(g_kernel_counts, name);
+  if (g_null_kernels) check_config(c, name);
+}
+
+void count_cub(const char* name) {
+  count(kCub);
+  count_name(g_cub_counts, name);
+}
+
+void run_grid(const Config& c, const char* name, void (*body)(void*),
+              void* ctx) {
+  std::lock_guard<std::recursive_mutex> lock(g_launch_mutex);
+  if (!check_config(c, name)) return;
+  const dim3 g = c.grid, b = c.block;
+  const uint64_t nt = uint64_t(b.x) * b.y * b.z;
   ensure_stacks();
   gridDim = g;
   blockDim = b;
@@ -365,6 +491,17 @@ void* dynamic_smem() { return g_dyn_smem; }
 namespace {
 std::mutex g_mem_mutex;
 std::map<uintptr_t, size_t> g_device_blocks;  // start -> bytes
+// Pinned host blocks allocated with cudaHostAllocMapped: kernels may take
+// pointers into them (zero-copy), copies still see them as host memory.
+std::map<uintptr_t, size_t> g_mapped_blocks;
+
+bool in_blocks(const std::map<uintptr_t, size_t>& m, uintptr_t a,
+               size_t n) {
+  auto it = m.upper_bound(a);
+  if (it == m.begin()) return false;
+  --it;
+  return a >= it->first && a + n <= it->first + it->second;
+}
 }  // namespace
 
 bool is_device_range(const void* p, size_t n) {
@@ -381,6 +518,7 @@ bool is_device_ptr(const void* p) {
   if (!p) return true;
   const uintptr_t a = reinterpret_cast<uintptr_t>(p);
   std::lock_guard<std::mutex> lock(g_mem_mutex);
+  if (in_blocks(g_mapped_blocks, a, 1)) return true;
   auto it = g_device_blocks.upper_bound(a);
   if (it == g_device_blocks.begin()) return false;
   --it;
@@ -426,22 +564,33 @@ cudaError_t fail_call(cudaError_t err, const std::string& msg) {
 }
 // Asynchronous errors of earlier launches surface at the next sync point.
 cudaError_t pending() { return g_last_error; }
+// Bodies shared by a call and its shorthands (each call counts once).
+cudaError_t host_alloc(void** p, size_t nbytes, unsigned flags);
+cudaError_t memset_async(void* p, int v, size_t n, cudaStream_t);
+cudaError_t stream_create(cudaStream_t* s, unsigned flags, int priority);
+cudaError_t event_create(cudaEvent_t* e, unsigned flags);
 }  // namespace
 
+#define EMU_COUNT(name) emu::count(emu::k_##name)
+
 cudaError_t cudaGetDeviceCount(int* count) {
+  EMU_COUNT(cudaGetDeviceCount);
   *count = 1;
   return cudaSuccess;
 }
 cudaError_t cudaSetDevice(int device) {
+  EMU_COUNT(cudaSetDevice);
   if (device != 0) return fail_call(cudaErrorInvalidDevice, "cudaSetDevice");
   g_device = device;
   return cudaSuccess;
 }
 cudaError_t cudaGetDevice(int* device) {
+  EMU_COUNT(cudaGetDevice);
   *device = g_device;
   return cudaSuccess;
 }
 cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int device) {
+  EMU_COUNT(cudaGetDeviceProperties);
   if (device != 0)
     return fail_call(cudaErrorInvalidDevice, "cudaGetDeviceProperties");
   std::memset(p, 0, sizeof(*p));
@@ -461,19 +610,25 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int device) {
   p->multiProcessorCount = sm ? std::max(1, std::atoi(sm)) : 2;
   return cudaSuccess;
 }
-cudaError_t cudaDeviceSynchronize() { return pending(); }
+cudaError_t cudaDeviceSynchronize() {
+  EMU_COUNT(cudaDeviceSynchronize);
+  return pending();
+}
 cudaError_t cudaDeviceGetStreamPriorityRange(int* least, int* greatest) {
+  EMU_COUNT(cudaDeviceGetStreamPriorityRange);
   *least = 0;
   *greatest = -5;
   return cudaSuccess;
 }
 cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total_bytes) {
+  EMU_COUNT(cudaMemGetInfo);
   std::lock_guard<std::mutex> lock(emu::g_mem_mutex);
   *total_bytes = kCapacity;
   *free_bytes = kCapacity - g_used;
   return cudaSuccess;
 }
 cudaError_t cudaMalloc(void** p, size_t nbytes) {
+  EMU_COUNT(cudaMalloc);
   const size_t n = (nbytes + 255) / 256 * 256;
   {
     std::lock_guard<std::mutex> lock(emu::g_mem_mutex);
@@ -496,6 +651,7 @@ cudaError_t cudaMalloc(void** p, size_t nbytes) {
   return cudaSuccess;
 }
 cudaError_t cudaFree(void* p) {
+  EMU_COUNT(cudaFree);
   if (!p) return cudaSuccess;
   {
     std::lock_guard<std::mutex> lock(emu::g_mem_mutex);
@@ -509,14 +665,40 @@ cudaError_t cudaFree(void* p) {
   std::free(p);
   return cudaSuccess;
 }
-cudaError_t cudaHostAlloc(void** p, size_t nbytes, unsigned) {
+namespace {
+cudaError_t host_alloc(void** p, size_t nbytes, unsigned flags) {
   *p = std::aligned_alloc(4096, (nbytes + 4095) / 4096 * 4096);
-  return *p ? cudaSuccess : cudaErrorMemoryAllocation;
+  if (!*p) return cudaErrorMemoryAllocation;
+  if (flags & cudaHostAllocMapped) {
+    std::lock_guard<std::mutex> lock(emu::g_mem_mutex);
+    emu::g_mapped_blocks[reinterpret_cast<uintptr_t>(*p)] = nbytes;
+  }
+  return cudaSuccess;
+}
+}  // namespace
+cudaError_t cudaHostAlloc(void** p, size_t nbytes, unsigned flags) {
+  EMU_COUNT(cudaHostAlloc);
+  return host_alloc(p, nbytes, flags);
+}
+cudaError_t cudaHostGetDevicePointer(void** pdev, void* phost, unsigned) {
+  EMU_COUNT(cudaHostGetDevicePointer);
+  std::lock_guard<std::mutex> lock(emu::g_mem_mutex);
+  if (!emu::in_blocks(emu::g_mapped_blocks,
+                      reinterpret_cast<uintptr_t>(phost), 1))
+    return cudaErrorInvalidValue;
+  *pdev = phost;  // one address space, as with unified addressing
+  return cudaSuccess;
 }
 cudaError_t cudaMallocHost(void** p, size_t nbytes) {
-  return cudaHostAlloc(p, nbytes, 0);
+  EMU_COUNT(cudaMallocHost);
+  return host_alloc(p, nbytes, 0);
 }
 cudaError_t cudaFreeHost(void* p) {
+  EMU_COUNT(cudaFreeHost);
+  {
+    std::lock_guard<std::mutex> lock(emu::g_mem_mutex);
+    emu::g_mapped_blocks.erase(reinterpret_cast<uintptr_t>(p));
+  }
   std::free(p);
   return cudaSuccess;
 }
@@ -526,7 +708,14 @@ namespace {
 // real bug that unified addressing would hide).
 cudaError_t checked_copy(void* dst, const void* src, size_t n,
                          cudaMemcpyKind kind, const char* what) {
+  emu::count(kind >= cudaMemcpyHostToHost && kind <= cudaMemcpyDefault
+                 ? emu::Api(emu::k_memcpy_HostToHost + int(kind))
+                 : emu::k_memcpy_Default);
   if (n == 0) return pending();
+  if (emu::g_null_kernels) {  // no pointer check: it is emulator cost
+    std::memmove(dst, src, n);
+    return pending();
+  }
   const bool dd = emu::is_device_range(dst, n);
   const bool sd = emu::is_device_range(src, n);
   bool ok = true;
@@ -552,78 +741,122 @@ cudaError_t checked_copy(void* dst, const void* src, size_t n,
 
 cudaError_t cudaMemcpy(void* dst, const void* src, size_t n,
                        cudaMemcpyKind kind) {
+  EMU_COUNT(cudaMemcpy);
   return checked_copy(dst, src, n, kind, "cudaMemcpy");
 }
 cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t n,
                             cudaMemcpyKind kind, cudaStream_t) {
+  EMU_COUNT(cudaMemcpyAsync);
   return checked_copy(dst, src, n, kind, "cudaMemcpyAsync");
 }
 cudaError_t cudaMemcpyPeerAsync(void* dst, int, const void* src, int,
                                 size_t n, cudaStream_t) {
+  EMU_COUNT(cudaMemcpyPeerAsync);
   return checked_copy(dst, src, n, cudaMemcpyDeviceToDevice,
                       "cudaMemcpyPeerAsync");
 }
 cudaError_t cudaMemset(void* p, int v, size_t n) {
-  return cudaMemsetAsync(p, v, n, nullptr);
+  EMU_COUNT(cudaMemset);
+  return memset_async(p, v, n, nullptr);
 }
-cudaError_t cudaMemsetAsync(void* p, int v, size_t n, cudaStream_t) {
+namespace {
+cudaError_t memset_async(void* p, int v, size_t n, cudaStream_t) {
   if (n == 0) return pending();
-  if (!emu::is_device_range(p, n))
+  if (!emu::g_null_kernels && !emu::is_device_range(p, n))
     return fail_call(cudaErrorInvalidValue,
                      "cudaMemsetAsync: " + std::to_string(n) +
                          " bytes are not device memory");
   std::memset(p, v, n);
   return pending();
 }
+}  // namespace
+cudaError_t cudaMemsetAsync(void* p, int v, size_t n, cudaStream_t s) {
+  EMU_COUNT(cudaMemsetAsync);
+  return memset_async(p, v, n, s);
+}
 
 cudaError_t cudaStreamCreate(cudaStream_t* s) {
-  return cudaStreamCreateWithPriority(s, 0, 0);
+  EMU_COUNT(cudaStreamCreate);
+  return stream_create(s, 0, 0);
 }
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t* s, unsigned flags) {
-  return cudaStreamCreateWithPriority(s, flags, 0);
+  EMU_COUNT(cudaStreamCreateWithFlags);
+  return stream_create(s, flags, 0);
 }
-cudaError_t cudaStreamCreateWithPriority(cudaStream_t* s, unsigned,
+namespace {
+cudaError_t stream_create(cudaStream_t* s, unsigned,
                                          int priority) {
   *s = reinterpret_cast<cudaStream_t>(new EmuStream{priority});
   return cudaSuccess;
 }
+}  // namespace
+cudaError_t cudaStreamCreateWithPriority(cudaStream_t* s, unsigned flags,
+                                         int priority) {
+  EMU_COUNT(cudaStreamCreateWithPriority);
+  return stream_create(s, flags, priority);
+}
 cudaError_t cudaStreamDestroy(cudaStream_t s) {
+  EMU_COUNT(cudaStreamDestroy);
   delete reinterpret_cast<EmuStream*>(s);
   return cudaSuccess;
 }
 cudaError_t cudaStreamGetPriority(cudaStream_t s, int* priority) {
+  EMU_COUNT(cudaStreamGetPriority);
   *priority = s ? reinterpret_cast<EmuStream*>(s)->priority : 0;
   return cudaSuccess;
 }
-cudaError_t cudaStreamQuery(cudaStream_t) { return pending(); }
-cudaError_t cudaStreamSynchronize(cudaStream_t) { return pending(); }
+cudaError_t cudaStreamQuery(cudaStream_t) {
+  EMU_COUNT(cudaStreamQuery);
+  return pending();
+}
+cudaError_t cudaStreamSynchronize(cudaStream_t) {
+  EMU_COUNT(cudaStreamSynchronize);
+  return pending();
+}
 cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t, unsigned) {
+  EMU_COUNT(cudaStreamWaitEvent);
   return cudaSuccess;
 }
 
 cudaError_t cudaEventCreate(cudaEvent_t* e) {
-  return cudaEventCreateWithFlags(e, cudaEventDefault);
+  EMU_COUNT(cudaEventCreate);
+  return event_create(e, cudaEventDefault);
 }
-cudaError_t cudaEventCreateWithFlags(cudaEvent_t* e, unsigned flags) {
+namespace {
+cudaError_t event_create(cudaEvent_t* e, unsigned flags) {
   *e = reinterpret_cast<cudaEvent_t>(
       new EmuEvent{(flags & cudaEventDisableTiming) == 0});
   return cudaSuccess;
 }
+}  // namespace
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t* e, unsigned flags) {
+  EMU_COUNT(cudaEventCreateWithFlags);
+  return event_create(e, flags);
+}
 cudaError_t cudaEventDestroy(cudaEvent_t e) {
+  EMU_COUNT(cudaEventDestroy);
   delete reinterpret_cast<EmuEvent*>(e);
   return cudaSuccess;
 }
 cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t) {
+  EMU_COUNT(cudaEventRecord);
   if (!e) return fail_call(cudaErrorInvalidResourceHandle, "cudaEventRecord");
   EmuEvent* ev = reinterpret_cast<EmuEvent*>(e);
   ev->recorded = true;
   ev->at = std::chrono::steady_clock::now();
   return cudaSuccess;
 }
-cudaError_t cudaEventQuery(cudaEvent_t) { return cudaSuccess; }
-cudaError_t cudaEventSynchronize(cudaEvent_t) { return pending(); }
+cudaError_t cudaEventQuery(cudaEvent_t) {
+  EMU_COUNT(cudaEventQuery);
+  return cudaSuccess;
+}
+cudaError_t cudaEventSynchronize(cudaEvent_t) {
+  EMU_COUNT(cudaEventSynchronize);
+  return pending();
+}
 cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start,
                                  cudaEvent_t end) {
+  EMU_COUNT(cudaEventElapsedTime);
   EmuEvent* a = reinterpret_cast<EmuEvent*>(start);
   EmuEvent* b = reinterpret_cast<EmuEvent*>(end);
   if (!a || !b || !a->timing || !b->timing)
@@ -634,12 +867,17 @@ cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start,
 }
 
 cudaError_t cudaGetLastError() {
+  EMU_COUNT(cudaGetLastError);
   const cudaError_t e = g_last_error;
   g_last_error = cudaSuccess;
   return e;
 }
-cudaError_t cudaPeekAtLastError() { return g_last_error; }
+cudaError_t cudaPeekAtLastError() {
+  EMU_COUNT(cudaPeekAtLastError);
+  return g_last_error;
+}
 const char* cudaGetErrorString(cudaError_t err) {
+  EMU_COUNT(cudaGetErrorString);
   // The emulator's message for the error just reported (the check macros
   // call cudaGetLastError first, then this).
   static thread_local std::string s;
@@ -649,6 +887,7 @@ const char* cudaGetErrorString(cudaError_t err) {
   return s.c_str();
 }
 const char* cudaGetErrorName(cudaError_t err) {
+  EMU_COUNT(cudaGetErrorName);
   switch (err) {
     case cudaSuccess: return "cudaSuccess";
     case cudaErrorInvalidValue: return "cudaErrorInvalidValue";
@@ -664,4 +903,75 @@ const char* cudaGetErrorName(cudaError_t err) {
     case cudaErrorLaunchFailure: return "cudaErrorLaunchFailure";
   }
   return "cudaErrorUnknown";
+}
+
+// ------------------------------------------------------------- exports --
+// For Python through ctypes on the loaded module (tests/python/
+// test_cuda_host_path.py, bench/emu_host.py): the counters as JSON, reset,
+// and null mode on/off.
+#define FASTT_EMU_EXPORT extern "C" __attribute__((visibility("default")))
+
+FASTT_EMU_EXPORT void fastt_emu_counters_reset() {
+  for (auto& c : emu::g_api_counts) c.store(0, std::memory_order_relaxed);
+  emu::reset_names(emu::g_kernel_counts);
+  emu::reset_names(emu::g_cub_counts);
+}
+
+// Writes {"null_kernels": b, "api": {name: n}, "kernels": {name: n},
+// "cub": {name: n}} (nonzero counts only) into buf, NUL-terminated and cut
+// to n bytes; returns the full length, so a caller can retry bigger.
+FASTT_EMU_EXPORT size_t fastt_emu_counters_json(char* buf, size_t n) {
+  std::string out = std::string("{\"null_kernels\": ") +
+                    (emu::g_null_kernels ? "true" : "false") +
+                    ", \"api\": {";
+  bool first = true;
+  for (int a = 0; a < emu::kNumApis; ++a) {
+    const uint64_t v = emu::g_api_counts[a].load(std::memory_order_relaxed);
+    if (!v) continue;
+    out += (first ? "\"" : ", \"") + std::string(emu::kApiNames[a]) +
+           "\": " + std::to_string(v);
+    first = false;
+  }
+  out += "}, \"kernels\": ";
+  emu::json_names(out, emu::g_kernel_counts);
+  out += ", \"cub\": ";
+  emu::json_names(out, emu::g_cub_counts);
+  out += "}";
+  if (buf && n) {
+    const size_t k = std::min(n - 1, out.size());
+    std::memcpy(buf, out.data(), k);
+    buf[k] = 0;
+  }
+  return out.size();
+}
+
+FASTT_EMU_EXPORT int fastt_emu_null_kernels() {
+  return emu::g_null_kernels ? 1 : 0;
+}
+FASTT_EMU_EXPORT void fastt_emu_set_null_kernels(int on) {
+  emu::g_null_kernels = on != 0;
+}
+
+// The emulator's own host cost per launch in null mode (what the counted
+// path adds to an op's time: count_launch + the launch's cudaGetLastError),
+// in ns, timed over n rounds; the rounds are not left in the counters.
+FASTT_EMU_EXPORT double fastt_emu_launch_cost_ns(int n) {
+  static const char kName[] = "fastt_emu_launch_cost_ns";
+  const emu::Config c = emu::cfg(dim3(1), dim3(32));
+  const bool was = emu::g_null_kernels;
+  emu::g_null_kernels = true;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < n; ++i) {
+    emu::count_launch(c, kName);
+    (void)cudaGetLastError();
+  }
+  const auto t1 = std::chrono::steady_clock::now();
+  emu::g_null_kernels = was;
+  const uint64_t k = uint64_t(n > 0 ? n : 0);
+  emu::g_api_counts[emu::k_launch].fetch_sub(k, std::memory_order_relaxed);
+  emu::g_api_counts[emu::k_cudaGetLastError].fetch_sub(
+      k, std::memory_order_relaxed);
+  emu::count_name_add(emu::g_kernel_counts, kName, -int64_t(k));
+  return n > 0 ? std::chrono::duration<double, std::nano>(t1 - t0).count() / n
+               : 0.0;
 }

@@ -7,6 +7,11 @@
 #include <cstddef>
 #include <cstdint>
 
+// The toolkit this mirrors (nvcc 13.0): sources that size things by the
+// runtime version (optim.cu's 8 KB kernel-parameter chunk table) then
+// launch exactly what the GPU build launches.
+#define CUDART_VERSION 13000
+
 struct uint3 {
   unsigned x, y, z;
 };
@@ -72,6 +77,8 @@ typedef struct CUevent_st* cudaEvent_t;
 #define cudaEventDisableTiming 0x02
 #define cudaEventInterprocess 0x04
 #define cudaHostAllocDefault 0x00
+#define cudaHostAllocPortable 0x01
+#define cudaHostAllocMapped 0x02
 
 struct cudaDeviceProp {
   char name[256];
@@ -98,6 +105,7 @@ cudaError_t cudaFree(void* p);
 cudaError_t cudaHostAlloc(void** p, size_t nbytes, unsigned flags);
 cudaError_t cudaMallocHost(void** p, size_t nbytes);
 cudaError_t cudaFreeHost(void* p);
+cudaError_t cudaHostGetDevicePointer(void** pdev, void* phost, unsigned flags);
 cudaError_t cudaMemcpy(void* dst, const void* src, size_t n,
                        cudaMemcpyKind kind);
 cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t n,

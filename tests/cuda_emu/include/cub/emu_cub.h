@@ -20,6 +20,11 @@ cudaError_t cub_fail(const char* what);
 // Whether [p, p+n) lies in emulated device memory.
 bool is_device_range(const void* p, size_t n);
 constexpr size_t kCubTempBytes = 256;
+// Counts a call of CUB algorithm `name` (a string literal; both the
+// temp-storage query and the run count).
+void count_cub(const char* name);
+// Null mode (emu_device.h): after the query, a call does nothing.
+extern bool g_null_kernels;
 }  // namespace emu
 
 namespace cub {
@@ -91,7 +96,9 @@ struct DeviceRadixSort {
                                int begin_bit = 0,
                                int end_bit = int(sizeof(K) * 8),
                                cudaStream_t = nullptr) {
+    emu::count_cub("DeviceRadixSort::SortPairs");
     if (detail_emu::query(temp, bytes)) return cudaSuccess;
+    if (emu::g_null_kernels) return cudaSuccess;
     if (bytes < emu::kCubTempBytes)
       return emu::cub_fail("DeviceRadixSort::SortPairs: temp_bytes shrank");
     if (begin_bit < 0 || end_bit > int(sizeof(K) * 8) || begin_bit > end_bit)
@@ -118,7 +125,9 @@ struct DeviceSegmentedSort {
                                      K* kout, const V* vin, V* vout,
                                      N num_items, S num_segments, B begin,
                                      E end, cudaStream_t = nullptr) {
+    emu::count_cub("DeviceSegmentedSort::StableSortPairs");
     if (detail_emu::query(temp, bytes)) return cudaSuccess;
+    if (emu::g_null_kernels) return cudaSuccess;
     if (bytes < emu::kCubTempBytes)
       return emu::cub_fail("DeviceSegmentedSort: temp_bytes shrank");
     const int64_t n = int64_t(num_items), segs = int64_t(num_segments);
@@ -150,7 +159,9 @@ struct DeviceScan {
   template <class I, class O, class N>
   static cudaError_t InclusiveSum(void* temp, size_t& bytes, I in, O out,
                                   N num_items, cudaStream_t = nullptr) {
+    emu::count_cub("DeviceScan::InclusiveSum");
     if (detail_emu::query(temp, bytes)) return cudaSuccess;
+    if (emu::g_null_kernels) return cudaSuccess;
     using T = std::decay_t<decltype(in[0])>;
     using Acc = decltype(T() + T());
     const int64_t n = int64_t(num_items);
@@ -165,7 +176,9 @@ struct DeviceScan {
   template <class I, class O, class N>
   static cudaError_t ExclusiveSum(void* temp, size_t& bytes, I in, O out,
                                   N num_items, cudaStream_t = nullptr) {
+    emu::count_cub("DeviceScan::ExclusiveSum");
     if (detail_emu::query(temp, bytes)) return cudaSuccess;
+    if (emu::g_null_kernels) return cudaSuccess;
     using T = std::decay_t<decltype(in[0])>;
     using Acc = decltype(T() + T());
     const int64_t n = int64_t(num_items);
