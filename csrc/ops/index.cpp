@@ -1,9 +1,12 @@
 // Entry points of the indexing/shape/sort family (see index.h). Each op
-// validates (dims, shapes, dtypes, devices and every index value), builds
-// strided views so one "index along dims" kernel serves gather, scatter,
-// index_select, index_add, index and index_put, and makes one table call.
-// Dense CPU selects (index_select, embedding, 1-D gather, x[idx]) skip the
-// views and pass raw extents to the kernel's direct form (select_direct).
+// validates (dims, shapes, dtypes, devices and, on the CPU, every index
+// value), builds strided views so one "index along dims" kernel serves
+// gather, scatter, index_select, index_add, index and index_put, and makes
+// one table call. Dense selects (index_select, embedding, 1-D gather,
+// x[idx]) skip the views and pass raw extents to the kernel's direct form
+// (select_direct). CUDA kernels range-check their indices themselves and
+// report a bad one at the next synchronization (kernels/cuda/
+// device_error.h), so no index op waits for the device.
 #include "index.h"
 
 #include <algorithm>
@@ -16,7 +19,8 @@
 namespace fastt {
 #ifdef FASTT_WITH_CUDA
 namespace cuda {
-// kernels/cuda/index.cu: min/max of a CUDA int64 tensor (one stream sync).
+// kernels/cuda/index.cu: min/max of a CUDA int64 tensor (one stream sync;
+// only one_hot needs it).
 void int64_min_max(const Tensor& t, int64_t* lo, int64_t* hi);
 }  // namespace cuda
 #endif
@@ -80,8 +84,7 @@ void for_each_int64(const Tensor& t, F&& f) {
 
 // The smallest and largest value of a non-empty int64 tensor. A CUDA
 // tensor is reduced on its device and only the two results come back (one
-// sync, 16 bytes), so indices are range-checked before any kernel writes:
-// a bad index raises IndexError and corrupts nothing.
+// sync, 16 bytes).
 void int64_min_max(const Tensor& t, int64_t* lo, int64_t* hi) {
 #ifdef FASTT_WITH_CUDA
   if (t.device().type == DeviceType::CUDA)
@@ -109,10 +112,14 @@ Tensor int64_index(const Tensor& index, const char* op) {
 
 // IndexError for the first value outside [-size, size); `op` prefixes the
 // message (nullptr for Python-style indexing, whose message torch leaves
-// bare).
+// bare). Checked here, before any kernel writes, for CPU indices only:
+// the CUDA kernels apply the same rule to each index they read and report
+// a bad one (same message, same op name, which the kernel call carries)
+// at the next synchronization, since reading indices here would cost a
+// device sync per call.
 void check_index_range(const Tensor& index, int64_t size, int64_t dim,
                        const char* op) {
-  if (index.numel() == 0) return;
+  if (index.numel() == 0 || index.device().type == DeviceType::CUDA) return;
   int64_t lo, hi;
   int64_min_max(index, &lo, &hi);
   if (FASTT_LIKELY(lo >= -size && hi < size)) return;
@@ -133,37 +140,49 @@ void check_index_range(const Tensor& index, int64_t size, int64_t dim,
       size));
 }
 
-// One call of the shared index kernel (layout in kernels/cpu/index.cpp).
+// The op name as the integer a kernel call carries for its bad-index
+// report (device code only copies it; the host prints the string).
+inline int64_t name_cookie(const char* name) {
+  return int64_t(reinterpret_cast<intptr_t>(name));
+}
+
+// One call of the shared index kernel (layout in kernels/cpu/index.cpp;
+// the dims and op name after the strides and sizes only name a bad index
+// in a CUDA kernel's report).
 struct IndexCall {
   Op op;
+  const char* name;  // nullptr for Python-style indexing
   Tensor dst, src;
   Tensor idx[kMaxDims];
-  int64_t strides[kMaxDims], sizes[kMaxDims];
+  int64_t strides[kMaxDims], sizes[kMaxDims], dims[kMaxDims];
   int k = 0;
   bool scatter = false, accumulate = false;
   Scalar alpha = Scalar(int64_t(1));
 
-  explicit IndexCall(Op o) : op(o) {}
-  // An int64 index at dst's shape, addressing a dim of `stride`/`size`.
-  void add(Tensor index, int64_t stride, int64_t size) {
+  IndexCall(Op o, const char* n) : op(o), name(n) {}
+  // An int64 index at dst's shape, addressing `dim` of `stride`/`size`.
+  void add(Tensor index, int64_t stride, int64_t size, int64_t dim) {
     idx[k] = std::move(index);
     strides[k] = stride;
     sizes[k] = size;
+    dims[k] = dim;
     ++k;
   }
   void run() {
     KernelFn fn = lookup_kernel(op, dst.device().type, dst.dtype());
     if (dst.numel() == 0) return;
-    int64_t packed[2 * kMaxDims];
+    int64_t packed[3 * kMaxDims + 1];
     for (int i = 0; i < k; ++i) {
       packed[i] = strides[i];
       packed[k + i] = sizes[i];
+      packed[2 * k + i] = dims[i];
     }
+    packed[3 * k] = name_cookie(name);
     KernelArgs a;
     a.out = &dst;
     a.in[0] = &src;
     a.in[1] = idx;
-    a.dims = IntList(packed, size_t(2 * k));
+    a.dims = IntList(packed, size_t(3 * k + 1));
     a.i0 = scatter;
     a.i1 = k;
     a.i2 = accumulate;
@@ -194,19 +213,21 @@ inline bool direct_ok(const Tensor& src, const Tensor& index) {
 }
 
 // out (dense, fresh) = src (dense) along `dim` picked by index's values,
-// already range-checked. One table lookup, no views.
+// range-checked already (CPU) or by the kernel (CUDA; `name` names the op
+// in its report). One table lookup, no views.
 void select_direct(Op op, const Tensor& src, int64_t dim,
-                   const Tensor& index, Tensor& out) {
+                   const Tensor& index, Tensor& out, const char* name) {
   KernelFn fn = lookup_kernel(op, src.device().type, src.dtype());
   const int nd = int(src.dim());
   const int64_t* sz = src.sizes().data();
-  int64_t packed[4] = {1, 1, 1, index.dim() == 1 ? index.strides()[0] : 1};
+  int64_t packed[6] = {1, 1, 1, index.dim() == 1 ? index.strides()[0] : 1,
+                       dim, name_cookie(name)};
   for (int d = 0; d < nd; ++d) packed[d < dim ? 0 : d == dim ? 1 : 2] *= sz[d];
   KernelArgs a;
   a.out = &out;
   a.in[0] = &src;
   a.in[1] = &index;
-  a.dims = IntList(packed, 4);
+  a.dims = IntList(packed, 6);
   a.i1 = -1;
   fn(a);
 }
@@ -448,24 +469,21 @@ Tensor repeat(const Tensor& t, IntList repeats) {
 }
 
 // ---------------------------------------------------- indexing along dim --
-Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index_in) {
-  check_defined(self, "index_select", "self");
-  check_defined(index_in, "index_select", "index");
-  check_same_device("index_select", self, index_in);
-  FASTT_CHECK(index_in.dim() <= 1, IndexError,
-              "index_select(): Index is supposed to be a vector");
-  if (autograd::should_record(self))
-    return autograd::index_select(self, dim, index_in);
+namespace {
+// index_select past its argument checks; `name` is the op a bad index's
+// error names (embedding also lands here).
+Tensor index_select_impl(const Tensor& self, int64_t dim,
+                         const Tensor& index_in, const char* name) {
   if (self.dim() > 0 && index_in.dim() == 1 && direct_ok(self, index_in)) {
     // Common case first, with no temporaries beyond the result.
     dim = wrap_dim(dim, self.dim(), "index_select");
-    check_index_range(index_in, self.sizes()[dim], dim, "index_select");
+    check_index_range(index_in, self.sizes()[dim], dim, name);
     int64_t shape[kMaxDims];
     std::copy(self.sizes().begin(), self.sizes().end(), shape);
     shape[dim] = index_in.numel();
     Tensor out = Tensor::empty(IntList(shape, size_t(self.dim())),
                                self.dtype(), self.device());
-    select_direct(Op::index_select, self, dim, index_in, out);
+    select_direct(Op::index_select, self, dim, index_in, out, name);
     return out;
   }
   Tensor index = at_least_1d(int64_index(index_in, "index_select"));
@@ -476,7 +494,7 @@ Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index_in) {
               "index_select(): Index to scalar can have only 1 value, got {} "
               "value(s)",
               n);
-  check_index_range(index, s1.sizes()[dim], dim, "index_select");
+  check_index_range(index, s1.sizes()[dim], dim, name);
   int64_t shape[kMaxDims];
   std::copy(s1.sizes().begin(), s1.sizes().end(), shape);
   shape[dim] = n;
@@ -484,17 +502,30 @@ Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index_in) {
   Tensor out = Tensor::empty(self.dim() == 0 ? IntList() : oshape,
                              self.dtype(), self.device());
   if (direct_ok(self, index)) {
-    select_direct(Op::index_select, self, dim, index, out);
+    select_direct(Op::index_select, self, dim, index, out, name);
     return out;
   }
-  IndexCall c(Op::index_select);
+  IndexCall c(Op::index_select, name);
   c.dst = at_least_1d(out);
   int64_t strides[kMaxDims];
   strides_without(s1, dim, strides);
   c.src = strided_view(s1, oshape, strides);
-  c.add(index_along(index, oshape, dim), s1.strides()[dim], s1.sizes()[dim]);
+  c.add(index_along(index, oshape, dim), s1.strides()[dim], s1.sizes()[dim],
+        dim);
   c.run();
   return out;
+}
+}  // namespace
+
+Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index_in) {
+  check_defined(self, "index_select", "self");
+  check_defined(index_in, "index_select", "index");
+  check_same_device("index_select", self, index_in);
+  FASTT_CHECK(index_in.dim() <= 1, IndexError,
+              "index_select(): Index is supposed to be a vector");
+  if (autograd::should_record(self))
+    return autograd::index_select(self, dim, index_in);
+  return index_select_impl(self, dim, index_in, "index_select");
 }
 
 Tensor gather(const Tensor& self, int64_t dim, const Tensor& index_in) {
@@ -508,7 +539,7 @@ Tensor gather(const Tensor& self, int64_t dim, const Tensor& index_in) {
     dim = wrap_dim(dim, 1, "gather");
     check_index_range(index_in, self.sizes()[0], 0, "gather");
     Tensor out = Tensor::empty(index_in.sizes(), self.dtype(), self.device());
-    select_direct(Op::gather, self, 0, index_in, out);
+    select_direct(Op::gather, self, 0, index_in, out, "gather");
     return out;
   }
   const Tensor index = int64_index(index_in, "gather");
@@ -527,15 +558,15 @@ Tensor gather(const Tensor& self, int64_t dim, const Tensor& index_in) {
   check_index_range(i1, s1.sizes()[dim], dim, "gather");
   Tensor out = Tensor::empty(index.sizes(), self.dtype(), self.device());
   if (self.dim() <= 1 && direct_ok(self, i1)) {  // 1-D gather is a select
-    select_direct(Op::gather, self, 0, i1, out);
+    select_direct(Op::gather, self, 0, i1, out, "gather");
     return out;
   }
-  IndexCall c(Op::gather);
+  IndexCall c(Op::gather, "gather");
   c.dst = at_least_1d(out);
   int64_t strides[kMaxDims];
   strides_without(s1, dim, strides);
   c.src = strided_view(s1, i1.sizes(), strides);
-  c.add(i1, s1.strides()[dim], s1.sizes()[dim]);
+  c.add(i1, s1.strides()[dim], s1.sizes()[dim], dim);
   c.run();
   return out;
 }
@@ -582,7 +613,7 @@ Tensor& scatter_impl(Op op, Tensor& self, int64_t dim, const Tensor& index_in,
   check_index_range(i1, s1.sizes()[dim], dim, name);
   check_no_internal_overlap(self, name);
   if (shares_storage(i1, self)) i1 = i1.clone();  // read while self is written
-  IndexCall c(op);
+  IndexCall c(op, name);
   int64_t strides[kMaxDims];
   strides_without(s1, dim, strides);
   c.dst = strided_view(s1, i1.sizes(), strides);
@@ -594,7 +625,7 @@ Tensor& scatter_impl(Op op, Tensor& self, int64_t dim, const Tensor& index_in,
     v.fill_(*value);
     c.src = v.expand(i1.sizes());
   }
-  c.add(i1, s1.strides()[dim], s1.sizes()[dim]);
+  c.add(i1, s1.strides()[dim], s1.sizes()[dim], dim);
   c.scatter = true;
   c.accumulate = op == Op::scatter_add;
   c.run();
@@ -694,13 +725,13 @@ Tensor& index_add_(Tensor& self, int64_t dim, const Tensor& index_in,
   check_no_internal_overlap(self, "index_add_");
   if (shares_storage(src1, self)) src1 = src1.clone();
   if (shares_storage(index, self)) index = index.clone();
-  IndexCall c(Op::index_add);
+  IndexCall c(Op::index_add, "index_add_");
   int64_t strides[kMaxDims];
   strides_without(s1, dim, strides);
   c.dst = strided_view(s1, src1.sizes(), strides);
   c.src = src1;
   c.add(index_along(index, src1.sizes(), dim), s1.strides()[dim],
-        s1.sizes()[dim]);
+        s1.sizes()[dim], dim);
   c.scatter = true;
   c.accumulate = true;
   c.alpha = alpha;
@@ -746,13 +777,14 @@ Tensor embedding(const Tensor& weight, const Tensor& indices,
   shape[indices.dim()] = weight.sizes()[1];
   const IntList oshape(shape, size_t(indices.dim() + 1));
   if (weight.device() == index.device() && direct_ok(weight, index)) {
-    // Rows land straight in the final shape; the range check above is the
-    // only pass over the indices.
+    // Rows land straight in the final shape; the range check above (or
+    // the CUDA kernel's) is the only pass over the indices.
     Tensor out = Tensor::empty(oshape, weight.dtype(), weight.device());
-    select_direct(Op::index_select, weight, 0, index, out);
+    select_direct(Op::index_select, weight, 0, index, out, "embedding");
     return out;
   }
-  Tensor rows = index_select(weight, 0, index.reshape({-1}));
+  check_same_device("embedding", weight, index);
+  Tensor rows = index_select_impl(weight, 0, index.reshape({-1}), "embedding");
   return rows.view(oshape);
 }
 
@@ -937,7 +969,7 @@ void bind_index(const AdvancedIndex& ai, IndexCall& call, bool scatter) {
     int64_t istrides[kMaxDims] = {};
     for (int i = 0; i < ai.bnd; ++i) istrides[bstart + i] = e.strides()[i];
     call.add(strided_view(e, shape, istrides), ai.src.strides()[d],
-             ai.src.sizes()[d]);
+             ai.src.sizes()[d], d);
   }
 }
 
@@ -959,14 +991,14 @@ Tensor index(const Tensor& self, const std::vector<Tensor>& indices) {
     std::copy(self.sizes().begin() + 1, self.sizes().end(), shape + ni);
     Tensor out = Tensor::empty(IntList(shape, size_t(ni + self.dim() - 1)),
                                self.dtype(), self.device());
-    select_direct(Op::index, self, 0, idx, out);
+    select_direct(Op::index, self, 0, idx, out, nullptr);
     return out;
   }
   AdvancedIndex ai;
   prepare_index(ai, self, indices);
   Tensor out = Tensor::empty(IntList(ai.shape, size_t(ai.nd)), self.dtype(),
                              self.device());
-  IndexCall c(Op::index);
+  IndexCall c(Op::index, nullptr);
   c.dst = out;
   bind_index(ai, c, false);
   c.run();
@@ -998,7 +1030,7 @@ Tensor& index_put_(Tensor& self, const std::vector<Tensor>& indices,
   if (v.is_same(values) && shares_storage(v, self)) v = v.clone();
   for (Tensor& t : ai.idx)  // indices are read while self is written
     if (t.defined() && shares_storage(t, self)) t = t.clone();
-  IndexCall c(Op::index_put);
+  IndexCall c(Op::index_put, nullptr);
   c.src = v.expand(shape);
   bind_index(ai, c, true);
   c.scatter = true;

@@ -181,8 +181,8 @@ Tensor as_index_target(const Tensor& target, const char* op) {
 // kernels). CUDA targets are not read here: that would cost a device
 // sync per loss call (torch itself only device-asserts, which poisons the
 // CUDA context). The CUDA kernels never index memory with a bad target;
-// they give its position a NaN loss (so a reduced loss is NaN) and NaN
-// gradients instead (kernels/cuda/loss.cu).
+// they report it through the device error slot, raised as the same
+// IndexError at the next synchronization (kernels/cuda/device_error.h).
 FASTT_NOINLINE void check_targets(const Tensor& target, int64_t classes,
                                   int64_t ignore_index) {
   if (!target.device().is_cpu()) return;
@@ -572,8 +572,8 @@ Tensor embedding_backward(const Tensor& grad, const Tensor& indices,
   Tensor idx = indices.dtype() == DType::Int64 ? indices.contiguous()
                                                : indices.to(DType::Int64);
   // CUDA indices are not read on the host (no device sync); the kernel
-  // lets an index outside [0, num_weights) match no row (the forward's
-  // index_select has rejected those already).
+  // lets an index outside [0, num_weights) match no row and reports it,
+  // raised at the next synchronization (kernels/cuda/device_error.h).
   if (idx.device().is_cpu()) {
     const int64_t* p = static_cast<const int64_t*>(idx.data_ptr());
     for (int64_t i = 0, n = idx.numel(); i < n; ++i)

@@ -253,20 +253,28 @@ PyObject* f_event_record(PyObject*, PyObject* args) {
   FASTT_PY_END
 }
 
-PyObject* f_event_query(PyObject*, PyObject* arg) {
+// _cuda_event_query / _synchronize(event, device): the device's deferred
+// kernel errors are raised once the event completed.
+PyObject* f_event_query(PyObject*, PyObject* args) {
   FASTT_PY_BEGIN
+  PyObject* a[2];
+  get_args("_cuda_event_query", args, 2, a);
   FASTT_CUDA_ONLY("Event.query", {
-    return PyBool_FromLong(cuda::event_query(to_event(arg)));
+    return PyBool_FromLong(cuda::event_query(
+        to_event(a[0]), int(to_int(a[1], "device"))));
   })
   FASTT_PY_END
 }
 
-PyObject* f_event_synchronize(PyObject*, PyObject* arg) {
+PyObject* f_event_synchronize(PyObject*, PyObject* args) {
   FASTT_PY_BEGIN
+  PyObject* a[2];
+  get_args("_cuda_event_synchronize", args, 2, a);
   FASTT_CUDA_ONLY("Event.synchronize", {
-    cudaEvent_t e = to_event(arg);
+    cudaEvent_t e = to_event(a[0]);
+    const int d = int(to_int(a[1], "device"));
     without_gil([&] {
-      cuda::event_synchronize(e);
+      cuda::event_synchronize(e, d);
       return 0;
     });
     Py_RETURN_NONE;
@@ -509,8 +517,8 @@ PyMethodDef g_cuda_functions[] = {
     FASTT_CUDA_VA("_cuda_event_create", f_event_create),
     FASTT_CUDA_O("_cuda_event_destroy", f_event_destroy),
     FASTT_CUDA_VA("_cuda_event_record", f_event_record),
-    FASTT_CUDA_O("_cuda_event_query", f_event_query),
-    FASTT_CUDA_O("_cuda_event_synchronize", f_event_synchronize),
+    FASTT_CUDA_VA("_cuda_event_query", f_event_query),
+    FASTT_CUDA_VA("_cuda_event_synchronize", f_event_synchronize),
     FASTT_CUDA_VA("_cuda_event_elapsed_time", f_event_elapsed_time),
     FASTT_CUDA_O("_cuda_memory_stats", f_memory_stats),
     FASTT_CUDA_O("_cuda_reset_peak_memory_stats", f_reset_peak_memory_stats),

@@ -8,6 +8,7 @@
 #include "csrc/storage.h"
 #include "kernels/cuda/allocator.h"
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/device_error.h"
 #include "kernels/cuda/runtime.h"
 
 namespace fastt {
@@ -27,7 +28,10 @@ void* storage_alloc(size_t nbytes, int index) {
 // (cudaStreamSynchronize) whenever it reads or writes the bytes itself:
 // always for pageable host memory, and for pinned memory unless the copy is
 // non_blocking; then an event on the pinned block keeps it from reuse until
-// the copy is done.
+// the copy is done. A blocking copy to the host raises what the device's
+// kernels reported meanwhile (device_error.h): .item(), .cpu() and
+// printing are where a deferred bad index shows up. Copies to a device
+// leave it pending (making a tensor should not fail for an earlier op).
 void device_copy(void* dst, Device dst_dev, const void* src, Device src_dev,
                  size_t nbytes, bool non_blocking) {
   if (nbytes == 0) return;
@@ -61,6 +65,7 @@ void device_copy(void* dst, Device dst_dev, const void* src, Device src_dev,
     return;
   }
   FASTT_CUDA_CHECK(cudaStreamSynchronize(s), what);
+  if (!to_device) check_device_errors(index);
 }
 }  // namespace
 

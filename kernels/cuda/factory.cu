@@ -12,6 +12,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/cuda/device_error.cuh"
 #include "kernels/cuda/loop.cuh"
 #include "kernels/philox.h"
 
@@ -375,39 +376,29 @@ struct BernoulliScalarElem {
 
 template <class T, class P>
 struct BernoulliTensorElem {
-  int* bad;
+  DeviceError* err;
+  uint64_t op;  // op_cookie("bernoulli_")
   __device__ void operator()(double u, char* out, char* pp) const {
     const double prob =
         double(static_cast<opmath_t<P>>(*reinterpret_cast<const P*>(pp)));
-    if (!(prob >= 0.0 && prob <= 1.0)) *bad = 1;  // every writer stores 1
+    if (!(prob >= 0.0 && prob <= 1.0))
+      report_device_error(err, kDeviceErrorProbability, op, 0, 0, -1);
     *reinterpret_cast<T*>(out) = static_cast<T>(u < prob ? 1 : 0);
   }
 };
 
 // out = u < p ? 1 : 0 with u a 53-bit uniform; nops == 2: p is operand 1,
-// else f0. Sets i2 = 1 when a p outside [0, 1] was seen: that needs the
-// device flag back on the host, so the tensor-p form syncs the stream
-// once (the scalar form, which dropout uses, never does).
+// else f0. A p outside [0, 1] in the tensor form is reported through the
+// device error slot (device_error.h: raised as RuntimeError by the next
+// synchronizing call), so neither form syncs.
 template <class T>
 struct BernoulliK {
   template <class P>
   static void run_tensor(KernelArgs& a) {
-    // Loop-family args carry no tensors (a.out is unset): scratch goes on
-    // the current device, where the op layer put the output.
-    const Device dev(DeviceType::CUDA, current_device());
-    Tensor flag = Tensor::empty({1}, DType::Int32, dev);
-    int* f = static_cast<int*>(flag.data_ptr());
-    cudaStream_t stream = current_stream();
-    FASTT_CUDA_CHECK(cudaMemsetAsync(f, 0, sizeof(int), stream),
-                     "bernoulli_");
     launch_counter<double, 2>(a, UniformGen<double>{},
-                              BernoulliTensorElem<T, P>{f}, "bernoulli_");
-    int host = 0;
-    FASTT_CUDA_CHECK(cudaMemcpyAsync(&host, f, sizeof(int),
-                                     cudaMemcpyDeviceToHost, stream),
-                     "bernoulli_");
-    FASTT_CUDA_CHECK(cudaStreamSynchronize(stream), "bernoulli_");
-    if (host) a.i2 = 1;
+                              BernoulliTensorElem<T, P>{device_error_slot(),
+                                                        op_cookie("bernoulli_")},
+                              "bernoulli_");
   }
   static void run(KernelArgs& a) {
     if (a.nops == 1)

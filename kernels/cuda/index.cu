@@ -1,13 +1,15 @@
 // CUDA kernels of the indexing/shape family, one per CPU kernel of
 // kernels/cpu/index.cpp and with the same KernelArgs layouts (read there):
 // the shared "index along dims" kernel (+ its direct select form), cat,
-// masked_select/nonzero, tril/triu, flip/roll; and int64_min_max, the
-// device-side index range check csrc/ops/index.cpp calls before a kernel.
+// masked_select/nonzero, tril/triu, flip/roll; and int64_min_max (one_hot's
+// class range). Index kernels range-check each index themselves and report
+// a bad one through the device error slot (device_error.h): no host sync.
 #include <cub/device/device_scan.cuh>
 
 #include <climits>
 #include <type_traits>
 
+#include "kernels/cuda/device_error.cuh"
 #include "kernels/cuda/loop.cuh"
 #include "kernels/plan.h"
 
@@ -60,7 +62,7 @@ __device__ __forceinline__ int64_t offset_of(const TensorDesc& d, int64_t i) {
   return off;
 }
 
-// -------------------------------------------------- index range check --
+// ------------------------------------------------- one_hot class range --
 __global__ void minmax_init_kernel(long long* r) {
   r[0] = LLONG_MAX;
   r[1] = LLONG_MIN;
@@ -96,9 +98,9 @@ __global__ void minmax_kernel(const int64_t* base, TensorDesc d, int64_t n,
 }
 
 // ------------------------------------------------------ index along dims --
-// The CPU's Plan (kernels/cpu/index.cpp), passed by value (~2.9 KB of the
+// The CPU's Plan (kernels/cpu/index.cpp), passed by value (~3 KB of the
 // 4 KB parameter space): dims fastest first, byte strides; operand 0 dst,
-// 1 src, 2.. the K int64 indices.
+// 1 src, 2.. the K int64 indices; then what a bad index's report names.
 constexpr int kMaxPlanOps = kMaxDims + 2;
 
 struct IndexPlan {
@@ -108,7 +110,10 @@ struct IndexPlan {
   int64_t strides[kMaxPlanOps][kMaxDims];
   char* data[kMaxPlanOps];
   int64_t istride[kMaxDims];  // bytes
-  int64_t isize[kMaxDims];
+  int64_t isize[kMaxDims];    // index k is valid in [-isize, isize)
+  int64_t idim[kMaxDims];     // the dim index k addresses (for the message)
+  uint64_t op;                // op_cookie of the op's name
+  DeviceError* err;           // this device's error slot
 };
 
 void plan_add(IndexPlan& p, const Tensor& t) {
@@ -179,9 +184,11 @@ __device__ __forceinline__ void atomic_accumulate(T* dp, T x,
 
 // Where element i of the plan reads (src) and writes (dst), the index
 // offset off = sum_k wrap(idx_k[i]) * istride_k already added to the
-// addressed side.
+// addressed side. An index outside [-isize, isize) (the CPU's rule, wrap
+// included) is reported and makes it return false, with *doff = i's own
+// dst offset (where a gather writes its 0).
 template <bool kScatter>
-__device__ __forceinline__ void index_offsets(const IndexPlan& p, int64_t i,
+__device__ __forceinline__ bool index_offsets(const IndexPlan& p, int64_t i,
                                               int64_t* doff, int64_t* soff) {
   int64_t c[kMaxDims];
   for (int d = 0; d < p.nd; ++d) {
@@ -193,86 +200,112 @@ __device__ __forceinline__ void index_offsets(const IndexPlan& p, int64_t i,
     dst += c[d] * p.strides[0][d];
     src += c[d] * p.strides[1][d];
   }
+  *doff = dst;
   for (int k = 0; k < p.K; ++k) {
     int64_t ioff = 0;
     for (int d = 0; d < p.nd; ++d) ioff += c[d] * p.strides[2 + k][d];
     int64_t v = *reinterpret_cast<const int64_t*>(p.data[2 + k] + ioff);
-    if (v < 0) v += p.isize[k];
+    const int64_t size = p.isize[k];
+    if (FASTT_UNLIKELY(v < -size || v >= size)) {
+      report_device_error(p.err, kDeviceErrorIndex, p.op, v, size, p.idim[k]);
+      return false;
+    }
+    if (v < 0) v += size;
     off += v * p.istride[k];
   }
   *doff = kScatter ? dst + off : dst;
   *soff = kScatter ? src : src + off;
+  return true;
 }
 
 // gather/index_select/index (kScatter false): dst[i] = src[i + off];
 // scatter/index_put (true): dst[i + off] = src[i]. A pure copy, so it is
 // instantiated per element width W. Scatters race on duplicate indices:
-// one of the writes wins, unspecified which (as in torch).
+// one of the writes wins, unspecified which (as in torch). A bad index
+// leaves a gather's element 0 and skips a scatter's.
 template <class W, bool kScatter>
 __global__ void index_copy_kernel(IndexPlan p) {
   const int64_t stride = int64_t(blockDim.x) * gridDim.x;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
        i < p.numel; i += stride) {
     int64_t doff, soff;
-    index_offsets<kScatter>(p, i, &doff, &soff);
-    *reinterpret_cast<W*>(p.data[0] + doff) =
-        *reinterpret_cast<const W*>(p.data[1] + soff);
+    if (index_offsets<kScatter>(p, i, &doff, &soff))
+      *reinterpret_cast<W*>(p.data[0] + doff) =
+          *reinterpret_cast<const W*>(p.data[1] + soff);
+    else if (!kScatter)
+      *reinterpret_cast<W*>(p.data[0] + doff) = W{};
   }
 }
 
 // scatter_add/index_add/index_put(accumulate): dst[i + off] += alpha *
-// src[i], atomically.
+// src[i], atomically (skipped for a bad index).
 template <class T>
 __global__ void index_accumulate_kernel(IndexPlan p, opmath_t<T> alpha) {
   const int64_t stride = int64_t(blockDim.x) * gridDim.x;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
        i < p.numel; i += stride) {
     int64_t doff, soff;
-    index_offsets<true>(p, i, &doff, &soff);
-    atomic_accumulate<T>(reinterpret_cast<T*>(p.data[0] + doff),
-                         *reinterpret_cast<const T*>(p.data[1] + soff),
-                         alpha);
+    if (index_offsets<true>(p, i, &doff, &soff))
+      atomic_accumulate<T>(reinterpret_cast<T*>(p.data[0] + doff),
+                           *reinterpret_cast<const T*>(p.data[1] + soff),
+                           alpha);
   }
 }
 
 // Direct form (i1 = -1): out [outer, n, inner] = src [outer, size, inner]
 // with the middle dim picked by idx[j * is]. A pure copy, so it runs on
 // words W as wide as the row length and alignment allow (16-byte rows of
-// an embedding move as uint4).
+// an embedding move as uint4). A bad index reports (naming dim and op) and
+// leaves its row 0.
+struct SelectDirect {
+  int64_t total, n, size, inner, is;
+  int64_t dim;      // for the error message
+  uint64_t op;      // op_cookie of the op's name
+};
+
 template <class W>
 __global__ void select_direct_kernel(W* out, const W* src,
-                                     const int64_t* idx, int64_t total,
-                                     int64_t n, int64_t size, int64_t inner,
-                                     int64_t is) {
+                                     const int64_t* idx, SelectDirect s,
+                                     DeviceError* err) {
   const int64_t stride = int64_t(blockDim.x) * gridDim.x;
-  for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < total;
-       e += stride) {
-    const int64_t r = e / inner, k = e - r * inner;
-    const int64_t o = r / n, j = r - o * n;
-    int64_t v = idx[j * is];
-    if (v < 0) v += size;
-    out[e] = src[(o * size + v) * inner + k];
+  for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+       e < s.total; e += stride) {
+    const int64_t r = e / s.inner, k = e - r * s.inner;
+    const int64_t o = r / s.n, j = r - o * s.n;
+    int64_t v = idx[j * s.is];
+    if (FASTT_UNLIKELY(v < -s.size || v >= s.size)) {
+      if (k == 0)  // once per row
+        report_device_error(err, kDeviceErrorIndex, s.op, v, s.size, s.dim);
+      out[e] = W{};
+      continue;
+    }
+    if (v < 0) v += s.size;
+    out[e] = src[(o * s.size + v) * s.inner + k];
   }
 }
 
 template <class W>
 void launch_select_direct(char* out, const char* src, const int64_t* idx,
-                          int64_t rows, int64_t n, int64_t size,
-                          int64_t row_bytes, int64_t is) {
-  const int64_t inner = row_bytes / int64_t(sizeof(W));
-  const int64_t total = rows * inner;
+                          SelectDirect s, int64_t rows, int64_t row_bytes) {
+  s.inner = row_bytes / int64_t(sizeof(W));
+  s.total = rows * s.inner;
   select_direct_kernel<W>
-      <<<grid_for(total, kBlock), kBlock, 0, current_stream()>>>(
-          reinterpret_cast<W*>(out), reinterpret_cast<const W*>(src), idx,
-          total, n, size, inner, is);
+      <<<grid_for(s.total, kBlock), kBlock, 0, current_stream()>>>(
+          reinterpret_cast<W*>(out), reinterpret_cast<const W*>(src), idx, s,
+          device_error_slot());
   FASTT_CUDA_CHECK_LAUNCH("index_select");
 }
 
+// a.dims = [outer, size, inner, index stride, dim, op_cookie].
 void select_direct(const KernelArgs& a, int64_t itemsize) {
-  const int64_t outer = a.dims[0], size = a.dims[1], inner = a.dims[2];
-  const int64_t is = a.dims[3];
-  const int64_t n = a.in[1]->numel();
-  const int64_t rows = outer * n;
+  const int64_t outer = a.dims[0], inner = a.dims[2];
+  SelectDirect s;
+  s.size = a.dims[1];
+  s.is = a.dims[3];
+  s.dim = a.dims[4];
+  s.op = uint64_t(a.dims[5]);
+  s.n = a.in[1]->numel();
+  const int64_t rows = outer * s.n;
   if (rows == 0 || inner == 0) return;
   char* out = static_cast<char*>(a.out->data_ptr());
   const char* src = static_cast<const char*>(a.in[0]->data_ptr());
@@ -282,21 +315,19 @@ void select_direct(const KernelArgs& a, int64_t itemsize) {
                           reinterpret_cast<uintptr_t>(src) |
                           uintptr_t(row_bytes);
   if (align % 16 == 0)
-    launch_select_direct<uint4>(out, src, idx, rows, n, size, row_bytes, is);
+    launch_select_direct<uint4>(out, src, idx, s, rows, row_bytes);
   else if (align % 8 == 0)
-    launch_select_direct<uint64_t>(out, src, idx, rows, n, size, row_bytes,
-                                   is);
+    launch_select_direct<uint64_t>(out, src, idx, s, rows, row_bytes);
   else if (align % 4 == 0)
-    launch_select_direct<uint32_t>(out, src, idx, rows, n, size, row_bytes,
-                                   is);
+    launch_select_direct<uint32_t>(out, src, idx, s, rows, row_bytes);
   else if (align % 2 == 0)
-    launch_select_direct<uint16_t>(out, src, idx, rows, n, size, row_bytes,
-                                   is);
+    launch_select_direct<uint16_t>(out, src, idx, s, rows, row_bytes);
   else
-    launch_select_direct<uint8_t>(out, src, idx, rows, n, size, row_bytes,
-                                  is);
+    launch_select_direct<uint8_t>(out, src, idx, s, rows, row_bytes);
 }
 
+// a.dims = [index strides (K), index sizes (K), index dims (K), op_cookie]
+// (the last two name a bad index; the CPU kernel ignores them).
 template <class T>
 struct IndexK {
   static void run(KernelArgs& a) {
@@ -317,7 +348,10 @@ struct IndexK {
     for (int k = 0; k < K; ++k) {
       p.istride[k] = a.dims[k] * int64_t(sizeof(T));
       p.isize[k] = a.dims[K + k];
+      p.idim[k] = a.dims[2 * K + k];
     }
+    p.op = uint64_t(a.dims[3 * K]);
+    p.err = device_error_slot();
     using W = word_t<T>;
     const int grid = grid_for(p.numel, kBlock);
     cudaStream_t stream = current_stream();
@@ -400,7 +434,8 @@ struct CatK {
 // Both need the result size before they can allocate it: a flag per
 // element (row-major), an inclusive scan giving each hit its 1-based output
 // slot, then ONE device->host read of the total (the only sync in this
-// file besides the index range check) and a fill pass.
+// file besides one_hot's class range) and a fill pass. Being a sync, it
+// raises errors the device reported before (device_error.h).
 
 // flags[i] = 1 where mask (bool) is set.
 __global__ void mask_flags_kernel(const bool* mask, TensorDesc d, int64_t n,
@@ -443,6 +478,7 @@ int64_t scan_count(const int64_t* flags, int64_t* pos, int64_t n,
                                    cudaMemcpyDeviceToHost, stream),
                    what);
   FASTT_CUDA_CHECK(cudaStreamSynchronize(stream), what);
+  check_device_errors(dev.index);
   return total;
 }
 
@@ -641,25 +677,25 @@ struct RollK {
 }  // namespace
 
 // Smallest and largest value of a non-empty int64 tensor on the current
-// CUDA device: one reduction and a 16-byte read back (one stream sync).
-// csrc/ops/index.cpp calls it to range-check indices BEFORE any kernel
-// writes, so a bad index raises IndexError and leaves every tensor as it
-// was (torch's device-side assert instead kills the context).
+// CUDA device: one reduction and a 16-byte read back (one stream sync, so
+// it raises errors the device reported before). one_hot needs them on the
+// host: the largest sizes its result when num_classes is -1.
 void int64_min_max(const Tensor& t, int64_t* lo, int64_t* hi) {
   const int64_t n = t.numel();
   Tensor r = Tensor::empty({2}, DType::Int64, t.device());
   long long* rp = static_cast<long long*>(r.data_ptr());
   cudaStream_t stream = current_stream();
   minmax_init_kernel<<<1, 1, 0, stream>>>(rp);
-  FASTT_CUDA_CHECK_LAUNCH("index range check");
+  FASTT_CUDA_CHECK_LAUNCH("one_hot");
   minmax_kernel<<<grid_for(n, kBlock), kBlock, 0, stream>>>(
       static_cast<const int64_t*>(t.data_ptr()), describe(t), n, rp);
-  FASTT_CUDA_CHECK_LAUNCH("index range check");
+  FASTT_CUDA_CHECK_LAUNCH("one_hot");
   long long host[2];
   FASTT_CUDA_CHECK(cudaMemcpyAsync(host, rp, sizeof(host),
                                    cudaMemcpyDeviceToHost, stream),
-                   "index range check");
-  FASTT_CUDA_CHECK(cudaStreamSynchronize(stream), "index range check");
+                   "one_hot");
+  FASTT_CUDA_CHECK(cudaStreamSynchronize(stream), "one_hot");
+  check_device_errors(current_device());
   *lo = int64_t(host[0]);
   *hi = int64_t(host[1]);
 }

@@ -7,13 +7,17 @@
 //
 // Targets are not range-checked on the host for CUDA tensors (that would
 // need a device sync; see check_targets in csrc/ops/nn.cpp). A target
-// outside [0, C) that is not ignore_index never indexes memory here: its
-// loss is NaN (so a reduced loss is NaN) and its gradient entries are NaN.
+// outside [0, C) that is not ignore_index never indexes memory here: the
+// kernels report it through the device error slot (device_error.h; an
+// IndexError "Target 7 is out of bounds." at the next synchronization)
+// and give its position loss, weight and gradient 0. Embedding backward
+// reports an index outside [0, V) the same way.
 #include <cmath>
 
 #include <cub/device/device_radix_sort.cuh>
 
 #include "csrc/ops/nn.h"
+#include "kernels/cuda/device_error.cuh"
 #include "kernels/cuda/rows.cuh"
 
 namespace fastt {
@@ -147,6 +151,8 @@ struct CeFwd {
   int64_t C, inner, ignore;
   A ls, wsum;
   const A* wsum_dev;  // overrides wsum when set
+  DeviceError* err;   // bad targets are reported here,
+  uint64_t op;        // naming this op (op_cookie)
   bool smooth, none;
 
   // Position p (its classes at base + c * stride) from its statistics.
@@ -157,8 +163,8 @@ struct CeFwd {
     const int64_t t = tgt[p];
     A l = 0, wt = 0;
     if (t != ignore) {
-      if (t < 0 || t >= C) {
-        l = A(NAN);
+      if (FASTT_UNLIKELY(t < 0 || t >= C)) {
+        report_device_error(err, kDeviceErrorTarget, op, t, C, -1);
       } else {
         wt = w ? A(w[t]) : A(1);
         l = (A(1) - ls) * wt * (s - (A(x[base + t * stride]) - m));
@@ -295,6 +301,8 @@ struct CrossEntropyKernel {
     p.smooth = a.f0 > 0;
     p.none = none;
     p.wsum = A(sh.classes);
+    p.err = device_error_slot();
+    p.op = op_cookie(what);
     Tensor wscratch, part;
     p.wsum_dev = p.smooth ? device_weight_sum(p.w, p.C, wscratch, what)
                           : nullptr;
@@ -341,6 +349,8 @@ struct CeBwd {
   A ls, k2, wsum;
   const A* wsum_dev;   // overrides wsum when set
   const A* gscale_dev; // mean: gin[0] / sum of target weights
+  DeviceError* err;
+  uint64_t op;
   bool none;
 };
 
@@ -360,8 +370,10 @@ __global__ void ce_backward_kernel(CeBwd<T> p, int64_t total) {
       p.dx[e] = T(0);
       continue;
     }
-    if (t < 0 || t >= p.C) {
-      p.dx[e] = T(A(NAN));
+    if (FASTT_UNLIKELY(t < 0 || t >= p.C)) {
+      if (c == 0)  // once per position
+        report_device_error(p.err, kDeviceErrorTarget, p.op, t, p.C, -1);
+      p.dx[e] = T(0);
       continue;
     }
     const A g = p.none ? A(p.gin[q]) : p.gscale_dev ? *p.gscale_dev
@@ -379,7 +391,8 @@ __global__ void ce_backward_kernel(CeBwd<T> p, int64_t total) {
   }
 }
 
-// Target weight of each kept position, for the mean's denominator.
+// Target weight of each kept position, for the mean's denominator (a bad
+// target counts 0; ce_backward_kernel reports it).
 template <class T>
 struct TargetWeightView {
   const int64_t* tgt;
@@ -424,6 +437,8 @@ struct CrossEntropyBackwardKernel {
     p.k2 = p.ls / A(sh.classes);
     p.wsum = A(sh.classes);
     p.none = sh.reduction == kReductionNone;
+    p.err = device_error_slot();
+    p.op = op_cookie(what);
     if (total == 0) return;
     // Scratch: [W, gscale] in opmath.
     Tensor scratch = Tensor::empty({2}, dtype_of<A>, this_device());
@@ -448,16 +463,21 @@ struct CrossEntropyBackwardKernel {
 
 // ---- NLL (input holds log-probabilities) ----
 template <class T>
-struct NllView {  // (loss, weight) of position p
+struct NllView {  // (loss, weight) of position p, read once per position
   const T* x;
   const int64_t* tgt;
   const T* w;
   int64_t C, inner, ignore;
+  DeviceError* err;
+  uint64_t op;
   __device__ Sum2<double> operator()(int64_t p) const {
     using A = opmath_t<T>;
     const int64_t t = tgt[p];
     if (t == ignore) return {0.0, 0.0};
-    if (t < 0 || t >= C) return {double(NAN), 0.0};
+    if (FASTT_UNLIKELY(t < 0 || t >= C)) {
+      report_device_error(err, kDeviceErrorTarget, op, t, C, -1);
+      return {0.0, 0.0};
+    }
     const int64_t n = p / inner, j = p - n * inner;
     const A wt = w ? A(w[t]) : A(1);
     const A l = -wt * A(x[(n * C + t) * inner + j]);
@@ -482,7 +502,7 @@ struct NllLossKernel {
     const int64_t P = sh.n * sh.inner;
     const NllView<T> v{cptr<T>(t[kLossInput]), cptr<int64_t>(t[kLossTarget]),
                        cptr<T>(t[kLossWeight]), sh.classes, sh.inner,
-                       sh.ignore};
+                       sh.ignore, device_error_slot(), op_cookie(what)};
     T* loss = mptr<T>(t[kLossOut]);
     T* total_weight = mptr<T>(t[kLossAux]);
     cudaStream_t stream = current_stream();
@@ -505,12 +525,14 @@ struct NllLossKernel {
 };
 
 // d loss / d input[n, t, j] = -wt * g (g / total_weight under mean), zero
-// elsewhere: a memset, then one thread per position.
+// elsewhere (and for a bad target, reported): a memset, then one thread
+// per position.
 template <class T>
 __global__ void nll_backward_kernel(const T* gin, const int64_t* tgt,
                                     const T* w, const T* total_weight, T* dx,
                                     int64_t P, int64_t C, int64_t inner,
-                                    int64_t ignore, int64_t reduction) {
+                                    int64_t ignore, int64_t reduction,
+                                    DeviceError* err, uint64_t op) {
   using A = opmath_t<T>;
   const int64_t step = int64_t(gridDim.x) * blockDim.x;
   for (int64_t p = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; p < P;
@@ -518,9 +540,8 @@ __global__ void nll_backward_kernel(const T* gin, const int64_t* tgt,
     const int64_t t = tgt[p];
     if (t == ignore) continue;
     const int64_t n = p / inner, j = p - n * inner;
-    if (t < 0 || t >= C) {
-      for (int64_t c = 0; c < C; ++c)
-        dx[(n * C + c) * inner + j] = T(A(NAN));
+    if (FASTT_UNLIKELY(t < 0 || t >= C)) {
+      report_device_error(err, kDeviceErrorTarget, op, t, C, -1);
       continue;
     }
     A g;
@@ -551,7 +572,8 @@ struct NllLossBackwardKernel {
     nll_backward_kernel<<<grid_for(P, 256), 256, 0, stream>>>(
         cptr<T>(t[kLbGrad]), cptr<int64_t>(t[kLbTarget]),
         cptr<T>(t[kLbWeight]), cptr<T>(t[kLbAux]), dx, P, sh.classes,
-        sh.inner, sh.ignore, sh.reduction);
+        sh.inner, sh.ignore, sh.reduction, device_error_slot(),
+        op_cookie(what));
     FASTT_CUDA_CHECK_LAUNCH(what);
   }
 };
@@ -560,7 +582,8 @@ struct NllLossBackwardKernel {
 // out [V, D]: row v = sum of the grad rows whose index is v, in position
 // order (a stable radix sort of (index, position) pairs, then a block per
 // output row finds its run by binary search), accumulated in opmath: the
-// CPU's order, deterministic. Indices outside [0, V) match no row.
+// CPU's order, deterministic. Indices outside [0, V) match no row and are
+// reported (the smallest or largest, from the sorted keys).
 __global__ void iota_kernel(int64_t* v, int64_t n) {
   const int64_t step = int64_t(gridDim.x) * blockDim.x;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
@@ -582,9 +605,15 @@ __device__ __forceinline__ int64_t lower_bound(const int64_t* k, int64_t n,
 template <class T>
 __global__ void embedding_rows_kernel(const T* g, const int64_t* keys,
                                       const int64_t* order, T* out, int64_t P,
-                                      int64_t V, int64_t D, int64_t pad) {
+                                      int64_t V, int64_t D, int64_t pad,
+                                      DeviceError* err, uint64_t op) {
   using A = opmath_t<T>;
   __shared__ int64_t range[2];
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    const int64_t bad = keys[0] < 0 ? keys[0] : keys[P - 1];
+    if (FASTT_UNLIKELY(bad < 0 || bad >= V))
+      report_device_error(err, kDeviceErrorIndex, op, bad, V, 0);
+  }
   for (int64_t v = blockIdx.x; v < V; v += gridDim.x) {
     if (threadIdx.x == 0) {
       range[0] = lower_bound(keys, P, v);
@@ -639,7 +668,7 @@ struct EmbeddingBackwardKernel {
     const int threads = D >= 256 ? 256 : D > 64 ? 128 : 32;
     embedding_rows_kernel<<<grid_for(V, 1), threads, 0, stream>>>(
         static_cast<const T*>(grad.data_ptr()), keys, order, out, P, V, D,
-        a.i0);
+        a.i0, device_error_slot(), op_cookie(what));
     FASTT_CUDA_CHECK_LAUNCH(what);
   }
 };

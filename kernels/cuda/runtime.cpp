@@ -6,6 +6,7 @@
 #include "csrc/autograd.h"  // FASTT_TLS_IE
 #include "csrc/errors.h"
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/device_error.h"
 
 namespace fastt {
 namespace cuda {
@@ -73,6 +74,7 @@ void synchronize(int device) {
               "synchronize: invalid device ordinal {}", device);
   DeviceGuard guard(device);
   FASTT_CUDA_CHECK(cudaDeviceSynchronize(), "synchronize");
+  check_device_errors(device);
 }
 
 void stream_priority_range(int* least, int* greatest) {

@@ -43,7 +43,8 @@ class DeviceGuard {
   int prev_;
 };
 
-// Waits for all work on a device (cudaDeviceSynchronize).
+// Waits for all work on a device (cudaDeviceSynchronize), then raises what
+// its kernels reported (device_error.h), like every synchronizing call.
 void synchronize(int device);
 // The range of stream priorities: lower numbers run first (CUDA's
 // convention, like torch): greatest <= priority <= least (0).

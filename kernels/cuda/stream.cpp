@@ -8,6 +8,7 @@
 
 #include "csrc/errors.h"
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/device_error.h"
 
 namespace fastt {
 namespace cuda {
@@ -83,6 +84,7 @@ bool stream_query(cudaStream_t stream, int device) {
     return false;
   }
   FASTT_CUDA_CHECK(err, "Stream.query");
+  check_device_errors(device);
   return true;
 }
 
@@ -90,6 +92,7 @@ void stream_synchronize(cudaStream_t stream, int device) {
   check_device(device, "Stream.synchronize");
   DeviceGuard guard(device);
   FASTT_CUDA_CHECK(cudaStreamSynchronize(stream), "Stream.synchronize");
+  check_device_errors(device);
 }
 
 void stream_wait_event(cudaStream_t stream, int device, cudaEvent_t event) {
@@ -130,7 +133,7 @@ void event_record(cudaEvent_t event, cudaStream_t stream, int device) {
   FASTT_CUDA_CHECK(cudaEventRecord(event, stream), "Event.record");
 }
 
-bool event_query(cudaEvent_t event) {
+bool event_query(cudaEvent_t event, int device) {
   if (!event) return true;
   cudaError_t err = cudaEventQuery(event);
   if (err == cudaErrorNotReady) {
@@ -138,11 +141,16 @@ bool event_query(cudaEvent_t event) {
     return false;
   }
   FASTT_CUDA_CHECK(err, "Event.query");
+  check_device(device, "Event.query");
+  check_device_errors(device);
   return true;
 }
 
-void event_synchronize(cudaEvent_t event) {
-  if (event) FASTT_CUDA_CHECK(cudaEventSynchronize(event), "Event.synchronize");
+void event_synchronize(cudaEvent_t event, int device) {
+  if (!event) return;
+  FASTT_CUDA_CHECK(cudaEventSynchronize(event), "Event.synchronize");
+  check_device(device, "Event.synchronize");
+  check_device_errors(device);
 }
 
 float event_elapsed_time(cudaEvent_t start, cudaEvent_t end) {
@@ -190,8 +198,8 @@ void Event::record(const Stream& stream) {
   event_record(event_, stream.handle(), device_);
 }
 
-bool Event::query() const { return event_query(event_); }
-void Event::synchronize() const { event_synchronize(event_); }
+bool Event::query() const { return event_query(event_, device_); }
+void Event::synchronize() const { event_synchronize(event_, device_); }
 float Event::elapsed_time(const Event& end) const {
   FASTT_CHECK(timing_ && end.timing_, ValueError,
               "elapsed_time: both events must be created with "

@@ -76,8 +76,10 @@ cudaEvent_t event_create(int device, bool enable_timing, bool blocking,
                          bool interprocess);
 void event_destroy(cudaEvent_t event);
 void event_record(cudaEvent_t event, cudaStream_t stream, int device);
-bool event_query(cudaEvent_t event);
-void event_synchronize(cudaEvent_t event);
+// Query (on completion) and synchronize raise the errors kernels on the
+// event's `device` reported (device_error.h); so do the stream ones.
+bool event_query(cudaEvent_t event, int device);
+void event_synchronize(cudaEvent_t event, int device);
 float event_elapsed_time(cudaEvent_t start, cudaEvent_t end);
 bool stream_query(cudaStream_t stream, int device);
 void stream_synchronize(cudaStream_t stream, int device);

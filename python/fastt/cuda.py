@@ -309,12 +309,12 @@ class Event:
         """True when the captured work completed (or nothing recorded)."""
         if not self.cuda_event:
             return True
-        return _C._cuda_event_query(self.cuda_event)
+        return _C._cuda_event_query(self.cuda_event, self.device_index)
 
     def synchronize(self):
         """Waits for the captured work."""
         if self.cuda_event:
-            _C._cuda_event_synchronize(self.cuda_event)
+            _C._cuda_event_synchronize(self.cuda_event, self.device_index)
 
     def elapsed_time(self, end_event):
         """Milliseconds from this event to `end_event` (both recorded,

@@ -3,13 +3,15 @@ against the CPU: index_select/gather/scatter(_add)/index_add/index/
 index_put (direct and strided forms, accumulate with duplicates), embedding
 forward/backward, cat/stack, masked_select/nonzero, tril/triu, flip/roll,
 sort/argsort/topk (stability, ties, NaN, -0), and out-of-range indices
-raising IndexError on the device without touching the target."""
+raising IndexError: on the CPU before anything is written, on the device
+at the next synchronizing call (the kernel reports it, skipping the bad
+elements), cleared once raised."""
 import numpy as np
 import pytest
 
 import fastt
 import fastt.nn.functional as F
-from cuda_util import (FLOAT_DTYPES, check, check_grad, rand,
+from cuda_util import (DEVICE, FLOAT_DTYPES, check, check_grad, rand,
                        requires_device, to_dev, to_numpy)
 
 pytestmark = requires_device
@@ -272,44 +274,144 @@ def test_embedding_widths(dim):
 
 
 # -------------------------------------------------------------- bounds --
+# The CPU raises before any kernel runs; a CUDA kernel reports a bad index
+# through the device error slot and the next call that waits for the
+# device raises it. So each case runs the op AND a sync (.cpu()) inside
+# pytest.raises: both modes pass, and the device must raise by then.
+def on_device():
+    return fastt.device(DEVICE).type != "cpu"
+
+
+def oob(bad, op, dim, size=6):
+    """The message (CPU's, which the device's extends) as a regex."""
+    prefix = rf"^{op}\(\): " if op else "^"
+    return rf"{prefix}index {bad} is out of bounds for dimension {dim} " \
+        rf"with size {size}"
+
+
 BAD = [
-    ("index_select", lambda t, i: fastt.index_select(t, 0, i)),
-    ("index_select_strided", lambda t, i: fastt.index_select(nc(t), 1, i)),
-    ("gather", lambda t, i: fastt.gather(t, 0, i.reshape(1, -1))),
-    ("index", lambda t, i: t[i]),
-    ("index_2", lambda t, i: t[:, i]),
-    ("embedding", lambda t, i: F.embedding(i, t)),
+    ("index_select", lambda t, i: fastt.index_select(t, 0, i),
+     "index_select", 0),
+    ("index_select_strided", lambda t, i: fastt.index_select(nc(t), 1, i),
+     "index_select", 1),
+    ("index_select_int32",
+     lambda t, i: fastt.index_select(t, 1, i.to(fastt.int32)),
+     "index_select", 1),
+    ("gather", lambda t, i: fastt.gather(t, 0, i.reshape(1, -1)), "gather",
+     0),
+    ("gather_1d", lambda t, i: fastt.gather(t[0], 0, i), "gather", 0),
+    ("index", lambda t, i: t[i], None, 0),
+    ("index_2", lambda t, i: t[:, i], None, 1),
+    ("index_pair", lambda t, i: t[i, i * 0], None, 0),
+    ("embedding", lambda t, i: F.embedding(i, t), "embedding", 0),
+    ("embedding_2d", lambda t, i: F.embedding(i.reshape(2, 2), nc(t)),
+     "embedding", 0),
 ]
 
 
-@pytest.mark.parametrize("name,fn", BAD, ids=[b[0] for b in BAD])
+@pytest.mark.parametrize("name,fn,op,dim", BAD, ids=[b[0] for b in BAD])
 @pytest.mark.parametrize("bad", [6, -7, 1 << 40])
-def test_out_of_range_raises(name, fn, bad):
-    x = to_dev(rand(6, 6))
-    i = to_dev(fastt.tensor([0, 5, bad, 1]))
-    with pytest.raises(IndexError):
-        fn(x, i)
+def test_out_of_range_raises(name, fn, op, dim, bad):
+    if name.endswith("int32") and bad >= 2 ** 31:
+        pytest.skip("not an int32 value")
+    x = rand(6, 6)
+    xd = to_dev(x)
+    with pytest.raises(IndexError, match=oob(bad, op, dim)) as info:
+        y = fn(xd, to_dev(fastt.tensor([0, 5, bad, 1])))
+        y.cpu()
+    if on_device():
+        assert "next synchronization" in str(info.value)
+    # Raised once, then cleared: valid calls (negative indices wrapped as
+    # on the CPU) work and match again.
+    check(fn, x, fastt.tensor([0, 5, -6, 1]))
+    fastt.index_select(xd, 0, to_dev(fastt.tensor([1]))).cpu()
 
 
+def test_out_of_range_zero_fills_on_device():
+    """Where a gather-like kernel met a bad index it writes 0 (a
+    deterministic result, never memory it should not read)."""
+    x = rand(6, 6)
+    xd = to_dev(x)
+    i = to_dev(fastt.tensor([1, 9, 2]))
+    with pytest.raises(IndexError, match=oob(9, "index_select", 0)):
+        ys = [fastt.index_select(xd, 0, i), fastt.index_select(xd, 1, i),
+              xd[i], F.embedding(i, xd)]
+        for y in ys:
+            y.cpu()
+    if not on_device():
+        return
+    rows = to_numpy(x)[[1, 0, 2]]
+    rows[1] = 0
+    cols = to_numpy(x)[:, [1, 0, 2]]
+    cols[:, 1] = 0
+    for y in ys[::2] + ys[3:]:
+        np.testing.assert_array_equal(to_numpy(y), rows)
+    np.testing.assert_array_equal(to_numpy(ys[1]), cols)
+
+
+def test_first_error_wins_and_clears():
+    """Several bad ops before a sync: the first one's error is raised, the
+    later reports are dropped; after raising, syncs are clean."""
+    x = rand(6, 6)
+    xd = to_dev(x)
+    with pytest.raises(IndexError, match=oob(9, "index_select", 0)):
+        fastt.index_select(xd, 0, to_dev(fastt.tensor([9])))
+        fastt.gather(xd, 1, to_dev(fastt.tensor([[8]])))
+        F.embedding(to_dev(fastt.tensor([7])), xd)
+        xd.sum().item()
+    assert xd.sum().item() == pytest.approx(x.sum().item(), rel=1e-5)
+    # Several bad values in one op: one of them is named.
+    with pytest.raises(IndexError, match=r"index (7|-9) is out of bounds"):
+        fastt.index_select(xd, 0, to_dev(fastt.tensor([0, 7, -9, 1]))).cpu()
+    xd.cpu()
+
+
+def test_pending_error_raised_by_data_dependent_size():
+    """nonzero/masked_select wait for the device to size their result:
+    that wait raises an earlier op's error."""
+    x = rand(6, 6)
+    xd = to_dev(x)
+    with pytest.raises(IndexError, match=oob(6, "gather", 1)):
+        fastt.gather(xd, 1, to_dev(fastt.tensor([[0, 6]])))
+        fastt.nonzero(xd)
+    with pytest.raises(IndexError, match=oob(-7, None, 0)):
+        xd[to_dev(fastt.tensor([-7]))]
+        fastt.masked_select(xd, xd > 0)
+    check(lambda t: fastt.masked_select(t, t > 0), x)
+
+
+INPLACE = [
+    ("index_add_", lambda t, i, s: t.index_add_(0, i, s)),
+    ("index_put_acc", lambda t, i, s: t.index_put_((i,), s,
+                                                   accumulate=True)),
+    ("index_put", lambda t, i, s: t.index_put_((i,), s)),
+    ("setitem", lambda t, i, s: t.__setitem__(i, s)),
+    ("scatter_", lambda t, i, s: t.scatter_(
+        0, i.reshape(-1, 1).expand(-1, 6).contiguous(), s)),
+    ("scatter_value", lambda t, i, s: t.scatter_(
+        0, i.reshape(-1, 1).expand(-1, 6).contiguous(), 3.0)),
+    ("scatter_add_", lambda t, i, s: t.scatter_add_(
+        1, i.reshape(1, -1), s[:, 0].reshape(1, -1).contiguous())),
+]
+
+
+@pytest.mark.parametrize("name,fn", INPLACE, ids=[c[0] for c in INPLACE])
 @pytest.mark.parametrize("bad", [6, -7])
-def test_out_of_range_inplace_untouched(bad):
-    x = to_dev(rand(6, 6))
-    before = x.cpu().clone()
-    i = to_dev(fastt.tensor([0, bad, 1]))
-    src = to_dev(rand(3, 6, seed=2))
-    with pytest.raises(IndexError):
-        x.index_add_(0, i, src)
-    with pytest.raises(IndexError):
-        x.index_put_((i,), src, accumulate=True)
-    with pytest.raises(IndexError):
-        x.index_put_((i,), src)
-    with pytest.raises(IndexError):
-        x.scatter_(0, i.reshape(3, 1).expand(3, 6).contiguous(), src)
-    with pytest.raises(IndexError):
-        x.scatter_add_(1, i.reshape(1, 3), src[:1, :3])
-    np.testing.assert_array_equal(to_numpy(x), to_numpy(before))
-    # The device is still usable after the error.
-    check(lambda t: t * 2, rand(3))
+def test_out_of_range_inplace(name, fn, bad):
+    """CPU: raises before writing (self untouched). Device: raises at the
+    next sync; the kernel skipped exactly the bad elements."""
+    x = rand(6, 6)
+    before = x.clone()
+    src = rand(3, 6, seed=2)
+    xd = to_dev(x)
+    with pytest.raises(IndexError, match=rf"index {bad} is out of bounds"):
+        fn(xd, to_dev(fastt.tensor([0, bad, 1])), to_dev(src))
+        xd.cpu()
+    want = before.clone()
+    if on_device():
+        fn(want, fastt.tensor([0, 1]), src[fastt.tensor([0, 2])])
+    np.testing.assert_array_equal(to_numpy(xd), to_numpy(want))
+    check(lambda t: t * 2, rand(3))  # the device is still usable
 
 
 # ------------------------------------------------------------ cat/stack --

@@ -396,31 +396,75 @@ def test_nll_loss_grad(reduction):
                x, t, w, rtol=r, atol=a, what="nll_loss")
 
 
+BAD_TARGET = r"Target (7|-1) is out of bounds"
+
+
 def test_bad_target():
-    """CPU raises IndexError; the device does not read targets on the host
-    (no sync): the bad position's loss and gradients are NaN instead."""
+    """A target outside [0, C) that is not ignore_index raises IndexError:
+    on the CPU at once, on the device at the next synchronizing call (the
+    kernel reports it; no host sync per loss), for every reduction."""
     x = rand(4, 3, seed=14)
     bad = fastt.tensor([0, 7, 1, -1])
-    if not on_device():
-        with pytest.raises(IndexError, match="out of bounds"):
-            _C._cross_entropy(x, bad)
-        with pytest.raises(IndexError, match="out of bounds"):
-            _C._nll_loss(x, bad)
-        return
     xd, bd = to_dev(x), to_dev(bad)
-    for red in ("mean", "sum"):
-        loss, lse = _C._cross_entropy(xd, bd, None, red)
-        assert math.isnan(loss.item())
-        dx = _C._cross_entropy_backward(to_dev(fastt.tensor(1.0)), xd, bd,
-                                        None, red, -100, 0.0, lse)
-        d = dx.cpu().numpy()
-        assert np.isnan(d[1]).all() and np.isnan(d[3]).all()
-        assert np.isfinite(d[0]).all() and np.isfinite(d[2]).all()
-        nl, tw = _C._nll_loss(xd, bd, None, red)
-        assert math.isnan(nl.item())
-    loss, _ = _C._cross_entropy(xd, bd, None, "none")
-    v = loss.cpu().numpy()
-    assert np.isnan(v[1]) and np.isnan(v[3]) and np.isfinite(v[0])
+    for red in ("mean", "sum", "none"):
+        with pytest.raises(IndexError, match=BAD_TARGET):
+            loss, _ = _C._cross_entropy(xd, bd, None, red)
+            loss.cpu()
+        with pytest.raises(IndexError, match=BAD_TARGET):
+            nl, _ = _C._nll_loss(xd, bd, None, red)
+            nl.cpu()
+    with pytest.raises(IndexError, match=BAD_TARGET):
+        F.cross_entropy(xd, bd, label_smoothing=0.1).item()
+    # Raised once, then cleared: the same losses with valid targets match.
+    good = fastt.tensor([0, 2, 1, 2])
+    check(lambda x, t: F.cross_entropy(x, t), x, good)
+    check(lambda x, t: F.nll_loss(x, t, reduction="none"), x, good)
+    # A target equal to ignore_index is no error, even outside [0, C).
+    check(lambda x, t: F.cross_entropy(x, t, ignore_index=7),
+          x, fastt.tensor([0, 7, 1, 7]))
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_bad_target_backward(reduction):
+    """Backward with a bad target raises too (device: at the next sync);
+    the device's gradient rows of the bad positions are 0, the others are
+    the CPU's gradients of the valid positions."""
+    x = rand(4, 3, dtype=fastt.float64, seed=15)
+    bad = fastt.tensor([0, 7, 1, -1])
+    # The device skips the bad positions as if ignored (a mean's
+    # denominator leaves them out too): the reference ignores them.
+    ign = fastt.tensor([0, 5, 1, 5])
+    g = rand(4, dtype=fastt.float64, seed=16) if reduction == "none" \
+        else fastt.tensor(1.0, dtype=fastt.float64)
+    _, lse = _C._cross_entropy(x, ign, None, reduction, 5)
+    _, tw = _C._nll_loss(x, ign, None, reduction, 5)
+    xd, bd, gd = to_dev(x), to_dev(bad), to_dev(g)
+    with pytest.raises(IndexError, match=BAD_TARGET):
+        dx = _C._cross_entropy_backward(gd, xd, bd, None, reduction, -100,
+                                        0.0, to_dev(lse))
+        dx.cpu()
+    with pytest.raises(IndexError, match=BAD_TARGET):
+        dn = _C._nll_loss_backward(gd, xd, bd, None, reduction, -100,
+                                   to_dev(tw))
+        dn.cpu()
+    if not on_device():
+        return
+    want = _C._cross_entropy_backward(g, x, ign, None, reduction, 5, 0.0,
+                                      lse)
+    assert_close(dx, want, 1e-12, 1e-12, "cross_entropy_backward")
+    want = _C._nll_loss_backward(g, x, ign, None, reduction, 5, tw)
+    assert_close(dn, want, 1e-12, 1e-12, "nll_loss_backward")
+
+
+def test_embedding_backward_bad_index():
+    """embedding accepts an index in [-V, V) (wrapped, as index_select),
+    its backward only [0, V): a negative index raises there (device: at
+    the next sync, reported by the kernel)."""
+    g = rand(3, 4, seed=17)
+    idx = fastt.tensor([0, -1, 2])
+    with pytest.raises(IndexError, match="-1"):
+        _C._embedding_backward(to_dev(g), to_dev(idx), 5, -1).cpu()
+    check(_C._embedding_backward, g, fastt.tensor([0, 4, 2]), 5, -1)
 
 
 # ---------------------------------------------------------------------------

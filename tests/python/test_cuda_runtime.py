@@ -454,3 +454,167 @@ def test_device_mismatch_names_both_devices():
         fastt.mul(b, a)
     with pytest.raises(RuntimeError, match="same device"):
         a.add_(b)
+
+
+# ------------------------------------------------ deferred device errors --
+# A kernel that meets a bad index reports it into the device's error slot
+# and the op returns without waiting; every call that waits for the device
+# raises it (then clears it). Bad indices are zero-filled in the result.
+def _query_until_done(query):
+    while not query():
+        pass
+
+
+def _event_sync():
+    e = fastt.cuda.Event()
+    e.record()
+    e.synchronize()
+
+
+def _event_query():
+    e = fastt.cuda.Event()
+    e.record()
+    _query_until_done(e.query)
+
+
+def _side_stream_sync():
+    # Another stream of the same device: the slot is per device.
+    fastt.cuda.Stream().synchronize()
+
+
+SYNC_POINTS = [
+    ("synchronize", lambda y: fastt.cuda.synchronize()),
+    ("synchronize_0", lambda y: fastt.cuda.synchronize(0)),
+    ("stream_synchronize",
+     lambda y: fastt.cuda.current_stream().synchronize()),
+    ("side_stream_synchronize", lambda y: _side_stream_sync()),
+    ("stream_query",
+     lambda y: _query_until_done(fastt.cuda.current_stream().query)),
+    ("event_synchronize", lambda y: _event_sync()),
+    ("event_query", lambda y: _event_query()),
+    ("item", lambda y: y.sum().item()),
+    ("cpu", lambda y: y.cpu()),
+    ("tolist", lambda y: y.tolist()),
+    ("numpy", lambda y: y.cpu().numpy()),
+    ("repr", lambda y: repr(y)),
+    ("bool", lambda y: bool(y[0] > 0)),
+    ("nonzero", lambda y: fastt.nonzero(y)),
+    ("masked_select", lambda y: fastt.masked_select(y, y > 0)),
+    ("mask_index", lambda y: y[y > 0]),
+]
+
+
+@requires_gpu
+@pytest.mark.parametrize("name,sync", SYNC_POINTS,
+                         ids=[s[0] for s in SYNC_POINTS])
+def test_deferred_index_error_raised_at_each_sync(name, sync):
+    x = fastt.arange(6.0, device="cuda") + 1
+    i = fastt.tensor([1, 9, -2], device="cuda")
+    y = fastt.index_select(x, 0, i)  # must not wait for the device
+    with pytest.raises(IndexError) as info:
+        sync(y)
+    msg = str(info.value)
+    assert msg.startswith("index_select(): index 9 is out of bounds for "
+                          "dimension 0 with size 6"), msg
+    assert "cuda:0" in msg and "next synchronization" in msg
+    # Cleared: the same sync is clean now, and the bad element is 0.
+    sync(y)
+    fastt.cuda.synchronize()
+    assert y.tolist() == [2.0, 0.0, 5.0]
+
+
+@requires_gpu
+def test_deferred_error_first_wins_and_is_raised_once():
+    x = fastt.ones(4, 4, device="cuda")
+    fastt.gather(x, 1, fastt.tensor([[0, -5]], device="cuda"))
+    x[fastt.tensor([4], device="cuda")] = 2.0  # dropped: the slot is taken
+    x.index_add_(0, fastt.tensor([7], device="cuda"), x[:1])
+    with pytest.raises(IndexError, match=r"^gather\(\): index -5 is out of "
+                       r"bounds for dimension 1 with size 4"):
+        fastt.cuda.synchronize()
+    fastt.cuda.synchronize()  # the dropped reports do not come back
+    fastt.cuda.current_stream().synchronize()
+    assert x.sum().item() == 16.0  # every bad write was skipped
+
+
+@requires_gpu
+def test_deferred_target_error():
+    import fastt.nn.functional as F
+    x = fastt.zeros(3, 4, device="cuda")
+    t = fastt.tensor([0, 4, 1], device="cuda")
+    loss = F.cross_entropy(x, t)
+    with pytest.raises(IndexError, match=r"^Target 4 is out of bounds\. "
+                       r"\(cross_entropy on cuda:0"):
+        fastt.cuda.synchronize()
+    # The bad position counts as ignored: mean over the two others.
+    assert loss.item() == pytest.approx(np.log(4.0), rel=1e-6)
+
+
+@requires_gpu
+def test_valid_index_ops_leave_no_error():
+    # Many valid index ops, one sync: nothing to raise, values right.
+    x = fastt.arange(10.0, device="cuda")
+    i = fastt.tensor([9, -10, 3], device="cuda")
+    acc = fastt.zeros(3, device="cuda")
+    for _ in range(50):
+        acc += fastt.index_select(x, 0, i) + fastt.gather(x, 0, i) + x[i]
+    fastt.cuda.synchronize()
+    assert acc.tolist() == [50 * 27.0, 0.0, 50 * 9.0]
+
+
+def _emu_counters():
+    """The emulator's runtime-call counters (tests/cuda_emu), or None on
+    other builds."""
+    import ctypes
+    import json
+    try:
+        lib = ctypes.CDLL(fastt._C.__file__)
+        lib.fastt_emu_counters_json.restype = ctypes.c_size_t
+    except (OSError, AttributeError):
+        return None
+
+    def read():
+        buf = ctypes.create_string_buffer(1 << 16)
+        lib.fastt_emu_counters_json(buf, len(buf))
+        return json.loads(buf.value)["api"]
+    return lib.fastt_emu_counters_reset, read
+
+
+@requires_gpu
+def test_index_ops_and_losses_do_not_synchronize():
+    """The point of deferred errors: no host wait inside these ops."""
+    import fastt.nn.functional as F
+    counters = _emu_counters()
+    if counters is None:
+        pytest.skip("runtime-call counters exist only under tests/cuda_emu")
+    reset, read = counters
+    x = fastt.randn(16, 8, device="cuda")
+    i = fastt.tensor([3, -1, 7, 0], device="cuda")
+    i2 = i.reshape(2, 2)
+    t = fastt.tensor([1, 2, 3, 4], device="cuda")
+    w = x.clone().requires_grad_(True)
+    ops = [
+        lambda: fastt.index_select(x, 0, i),
+        lambda: fastt.index_select(x.t(), 1, i),
+        lambda: fastt.gather(x, 0, i2),
+        lambda: x.clone().scatter_(0, i2, x[:2, :2]),
+        lambda: x.clone().scatter_add_(0, i2, x[:2, :2]),
+        lambda: x.clone().index_add_(0, i, x[:4]),
+        lambda: x[i],
+        lambda: x[i, i],
+        lambda: x.clone().index_put_((i,), x[:4], accumulate=True),
+        lambda: F.embedding(i2, x),
+        lambda: F.cross_entropy(x[:4], t),
+        lambda: F.nll_loss(x[:4], t, reduction="none"),
+        lambda: F.cross_entropy(w[:4], t).backward(),
+        lambda: F.embedding(i.abs(), w).sum().backward(),
+    ]
+    for k, op in enumerate(ops):
+        op()  # warm: caches, lazy slot allocation
+        reset()
+        op()
+        api = read()
+        waits = {n: c for n, c in api.items()
+                 if "ynchronize" in n or "Query" in n or "ToHost" in n}
+        assert not waits, f"op {k} waited for the device: {waits}"
+    fastt.cuda.synchronize()
