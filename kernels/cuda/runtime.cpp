@@ -1,6 +1,7 @@
 // Current device/stream bookkeeping and device properties (runtime.h).
 #include "kernels/cuda/runtime.h"
 
+#include <memory>
 #include <mutex>
 
 #include "csrc/autograd.h"  // FASTT_TLS_IE
@@ -13,7 +14,16 @@ namespace cuda {
 
 namespace {
 FASTT_TLS_IE thread_local int t_device = 0;
-FASTT_TLS_IE thread_local cudaStream_t t_stream[kMaxDevices] = {};
+// Per-device current streams: null (every device on its legacy default
+// stream) until the thread first sets one, then a heap array owned by
+// t_stream_owner. Only pointers live in TLS: the module's whole TLS block
+// counts against glibc's static TLS surplus (tests/python/test_static_tls.py).
+FASTT_TLS_IE thread_local cudaStream_t* t_stream = nullptr;
+struct StreamTable {
+  std::unique_ptr<cudaStream_t[]> streams;
+  ~StreamTable() { t_stream = nullptr; }  // calls during thread exit
+};
+thread_local StreamTable t_stream_owner;
 }  // namespace
 int g_sm_count[kMaxDevices] = {};
 
@@ -21,8 +31,14 @@ int current_device() { return t_device; }
 void ensure_device(int index) {
   if (FASTT_UNLIKELY(index != t_device)) set_device(index);
 }
-cudaStream_t current_stream() { return t_stream[t_device]; }
-cudaStream_t current_stream(int device) { return t_stream[device]; }
+cudaStream_t current_stream() {
+  cudaStream_t* s = t_stream;
+  return FASTT_LIKELY(s == nullptr) ? nullptr : s[t_device];
+}
+cudaStream_t current_stream(int device) {
+  cudaStream_t* s = t_stream;
+  return FASTT_LIKELY(s == nullptr) ? nullptr : s[device];
+}
 
 int device_count() {
   static int n = [] {
@@ -57,6 +73,11 @@ void set_device(int index) {
 void set_current_stream(int device, cudaStream_t stream) {
   FASTT_CHECK(device >= 0 && device < kMaxDevices, ValueError,
               "set_stream: invalid device ordinal {}", device);
+  if (t_stream == nullptr) {
+    if (stream == nullptr) return;  // already the default everywhere
+    t_stream_owner.streams.reset(new cudaStream_t[kMaxDevices]());
+    t_stream = t_stream_owner.streams.get();
+  }
   t_stream[device] = stream;
 }
 
