@@ -44,6 +44,28 @@ def cpu_count():
         return os.cpu_count() or 1
 
 
+def others_busy(seconds=1.0):
+    """Cores' worth of CPU time other processes used over `seconds`
+    (this one sleeps meanwhile), from /proc/stat; None where unavailable.
+    Unlike the load average, it does not count this benchmark's own
+    single-threaded run just before."""
+    def sample():
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:]]
+        idle = v[3] + (v[4] if len(v) > 4 else 0)  # idle + iowait
+        return sum(v), idle
+    try:
+        t0, i0 = sample()
+        time.sleep(seconds)
+        t1, i1 = sample()
+    except (OSError, ValueError, IndexError):
+        return None
+    total = t1 - t0
+    if total <= 0:
+        return None
+    return cpu_count() * (1.0 - (i1 - i0) / total)
+
+
 # The clock for single-threaded measurements. "cpu" (process CPU time) is
 # steady on a shared machine: time spent descheduled does not count, while
 # all of the process's threads do, so a library that hands work to helper

@@ -111,6 +111,7 @@ def run_threads(res, quick=False):
     env = common.bench_env()
     env["OMP_NUM_THREADS"] = str(cores)
     res["threads"]["loadavg"] = os.getloadavg()[0]
+    res["threads"]["others_busy"] = common.others_busy()
     for lib in res["libs"]:
         common.log(f"sweep: {lib}, 1 and {cores} threads, n={big}")
         cmd = [sys.executable, "-m", "bench.sweep", "--threads-worker", lib,
@@ -259,12 +260,15 @@ def markdown(res):
                 ratio = f"{f / t:.2f}" if f and t else "-"
                 lines.append(f"| {op} | {_size(n)} | " + " | ".join(cells)
                              + f" | {ratio} |")
-        if th.get("loadavg", 0) > 0.5 * th["cores"]:
+        busy = th.get("others_busy")
+        if busy is None:  # older results: the load average only
+            busy = th.get("loadavg", 0)
+        if busy > 0.25 * th["cores"]:
             lines.append(
-                f"> warning: the load average was {th['loadavg']:.1f} on "
-                f"{th['cores']} cores when this ran: other processes held "
-                "cores, so threads waited at every barrier and these "
-                "multi-threaded figures say little about either library.")
+                f"> warning: other processes kept {busy:.1f} of "
+                f"{th['cores']} cores busy when this ran, so threads waited "
+                "at every barrier and these multi-threaded figures say "
+                "little about either library.")
         for n in th.get("notes", []):
             lines.append(f"> note: {n}")
         lines.append("")
