@@ -6,10 +6,16 @@ namespace fastt {
 namespace cuda {
 namespace {
 
+// Float -> uint8 goes through int64 (as torch does): the GPU's direct
+// conversion saturates (-1.0 -> 0) where the CPU's wraps (-1.0 -> 255).
 template <class O, class I>
 struct ConvertF {
   __device__ O operator()(opmath_t<I> x) const {
-    if constexpr (std::is_same<O, bool>::value) return x != opmath_t<I>(0);
+    using X = opmath_t<I>;
+    if constexpr (std::is_same<O, bool>::value) return x != X(0);
+    else if constexpr (std::is_unsigned<O>::value &&
+                       std::is_floating_point<X>::value)
+      return static_cast<O>(static_cast<int64_t>(x));
     else return static_cast<O>(x);
   }
 };

@@ -192,8 +192,10 @@ StridedLoop<Index> to_strided_loop(const KernelArgs& a) {
 }
 
 // Largest byte offset any operand reaches (for the 32-bit index choice).
-inline bool fits_int32(const KernelArgs& a) {
-  if (a.numel >= (int64_t(1) << 31)) return false;
+// The grid-stride counter also passes numel by up to the launch's thread
+// count before the loop test sees it: that sum must not overflow either.
+inline bool fits_int32(const KernelArgs& a, int64_t threads) {
+  if (a.numel + threads >= (int64_t(1) << 31)) return false;
   for (int k = 0; k < a.nops; ++k) {
     int64_t span = 0;
     for (int d = 0; d < a.ndim; ++d) {
@@ -230,14 +232,14 @@ void launch_elementwise(const KernelArgs& a, F f, const char* what) {
       dense_kernel<1, false, F, O, I...>
           <<<grid_for(a.numel, kBlock), kBlock, 0, stream>>>(l, f);
     }
-  } else if (fits_int32(a)) {
-    strided_kernel<int32_t, F, O, I...>
-        <<<grid_for(a.numel, kBlock), kBlock, 0, stream>>>(
-            to_strided_loop<int32_t>(a), f);
   } else {
-    strided_kernel<int64_t, F, O, I...>
-        <<<grid_for(a.numel, kBlock), kBlock, 0, stream>>>(
-            to_strided_loop<int64_t>(a), f);
+    const int grid = grid_for(a.numel, kBlock);
+    if (fits_int32(a, int64_t(grid) * kBlock))
+      strided_kernel<int32_t, F, O, I...><<<grid, kBlock, 0, stream>>>(
+          to_strided_loop<int32_t>(a), f);
+    else
+      strided_kernel<int64_t, F, O, I...><<<grid, kBlock, 0, stream>>>(
+          to_strided_loop<int64_t>(a), f);
   }
   FASTT_CUDA_CHECK_LAUNCH(what);
 }

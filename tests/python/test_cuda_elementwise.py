@@ -613,3 +613,33 @@ def test_tolerance_table_is_used():
     # Guards the helpers this file relies on (a broken tol() would make
     # every float comparison exact or vacuous).
     assert tol(fastt.float32)[0] > 0 and tol(fastt.int32) == (0.0, 0.0)
+
+
+# ----------------------------------------- real-GPU hazards (review) --
+# The emulator runs kernels with the CPU's arithmetic and on small sizes;
+# these cases differ only on a real GPU.
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=ids(FLOATS))
+def test_copy_negative_float_to_uint8_wraps(dtype):
+    """float -> uint8 of negative values wraps like the CPU (and torch):
+    the GPU's own conversion saturates them to 0."""
+    x = make((45, 65), dtype, seed=5, low=-300.0, high=300.0)
+    for view, what in ((lambda v: v, "dense"), (lambda v: v.t(), "strided"),
+                       (lambda v: v[:, 1:], "offset")):
+        check(lambda v: view(v).to(fastt.uint8), x, what=f"{what} {dtype}")
+    check(lambda v: v.to(fastt.int8), x, what=f"int8 {dtype}")
+
+
+@pytest.mark.large  # 2**31 elements, ~6 GB: for a real GPU only
+@pytest.mark.skipif(not DEVICE.startswith("cuda"),
+                    reason="device-size case (no CPU self-check)")
+def test_strided_loop_just_under_int32_elements():
+    """2**31 - 8 elements in a strided loop: the 32-bit index path's
+    grid-stride counter overshoots numel by up to the launch's thread
+    count, which must not wrap past 2**31 - 1."""
+    m = (1 << 30) - 4
+    x = fastt.ones(2, m, dtype=fastt.uint8, device=DEVICE)
+    y = x.t() + 1  # strided input, dense output
+    assert tuple(y.shape) == (m, 2)
+    assert bool((y == 2).all().item())
+    assert int(y[m - 1, 1].item()) == 2
