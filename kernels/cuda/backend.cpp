@@ -38,7 +38,14 @@ void device_copy(void* dst, Device dst_dev, const void* src, Device src_dev,
   if (dst_dev.is_cuda() && src_dev.is_cuda()) {
     // Between two GPUs (same-device copies run the copy kernel): queue on
     // the source's stream and wait, since the destination's stream does not
-    // know about this work.
+    // know about this work. Nor does the source's stream know about work
+    // still queued on the destination's that reads or writes dst's old
+    // bytes: wait for that first.
+    {
+      DeviceGuard dst_guard(dst_dev.index);
+      FASTT_CUDA_CHECK(cudaStreamSynchronize(current_stream(dst_dev.index)),
+                       "copy_ (device to device)");
+    }
     DeviceGuard guard(src_dev.index);
     cudaStream_t s = current_stream(src_dev.index);
     FASTT_CUDA_CHECK(cudaMemcpyPeerAsync(dst, dst_dev.index, src,

@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <unordered_map>
+#include <vector>
 
 #include "csrc/errors.h"
 #include "kernels/cuda/blas.h"
@@ -38,15 +39,45 @@ namespace {
   } while (0)
 
 // One handle per (thread, device), created lazily and never destroyed
-// (teardown at exit races the CUDA context's).
+// (teardown at exit races the CUDA context's); an exiting thread hands its
+// handles to a pool (leaked on purpose) that new threads take from, so
+// short-lived threads do not leak one each.
+struct HandlePool {
+  std::mutex mutex;
+  std::vector<cudnnHandle_t> free[kMaxDevices];
+};
+HandlePool& handle_pool() {
+  static HandlePool* pool = new HandlePool;
+  return *pool;
+}
+
 // Behind a pointer: the extension's TLS segment must stay small (it lives
 // in glibc's static-TLS surplus, see runtime.cpp).
+struct ThreadHandles {
+  std::unique_ptr<cudnnHandle_t[]> handles;
+  ~ThreadHandles() {
+    if (!handles) return;
+    HandlePool& pool = handle_pool();
+    std::lock_guard<std::mutex> lock(pool.mutex);
+    for (int d = 0; d < kMaxDevices; ++d)
+      if (handles[d]) pool.free[d].push_back(handles[d]);
+  }
+};
+
 cudnnHandle_t get_handle(const char* what) {
-  thread_local std::unique_ptr<cudnnHandle_t[]> t_handles;
-  if (FASTT_UNLIKELY(!t_handles))
-    t_handles.reset(new cudnnHandle_t[kMaxDevices]());
-  cudnnHandle_t* handles = t_handles.get();
+  thread_local ThreadHandles t_handles;
+  if (FASTT_UNLIKELY(!t_handles.handles))
+    t_handles.handles.reset(new cudnnHandle_t[kMaxDevices]());
+  cudnnHandle_t* handles = t_handles.handles.get();
   const int dev = current_device();
+  if (FASTT_UNLIKELY(handles[dev] == nullptr)) {
+    HandlePool& pool = handle_pool();
+    std::lock_guard<std::mutex> lock(pool.mutex);
+    if (!pool.free[dev].empty()) {
+      handles[dev] = pool.free[dev].back();
+      pool.free[dev].pop_back();
+    }
+  }
   if (FASTT_UNLIKELY(handles[dev] == nullptr))
     FASTT_CUDNN_CHECK(cudnnCreate(&handles[dev]), what);
   FASTT_CUDNN_CHECK(cudnnSetStream(handles[dev], current_stream()), what);
@@ -240,6 +271,30 @@ bool choose(Kind kind, cudnnHandle_t h, DType dt, const ConvDesc& c,
                       what);
     found = pick(perf, n, fma_only, out);
   }
+  if (found) {
+    // The heuristics' `memory` was estimated under the math type they were
+    // asked with; ask again under the one the call will run with and take
+    // the larger (too small a workspace fails the call on the GPU).
+    FASTT_CUDNN_CHECK(cudnnSetConvolutionMathType(conv.d, out->math), what);
+    size_t bytes = 0;
+    cudnnStatus_t st;
+    if (kind == Kind::Forward)
+      st = cudnnGetConvolutionForwardWorkspaceSize(
+          h, x.d, w.d, conv.d, y.d, cudnnConvolutionFwdAlgo_t(out->algo),
+          &bytes);
+    else if (kind == Kind::Data)
+      st = cudnnGetConvolutionBackwardDataWorkspaceSize(
+          h, w.d, y.d, conv.d, x.d,
+          cudnnConvolutionBwdDataAlgo_t(out->algo), &bytes);
+    else
+      st = cudnnGetConvolutionBackwardFilterWorkspaceSize(
+          h, x.d, y.d, conv.d, w.d,
+          cudnnConvolutionBwdFilterAlgo_t(out->algo), &bytes);
+    if (st != CUDNN_STATUS_SUCCESS || bytes > kMaxWorkspace)
+      found = false;  // decline rather than run it short of scratch
+    else if (bytes > out->workspace)
+      out->workspace = bytes;
+  }
   if (!found) out->algo = -1;  // remembered: this shape declines
   std::lock_guard<std::mutex> lock(g_cache_mutex);
   g_cache.emplace(key, *out);
@@ -302,7 +357,11 @@ struct Call {
         s(dtype) {
     if (!choose(kind, h, dtype, c, xd, wd, cd, yd, what, &ch)) return;
     FASTT_CUDNN_CHECK(cudnnSetConvolutionMathType(cd.d, ch.math), what);
-    ws = workspace(ch.workspace);
+    try {
+      ws = workspace(ch.workspace);
+    } catch (const OutOfMemoryError&) {
+      return;  // no room for this algorithm's scratch: the composition runs
+    }
     ok = true;
   }
 

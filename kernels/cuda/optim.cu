@@ -92,7 +92,9 @@ template <int D, class Body, class Scalars>
 void run_lists(const OptimKernelArgs& a, const Tensor* const* lists,
                const Body& body, Scalars&& scalars, const char* what) {
   if (a.n == 0) return;
-  ensure_device(a.params[0].device().index);
+  // Launch on the parameters' device, and leave the caller's current
+  // device as it was (like every other op).
+  DeviceGuard guard(a.params[0].device().index);
   ChunkTable<D> tab;
   constexpr int kTensors = ChunkTable<D>::kTensors;
   int slot = 0, blocks = 0;

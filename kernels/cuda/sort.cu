@@ -1,10 +1,12 @@
 // CUDA sort and topk (layouts as kernels/cpu/sort.cpp). Each row along dim
 // becomes unsigned radix keys that order like the CPU's comparators (NaN
 // above everything and equal to every NaN, -0 == +0; complemented for
-// descending), which a stable segmented radix sort orders with their
-// positions; values are then re-read from self at the sorted positions.
+// descending), which a stable radix sort (segmented; device-wide per row
+// for a few long rows) orders with their positions; values are then
+// re-read from self at the sorted positions.
 // Stability gives the CPU's tie order (lower index first) for both
 // directions, and topk is the first k of that order.
+#include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_segmented_sort.cuh>
 
 #include <cstring>
@@ -109,6 +111,14 @@ __global__ void store_kernel(const T* self, const int64_t* sorted, Rows r,
   }
 }
 
+// DeviceSegmentedSort hands each large segment to ONE block, so a few
+// long rows would leave the GPU idle (a 1-D sort of 10M keys on one SM).
+// Rows at least kLongRow long, when there are at most kFewRows of them,
+// go one at a time through the device-wide radix sort (stable as well).
+// The thresholds are a first guess, to be tuned on a GPU (bench/).
+constexpr int64_t kLongRow = int64_t(1) << 16;
+constexpr int64_t kFewRows = 8;
+
 // in[0] = self (ndim >= 1), out = values, out2 = int64 indices, both k =
 // out->size(dim) long along dim; i0 = dim, i1 = descending (sort) or
 // largest (topk). Both orders are "i1 set: big first".
@@ -162,15 +172,30 @@ void sort_rows(KernelArgs& a, const char* what) {
   FASTT_CUDA_CHECK_LAUNCH(what);
 
   size_t temp_bytes = 0;
-  FASTT_CUDA_CHECK(cub::DeviceSegmentedSort::StableSortPairs(
-                       nullptr, temp_bytes, kin, kout, pin, pout, total, rows,
-                       off, off + 1, stream),
-                   what);
-  Tensor temp = Tensor::empty({int64_t(temp_bytes) + 1}, DType::UInt8, dev);
-  FASTT_CUDA_CHECK(cub::DeviceSegmentedSort::StableSortPairs(
-                       temp.data_ptr(), temp_bytes, kin, kout, pin, pout,
-                       total, rows, off, off + 1, stream),
-                   what);
+  if (n >= kLongRow && rows <= kFewRows) {
+    constexpr int kBits = int(sizeof(K) * 8);
+    FASTT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, kin,
+                                                     kout, pin, pout, n, 0,
+                                                     kBits, stream),
+                     what);
+    Tensor temp = Tensor::empty({int64_t(temp_bytes) + 1}, DType::UInt8, dev);
+    for (int64_t row = 0; row < rows; ++row)
+      FASTT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(
+                           temp.data_ptr(), temp_bytes, kin + row * n,
+                           kout + row * n, pin + row * n, pout + row * n, n,
+                           0, kBits, stream),
+                       what);
+  } else {
+    FASTT_CUDA_CHECK(cub::DeviceSegmentedSort::StableSortPairs(
+                         nullptr, temp_bytes, kin, kout, pin, pout, total,
+                         rows, off, off + 1, stream),
+                     what);
+    Tensor temp = Tensor::empty({int64_t(temp_bytes) + 1}, DType::UInt8, dev);
+    FASTT_CUDA_CHECK(cub::DeviceSegmentedSort::StableSortPairs(
+                         temp.data_ptr(), temp_bytes, kin, kout, pin, pout,
+                         total, rows, off, off + 1, stream),
+                     what);
+  }
 
   const int64_t out_total = rows * k;
   store_kernel<T><<<grid_for(out_total, kBlock), kBlock, 0, stream>>>(

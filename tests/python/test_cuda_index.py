@@ -583,6 +583,56 @@ def test_sort_big_and_edges():
           rtol=0, atol=0)
 
 
+LONG_ROW = 2 ** 16 + 17  # sort.cu's kLongRow: few such rows sort one by one
+
+
+@pytest.mark.parametrize("dtype", [fastt.float32, fastt.float16,
+                                   fastt.int64, fastt.bool], ids=str)
+def test_sort_few_long_rows(dtype):
+    # Few long rows take the device-wide radix sort, row by row (each row's
+    # keys, positions and output at its own offset); keys of 1, 2, 4 and 8
+    # bytes. Tie-heavy values: stability fixes the indices exactly.
+    x = tie_heavy((LONG_ROW, 2), dtype, seed=3)  # rows along dim 0
+    for desc in (False, True):
+        check(lambda t: fastt.sort(t, 0, descending=desc), x, rtol=0,
+              atol=0)
+    check(lambda t: fastt.topk(t, 5, 0), x, rtol=0, atol=0)
+    check(lambda t: fastt.sort(t, descending=True), x[:, 1].contiguous(),
+          rtol=0, atol=0)
+
+
+def _emu_cub_calls(fn):
+    """CUB calls fn makes, counted by the CUDA emulation build (None on a
+    real GPU or the CPU: only the emulator exports the counters)."""
+    import ctypes
+    import json
+    try:
+        lib = ctypes.CDLL(fastt._C.__file__)
+        get, reset = lib.fastt_emu_counters_json, lib.fastt_emu_counters_reset
+    except (OSError, AttributeError):
+        return None
+    get.restype, get.argtypes = ctypes.c_size_t, [ctypes.c_char_p,
+                                                  ctypes.c_size_t]
+    reset()
+    fn()
+    buf = ctypes.create_string_buffer(1 << 16)
+    get(buf, len(buf))
+    return json.loads(buf.value.decode())["cub"]
+
+
+def test_sort_long_rows_use_device_wide_sort():
+    # A few long rows must not go through the segmented sort (one block per
+    # segment on a GPU); many short rows must.
+    x = to_dev(rand(LONG_ROW, 3))
+    calls = _emu_cub_calls(lambda: fastt.sort(x, 0))
+    if calls is None:
+        pytest.skip("counts CUB calls on the CUDA emulation build only")
+    assert calls.get("DeviceRadixSort::SortPairs") == 1 + 3  # query, rows
+    assert "DeviceSegmentedSort::StableSortPairs" not in calls
+    calls = _emu_cub_calls(lambda: fastt.sort(x[:64], 1))
+    assert calls.get("DeviceSegmentedSort::StableSortPairs") == 2
+
+
 @pytest.mark.parametrize("dtype", ALL10, ids=str)
 @pytest.mark.parametrize("largest", [True, False])
 def test_topk(dtype, largest):

@@ -521,3 +521,40 @@ def test_integer_conv_pool_gemm(dtype):
     n = rand(7, 3, dtype=dtype, seed=36, low=0, high=5)
     check(fastt.matmul, m, n)
     check(fastt.matmul, m.t().contiguous().t(), n)
+
+
+# ------------------------------------- cuBLAS / cuDNN bindings (real GPU)
+# On the emulator these run the tiled gemm and im2col; on a GPU they reach
+# cuBLAS's per-stream workspaces and cuDNN's algorithm choice.
+@pytest.mark.skipif(DEVICE == "cpu", reason="streams need a CUDA device")
+def test_matmul_on_many_streams():
+    # linalg.cu keeps a cuBLAS workspace for each of the first 4 streams a
+    # thread uses and none past them: every binding, and returning to an
+    # earlier stream (its workspace found again), must compute right.
+    streams = [fastt.cuda.Stream() for _ in range(6)]
+    a, b = mrand(64, 96, seed=1), mrand(96, 80, seed=2)
+    for s in streams + streams[:2] + [fastt.cuda.default_stream()]:
+        with fastt.cuda.stream(s):
+            for dtype in (fastt.float32, fastt.float16):
+                mm_check(fastt.matmul, a.to(dtype), b.to(dtype),
+                         dtype=dtype, what=f"matmul on {s}")
+
+
+@pytest.mark.large  # ResNet-sized convolutions: slow under tests/cuda_emu
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_conv_realistic_shapes(dtype):
+    # Shapes whose cuDNN algorithms want workspace (3x3 stages, the 7x7
+    # stride-2 stem, a strided 1x1 projection), forward and both grads.
+    # float32 must stay float32: with allow_tf32 off, a TF32 kernel's error
+    # (~1e-2 here) fails the 1e-3 tolerance.
+    tol = {fastt.float32: (1e-4, 1e-3), fastt.float64: (1e-10, 1e-10),
+           fastt.float16: (1e-2, 5e-2), fastt.bfloat16: (5e-2, 3e-1)}
+    r, a = tol[dtype]
+    for xs, ws, stride, padding in [
+            ((2, 64, 56, 56), (64, 64, 3, 3), 1, 1),
+            ((2, 3, 112, 112), (64, 3, 7, 7), 2, 3),
+            ((2, 128, 28, 28), (256, 128, 1, 1), 2, 0)]:
+        x = mrand(*xs, dtype=dtype, seed=1).requires_grad_(True)
+        w = mrand(*ws, dtype=dtype, seed=2).requires_grad_(True)
+        check_grad(lambda x, w: F.conv2d(x, w, None, stride, padding), x, w,
+                   rtol=r, atol=a, what=f"conv2d {xs} {ws}")

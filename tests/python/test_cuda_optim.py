@@ -362,3 +362,25 @@ def test_moving_model_after_optimizer_creation():
         assert_close(d, c, *tolerance(fastt.float32))
     for st in dev_opt.state.values():
         assert st["exp_avg"].device.type == fastt.device(DEVICE).type
+
+
+@pytest.mark.skipif(DEVICE == "cpu" or fastt.cuda.device_count() < 2,
+                    reason="needs two CUDA devices")
+@pytest.mark.parametrize("name", ["SGD", "Adam"])
+def test_step_keeps_current_device(name):
+    """A fused step runs on its parameters' device and leaves the caller's
+    current device as it was (optim.cu once switched it for good)."""
+    fastt.cuda.set_device(1)
+    try:
+        p = fastt.ones(1000, device="cuda:1").requires_grad_(True)
+        (p * 2).sum().backward()
+        opt = getattr(optim, name)([p], lr=0.5)
+        fastt.cuda.set_device(0)
+        opt.step()
+        assert fastt.cuda.current_device() == 0
+        fastt.cuda.set_device(1)
+        got = p.detach().cpu().numpy()
+    finally:
+        fastt.cuda.set_device(0)
+    want = 0.0 if name == "SGD" else 0.5  # 1 - 0.5*2 / 1 - lr*sign(g)
+    assert np.allclose(got, want, atol=1e-3)
