@@ -88,19 +88,31 @@ static PyObject* f_linear(PyObject*, PyObject* const* args, Py_ssize_t nargs,
   FASTT_PY_END
 }
 
-// fastt.backends.cuda.matmul.allow_tf32 (always False without CUDA).
-PyObject* get_allow_tf32(PyObject*, PyObject*) {
+// fastt.backends.cuda.matmul.allow_tf32 (argument 0) and
+// fastt.backends.cudnn.allow_tf32 (1); always False without CUDA.
 #ifdef FASTT_WITH_CUDA
-  return PyBool_FromLong(cuda::allow_tf32());
+static bool& tf32_switch(PyObject* which) {
+  return PyLong_AsLong(which) == 1 ? cuda::cudnn_allow_tf32()
+                                   : cuda::allow_tf32();
+}
+#endif
+PyObject* get_allow_tf32(PyObject*, PyObject* which) {
+#ifdef FASTT_WITH_CUDA
+  return PyBool_FromLong(tf32_switch(which));
 #else
+  (void)which;
   Py_RETURN_FALSE;
 #endif
 }
-PyObject* set_allow_tf32(PyObject*, PyObject* v) {
-  int b = PyObject_IsTrue(v);
+PyObject* set_allow_tf32(PyObject*, PyObject* const* args, Py_ssize_t n) {
+  if (n != 2) {
+    PyErr_SetString(PyExc_TypeError, "_set_allow_tf32(which, value)");
+    return nullptr;
+  }
+  int b = PyObject_IsTrue(args[1]);
   if (b < 0) return nullptr;
 #ifdef FASTT_WITH_CUDA
-  cuda::allow_tf32() = b != 0;
+  tf32_switch(args[0]) = b != 0;
 #endif
   Py_RETURN_NONE;
 }
@@ -119,8 +131,10 @@ PyMethodDef g_linalg_methods[] = {
 PyMethodDef g_linalg_functions[] = {
     FASTT_LINALG_OPS(FASTT_F) FASTT_KW("ger", f_outer),
     FASTT_KW("linear", f_linear),
-    {"_get_allow_tf32", get_allow_tf32, METH_NOARGS, nullptr},
-    {"_set_allow_tf32", set_allow_tf32, METH_O, nullptr},
+    {"_get_allow_tf32", get_allow_tf32, METH_O, nullptr},
+    {"_set_allow_tf32",
+     reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(set_allow_tf32)),
+     METH_FASTCALL, nullptr},
     {nullptr, nullptr, 0, nullptr}};
 
 }  // namespace py

@@ -232,7 +232,7 @@ bool choose(Kind kind, cudnnHandle_t h, DType dt, const ConvDesc& c,
             const TensorDesc& x, const FilterDesc& w,
             const ConvolutionDesc& conv, const TensorDesc& y,
             const char* what, Choice* out) {
-  const bool tf32 = dt == DType::Float32 && allow_tf32();
+  const bool tf32 = dt == DType::Float32 && cudnn_allow_tf32();
   const bool fma_only = dt == DType::Float32 && !tf32;
   const Key key = make_key(kind, dt, c, tf32);
   {

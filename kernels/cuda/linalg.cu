@@ -23,6 +23,10 @@ bool& allow_tf32() {
   static bool on = false;
   return on;
 }
+bool& cudnn_allow_tf32() {
+  static bool on = true;
+  return on;
+}
 
 namespace {
 

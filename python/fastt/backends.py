@@ -1,23 +1,26 @@
 """fastt.backends: global switches named like torch.backends'.
 
     fastt.backends.cuda.matmul.allow_tf32 = True   # float32 GEMM on TF32
-    fastt.backends.cudnn.allow_tf32                 # the same switch
+    fastt.backends.cudnn.allow_tf32 = False        # float32 convs in FP32
 
-fastt has one TF32 switch for cuBLAS and cuDNN (off by default, like
-torch's matmul switch; torch's cuDNN switch defaults to on). Without CUDA
-the switch reads False and setting it does nothing.
+Like torch: TF32 is off by default for cuBLAS matmuls and on by default
+for cuDNN convolutions. Without CUDA both read False and setting them does
+nothing.
 """
 from . import _C
 
 
-class _Matmul:
-    @property
-    def allow_tf32(self):
-        return bool(_C._get_allow_tf32())
+def _tf32_switch(which):
+    def get(self):
+        return bool(_C._get_allow_tf32(which))
 
-    @allow_tf32.setter
-    def allow_tf32(self, value):
-        _C._set_allow_tf32(bool(value))
+    def set(self, value):
+        _C._set_allow_tf32(which, bool(value))
+    return property(get, set)
+
+
+class _Matmul:
+    allow_tf32 = _tf32_switch(0)
 
 
 class _Cuda:
@@ -29,7 +32,7 @@ class _Cuda:
 
 
 class _Cudnn:
-    allow_tf32 = _Matmul.allow_tf32
+    allow_tf32 = _tf32_switch(1)
 
     @staticmethod
     def is_available():

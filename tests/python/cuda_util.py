@@ -16,6 +16,12 @@ import fastt
 
 DEVICE = os.environ.get("FASTT_TEST_DEVICE", "cuda")
 
+# cuDNN convolutions default to TF32 like torch's; comparisons against the
+# CPU need float32, so the suite turns it off (test_cuda_linalg.py checks
+# the default and the switch).
+CUDNN_TF32_DEFAULT = fastt.backends.cudnn.allow_tf32
+fastt.backends.cudnn.allow_tf32 = False
+
 requires_device = pytest.mark.skipif(
     DEVICE.startswith("cuda") and not fastt.cuda.is_available(),
     reason="no CUDA GPU (set FASTT_TEST_DEVICE=cpu to self-check the tests)")

@@ -247,6 +247,20 @@ def _tf32_switch():
     return matmul
 
 
+def test_tf32_defaults_like_torch():
+    # Read at import by cuda_util, before it turned the cuDNN one off.
+    from cuda_util import CUDNN_TF32_DEFAULT
+    cuda_built = fastt.backends.cuda.is_built()
+    assert CUDNN_TF32_DEFAULT is cuda_built  # torch: cudnn TF32 on
+    assert fastt.backends.cuda.matmul.allow_tf32 is False  # matmul: off
+    try:
+        fastt.backends.cudnn.allow_tf32 = True
+        assert fastt.backends.cudnn.allow_tf32 is cuda_built
+        assert fastt.backends.cuda.matmul.allow_tf32 is False  # separate
+    finally:
+        fastt.backends.cudnn.allow_tf32 = False
+
+
 def test_tf32_switch():
     matmul = _tf32_switch()
     assert matmul.allow_tf32 is False  # off by default, like torch
