@@ -5,7 +5,11 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
+#include <cstring>
+
 #include "errors.h"
+#include "macros.h"
 
 namespace fastt {
 
@@ -19,11 +23,21 @@ std::string format_bytes(size_t n) {
 
 DeviceCachingAllocator::DeviceCachingAllocator(RawBackend* backend,
                                                std::string kind,
-                                               std::string device_label)
+                                               std::string device_label,
+                                               bool no_caching)
     : backend_(backend),
       kind_(std::move(kind)),
-      device_label_(std::move(device_label)) {
+      device_label_(std::move(device_label)),
+      no_caching_(no_caching) {
   active_.reserve(1024);
+}
+
+bool DeviceCachingAllocator::no_caching_from_env() {
+  static const bool on = [] {
+    const char* s = std::getenv("FASTT_NO_CUDA_MEMORY_CACHING");
+    return s && *s && std::strcmp(s, "0") != 0;
+  }();
+  return on;
 }
 
 DeviceCachingAllocator::~DeviceCachingAllocator() {
@@ -129,22 +143,59 @@ DeviceCachingAllocator::Block* DeviceCachingAllocator::alloc_segment(
   return b;
 }
 
+// No-caching mode: a block of its own (see the header).
+DeviceCachingAllocator::Block* DeviceCachingAllocator::alloc_uncached(
+    StreamHandle stream, size_t nbytes) {
+  if (!pending_.empty()) process_events(false);
+  const size_t size = (nbytes + 3) / 4 * 4;
+  void* p = backend_->raw_alloc(size);
+  if (!p) {
+    sync_and_process_events();  // pending frees return their memory
+    ++stats_.num_alloc_retries;
+    p = backend_->raw_alloc(size);
+    if (!p) throw_oom(nbytes, size);
+  }
+  Block* b = new_block();
+  b->ptr = static_cast<char*>(p);
+  b->size = size;
+  b->stream = stream;
+  stats_.reserved_bytes += int64_t(size);
+  if (stats_.reserved_bytes > stats_.max_reserved_bytes)
+    stats_.max_reserved_bytes = stats_.reserved_bytes;
+  ++stats_.segments;
+  ++stats_.num_device_allocs;
+  return b;
+}
+
+void DeviceCachingAllocator::release_block(Block* b) {
+  backend_->raw_free(b->ptr, b->size);
+  stats_.reserved_bytes -= int64_t(b->size);
+  --stats_.segments;
+  ++stats_.num_device_frees;
+  delete_block(b);
+}
+
 void* DeviceCachingAllocator::allocate(size_t nbytes, StreamHandle stream) {
   if (nbytes == 0) return nullptr;
   std::lock_guard<std::mutex> lock(mutex_);
   // Sizes this large would overflow the rounding; no device has them.
   if (nbytes > (size_t(1) << 60)) throw_oom(nbytes, nbytes);
-  const size_t size = round_size(nbytes);
-  const bool small = size <= kSmallSize;
-  Block* b = find_free(small, stream, size);
-  if (!b) {
-    if (!pending_.empty()) {
-      process_events(false);
-      b = find_free(small, stream, size);
+  Block* b;
+  if (FASTT_UNLIKELY(no_caching_)) {
+    b = alloc_uncached(stream, nbytes);
+  } else {
+    const size_t size = round_size(nbytes);
+    const bool small = size <= kSmallSize;
+    b = find_free(small, stream, size);
+    if (!b) {
+      if (!pending_.empty()) {
+        process_events(false);
+        b = find_free(small, stream, size);
+      }
+      if (!b) b = alloc_segment(small, stream, size, nbytes);
     }
-    if (!b) b = alloc_segment(small, stream, size, nbytes);
+    b = split(b, size);
   }
-  b = split(b, size);
   b->allocated = true;
   b->requested = nbytes;
   active_.emplace(b->ptr, b);
@@ -205,6 +256,10 @@ void DeviceCachingAllocator::merge(Block* dst, Block* src) {
 void DeviceCachingAllocator::free_block(Block* b) {
   // A neighbour is in the pool iff it is neither handed out nor waiting on
   // events; only those merge.
+  if (no_caching_) {
+    release_block(b);
+    return;
+  }
   auto cached = [](const Block* n) {
     return n && !n->allocated && n->event_count == 0;
   };
@@ -247,11 +302,7 @@ void DeviceCachingAllocator::release_cached_segments() {
         continue;
       }
       it = pool->erase(it);
-      backend_->raw_free(b->ptr, b->size);
-      stats_.reserved_bytes -= int64_t(b->size);
-      --stats_.segments;
-      ++stats_.num_device_frees;
-      delete_block(b);
+      release_block(b);
     }
   }
 }

@@ -18,6 +18,15 @@
 //   (polled when a lookup misses).
 // - When the backend is out of memory: wait for the device, return every
 //   cached whole segment, retry once, then throw OutOfMemoryError.
+// - No-caching mode (FASTT_NO_CUDA_MEMORY_CACHING=1, like torch's
+//   PYTORCH_NO_CUDA_MEMORY_CACHING; for memory checkers): every allocation
+//   is its own raw_alloc of the request rounded up to 4 bytes only (the
+//   base alignment is the backend's: cudaMalloc's 256 B covers 16-byte
+//   vector loads; 4 because sub-word atomics CAS the aligned 32-bit word
+//   holding the element), and every free is a raw_free: at once when the
+//   block was used on its allocation stream only (cudaFree waits for the
+//   device), else once the record_stream events completed, as cached
+//   blocks do. Stats count each block as a segment.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -76,8 +85,9 @@ class DeviceCachingAllocator {
 
   // `label` names the device in errors ("CUDA" / "GPU 0" style pieces:
   // kind = "CUDA", device_label = "GPU 0"). The backend must outlive this.
+  // `no_caching`: the mode above (see no_caching_from_env()).
   DeviceCachingAllocator(RawBackend* backend, std::string kind,
-                         std::string device_label);
+                         std::string device_label, bool no_caching = false);
   // Returns cached segments to the backend; blocks still in use leak.
   ~DeviceCachingAllocator();
   DeviceCachingAllocator(const DeviceCachingAllocator&) = delete;
@@ -104,6 +114,11 @@ class DeviceCachingAllocator {
   bool owns(void* p);
   // Rounded size of the block at `p` (0 when none).
   size_t block_size(void* p);
+
+  // Whether FASTT_NO_CUDA_MEMORY_CACHING is set to something other than
+  // "" or "0" (read once per process).
+  static bool no_caching_from_env();
+  bool no_caching() const { return no_caching_; }
 
   static size_t round_size(size_t nbytes) {
     return nbytes < kMinBlockSize
@@ -143,6 +158,8 @@ class DeviceCachingAllocator {
   Block* find_free(bool small, StreamHandle stream, size_t size);
   Block* alloc_segment(bool small, StreamHandle stream, size_t size,
                        size_t requested);
+  Block* alloc_uncached(StreamHandle stream, size_t nbytes);
+  void release_block(Block* b);  // raw_free of a whole segment
   Block* split(Block* b, size_t size);
   void free_block(Block* b);  // back into its pool, merging neighbours
   void merge(Block* dst, Block* src);
@@ -157,6 +174,7 @@ class DeviceCachingAllocator {
   RawBackend* backend_;
   std::string kind_;
   std::string device_label_;
+  bool no_caching_;
   std::mutex mutex_;
   Pool small_pool_;
   Pool large_pool_;

@@ -80,8 +80,12 @@ class CudaBackend final : public RawBackend {
 struct DeviceState {
   CudaBackend backend;
   DeviceCachingAllocator allocator;
+  // FASTT_NO_CUDA_MEMORY_CACHING=1: a cudaMalloc/cudaFree per block, for
+  // memory checkers (compute-sanitizer, the emulator's ASan build).
   explicit DeviceState(int d)
-      : backend(d), allocator(&backend, "CUDA", fmt::format("GPU {}", d)) {}
+      : backend(d),
+        allocator(&backend, "CUDA", fmt::format("GPU {}", d),
+                  DeviceCachingAllocator::no_caching_from_env()) {}
 };
 std::atomic<DeviceState*> g_devices[kMaxDevices] = {};
 std::once_flag g_device_once[kMaxDevices];

@@ -672,3 +672,64 @@ TEST_CASE("device allocator keeps its invariants under random use",
   CHECK(f.backend.live.empty());
   CHECK(f.alloc.stats().num_ooms == ooms);
 }
+
+TEST_CASE("device allocator without caching: a raw block per allocation",
+          "[device_allocator]") {
+  FakeBackend backend(64 * KiB);
+  DeviceCachingAllocator a(&backend, "CUDA", "GPU 0", /*no_caching=*/true);
+  CHECK(a.no_caching());
+  CHECK_FALSE(DeviceCachingAllocator(&backend, "CUDA", "GPU 0").no_caching());
+
+  // Exact sizes (up to 4 bytes), one raw_alloc each, no reuse.
+  void* p = a.allocate(5, S1);
+  REQUIRE(backend.live.count(static_cast<char*>(p)) == 1);
+  CHECK(backend.live[static_cast<char*>(p)] == 8);
+  CHECK(a.block_size(p) == 8);
+  void* q = a.allocate(100, S1);
+  CHECK(backend.live[static_cast<char*>(q)] == 100);
+  CHECK(backend.raw_allocs == 2);
+  DeviceAllocatorStats st = a.stats();
+  CHECK(st.allocated_bytes == 108);
+  CHECK(st.reserved_bytes == 108);
+  CHECK(st.requested_bytes == 105);
+  CHECK(st.segments == 2);
+
+  // Freed on its own stream: returned to the device at once.
+  a.free(p);
+  CHECK(backend.raw_frees == 1);
+  CHECK(backend.live.count(static_cast<char*>(p)) == 0);
+  void* r = a.allocate(5, S1);
+  CHECK(backend.raw_allocs == 3);  // not served from a cache
+  a.free(r);
+
+  // Used on another stream: returned only after that stream's work.
+  a.record_stream(q, S2);
+  a.free(q);
+  CHECK(backend.raw_frees == 2);
+  CHECK(a.stats().pending_free_blocks == 1);
+  CHECK(backend.live.count(static_cast<char*>(q)) == 1);
+  backend.complete(S2);
+  void* t = a.allocate(4, S1);  // an allocation polls pending frees
+  CHECK(backend.raw_frees == 3);
+  CHECK(backend.live.count(static_cast<char*>(q)) == 0);
+  CHECK(a.stats().pending_free_blocks == 0);
+  a.free(t);
+  st = a.stats();
+  CHECK(st.reserved_bytes == 0);
+  CHECK(st.segments == 0);
+  CHECK(st.active_blocks == 0);
+  CHECK(st.num_device_allocs == st.num_device_frees);
+  CHECK(backend.used == 0);
+
+  // Out of memory: pending frees are waited for, then it fails.
+  void* big = a.allocate(40 * KiB, S1);
+  a.record_stream(big, S3);
+  a.free(big);
+  const int syncs = backend.syncs;
+  void* big2 = a.allocate(40 * KiB, S1);  // fits once the sync freed `big`
+  CHECK(backend.syncs == syncs + 1);
+  CHECK(a.stats().num_alloc_retries == 1);
+  CHECK_THROWS_AS(a.allocate(40 * KiB, S1), OutOfMemoryError);
+  a.free(big2);
+  CHECK(backend.used == 0);
+}

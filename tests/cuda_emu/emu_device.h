@@ -105,6 +105,25 @@ uint64_t block_generation();
 void poison(void* p, size_t n);
 void* dynamic_smem();
 
+#if defined(__SANITIZE_ADDRESS__)
+// ASan build (FASTT_EMU_ASAN): each __shared__ variable is a heap block of
+// exactly sizeof(T) (16-aligned, made on first use, never freed), so an
+// overrun lands in ASan's redzone rather than in a neighbour.
+void* shared_block(size_t n);
+template <class T>
+struct Shared {
+  unsigned char* buf;
+  uint64_t gen;
+  T& get() {
+    if (!buf) buf = static_cast<unsigned char*>(shared_block(sizeof(T)));
+    if (gen != block_generation()) {
+      poison(buf, sizeof(T));
+      gen = block_generation();
+    }
+    return *reinterpret_cast<T*>(buf);
+  }
+};
+#else
 template <class T>
 struct Shared {
   alignas(16) unsigned char buf[sizeof(T)];
@@ -117,6 +136,7 @@ struct Shared {
     return *reinterpret_cast<T*>(buf);
   }
 };
+#endif
 
 template <class T>
 T shfl_value(T v, int src) {

@@ -22,6 +22,16 @@
 #include "cub/emu_cub.h"
 #include "emu_device.h"
 
+// FASTT_EMU_ASAN builds: fiber switches are announced to ASan, shared
+// memory is exact-size heap blocks (see tests/cuda_emu/README.md).
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#include <sanitizer/common_interface_defs.h>
+#define EMU_ASAN 1
+#else
+#define EMU_ASAN 0
+#endif
+
 uint3 threadIdx, blockIdx;
 dim3 blockDim, gridDim;
 
@@ -179,6 +189,7 @@ struct Fiber {
   bool done = false;
   Barrier* wait = nullptr;
   uint64_t wait_gen = 0;
+  void* asan_fake = nullptr;  // ASan's fake-stack handle while switched out
 };
 
 struct Warp {
@@ -202,7 +213,16 @@ void* g_ctx = nullptr;
 bool g_failed = false;
 std::string g_fail_msg;
 const char* g_name = "";
+#if EMU_ASAN
+// Dynamic shared memory: a heap block of the launch's exact size.
+unsigned char* g_dyn_smem = nullptr;
+// The scheduler's stack, as ASan reports it when a fiber starts/resumes.
+const void* g_sched_bottom = nullptr;
+size_t g_sched_size = 0;
+void* g_sched_fake = nullptr;
+#else
 alignas(64) unsigned char g_dyn_smem[kDynSmem];
+#endif
 uint64_t g_rng = [] {
   const char* s = std::getenv("FASTT_EMU_SEED");
   const uint64_t v = s ? std::strtoull(s, nullptr, 10) : 0;
@@ -229,8 +249,28 @@ void set_error(cudaError_t err, std::string msg) {
     std::fprintf(stderr, "cuda_emu: %s\n", g_last_msg.c_str());
 }
 
+// Without the annotations ASan takes a fiber's frames for the thread
+// stack's and reports false errors (and mishandles noreturn calls).
 void yield_to_scheduler() {
-  emu_switch(&g_fibers[g_cur].sp, g_sched_sp);
+  Fiber& f = g_fibers[g_cur];
+#if EMU_ASAN
+  __sanitizer_start_switch_fiber(&f.asan_fake, g_sched_bottom, g_sched_size);
+#endif
+  emu_switch(&f.sp, g_sched_sp);
+#if EMU_ASAN
+  __sanitizer_finish_switch_fiber(f.asan_fake, &g_sched_bottom,
+                                  &g_sched_size);
+#endif
+}
+
+void switch_to_fiber(Fiber& f) {
+#if EMU_ASAN
+  __sanitizer_start_switch_fiber(&g_sched_fake, f.stack, kStack);
+#endif
+  emu_switch(&g_sched_sp, f.sp);
+#if EMU_ASAN
+  __sanitizer_finish_switch_fiber(g_sched_fake, nullptr, nullptr);
+#endif
 }
 
 // Stops the launch: the scheduler abandons the block's fibers.
@@ -282,6 +322,9 @@ void thread_exit() {
 }
 
 [[noreturn]] void fiber_entry() {
+#if EMU_ASAN
+  __sanitizer_finish_switch_fiber(nullptr, &g_sched_bottom, &g_sched_size);
+#endif
   g_body(g_ctx);
   thread_exit();
   for (;;) yield_to_scheduler();
@@ -311,6 +354,11 @@ void start_fiber(int t) {
   // Initial frame popped by emu_switch: mxcsr/fpucw, 6 registers, then
   // the return address fiber_entry (entered with rsp % 16 == 8).
   uint64_t* top = reinterpret_cast<uint64_t*>(f.stack + kStack);
+#if EMU_ASAN
+  // fiber_entry never returns, so ASan's poison of its frame (and of the
+  // frames it inlined) outlives the thread: clear it for the next one.
+  __asan_unpoison_memory_region(f.stack + kStack - 4096, 4096);
+#endif
   --top;  // fiber_entry's (never used) return address
   top[0] = 0;
   --top;  // 16-aligned: after the ret, rsp % 16 == 8 as after a call
@@ -358,7 +406,7 @@ void run_block(int nt, dim3 block, uint3 bidx, size_t smem) {
       threadIdx = uint3{unsigned(t) % block.x,
                         unsigned(t) / block.x % block.y,
                         unsigned(t) / (block.x * block.y)};
-      emu_switch(&g_sched_sp, f.sp);
+      switch_to_fiber(f);
       if (g_failed) return;
       if (f.done) --live;
     }
@@ -424,10 +472,39 @@ void count_cub(const char* name) {
   count_name(g_cub_counts, name);
 }
 
+#if EMU_ASAN
+namespace {
+// The launch's dynamic shared memory block (exact size) and, when a launch
+// failed, its abandoned fibers' stack frames: ASan's redzone poison there
+// would otherwise show as false errors in later launches.
+struct AsanLaunch {
+  int nt;
+  unsigned char* prev = g_dyn_smem;
+  AsanLaunch(size_t smem, int n) : nt(n) {
+    void* p = nullptr;
+    if (posix_memalign(&p, 64, smem ? smem : 1) != 0) std::abort();
+    g_dyn_smem = static_cast<unsigned char*>(p);
+  }
+  ~AsanLaunch() {
+    std::free(g_dyn_smem);
+    g_dyn_smem = prev;
+    if (!g_failed) return;
+    for (int t = 0; t < nt; ++t)
+      if (!g_fibers[t].done)
+        __asan_unpoison_memory_region(g_fibers[t].stack, kStack);
+  }
+};
+}  // namespace
+#endif
+
 void run_grid(const Config& c, const char* name, void (*body)(void*),
               void* ctx) {
   std::lock_guard<std::recursive_mutex> lock(g_launch_mutex);
   if (!check_config(c, name)) return;
+#if EMU_ASAN
+  AsanLaunch asan_launch(c.smem, int(uint64_t(c.block.x) * c.block.y *
+                                     c.block.z));
+#endif
   const dim3 g = c.grid, b = c.block;
   const uint64_t nt = uint64_t(b.x) * b.y * b.z;
   ensure_stacks();
@@ -486,6 +563,13 @@ void shfl(void* out, const void* in, size_t n, int src) {
 uint64_t block_generation() { return g_block_gen; }
 void poison(void* p, size_t n) { std::memset(p, 0xff, n); }
 void* dynamic_smem() { return g_dyn_smem; }
+#if EMU_ASAN
+void* shared_block(size_t n) {
+  void* p = nullptr;
+  if (posix_memalign(&p, 16, n) != 0) std::abort();
+  return p;
+}
+#endif
 
 // ---------------------------------------------------------- memory map --
 namespace {
@@ -635,14 +719,17 @@ cudaError_t cudaMalloc(void** p, size_t nbytes) {
     if (g_used + n > kCapacity) return cudaErrorMemoryAllocation;
     g_used += n;
   }
-  void* q = std::aligned_alloc(256, n ? n : 256);
+  // Exactly nbytes (256-aligned like cudaMalloc's): under ASan the
+  // redzone starts right at the buffer's end.
+  void* q = nullptr;
+  if (posix_memalign(&q, 256, nbytes ? nbytes : 1) != 0) q = nullptr;
   if (!q) {
     std::lock_guard<std::mutex> lock(emu::g_mem_mutex);
     g_used -= n;
     return cudaErrorMemoryAllocation;
   }
   // Fresh device memory is garbage: NaN / -1 bytes (the first 64 MiB).
-  emu::poison(q, std::min(n, size_t(64) << 20));
+  emu::poison(q, std::min(nbytes, size_t(64) << 20));
   {
     std::lock_guard<std::mutex> lock(emu::g_mem_mutex);
     emu::g_device_blocks[reinterpret_cast<uintptr_t>(q)] = nbytes;
@@ -975,3 +1062,42 @@ FASTT_EMU_EXPORT double fastt_emu_launch_cost_ns(int n) {
   return n > 0 ? std::chrono::duration<double, std::nano>(t1 - t0).count() / n
                : 0.0;
 }
+
+#if EMU_ASAN
+// The ASan build's check of itself (scripts/cuda_emu_asan.sh runs it
+// first): one thread of a kernel writes one float past a 10-float
+// cudaMalloc buffer (which 0), past a __shared__ float[8] (1), past 32
+// bytes of dynamic shared memory (2). Each must draw a heap-buffer-overflow
+// report; returns -1 for another `which`.
+FASTT_EMU_EXPORT int fastt_emu_asan_selftest(int which) {
+  void* p = nullptr;
+  if (cudaMalloc(&p, 10 * sizeof(float)) != cudaSuccess) return -1;
+  float* out = static_cast<float*>(p);
+  const int off = which < 0 || which > 2 ? -1 : which;
+  if (off == 0) {
+    emu::launch(emu::cfg(dim3(1), dim3(32)), "asan_selftest_global",
+                [](float* o) {
+                  if (threadIdx.x == 0) o[threadIdx.x + 10] = 1.0f;
+                }, out);
+  } else if (off == 1) {
+    emu::launch(emu::cfg(dim3(1), dim3(32)), "asan_selftest_shared",
+                [](float* o) {
+                  static emu::Shared<float[8]> sh;
+                  float(&s)[8] = sh.get();
+                  if (threadIdx.x < 8) s[threadIdx.x] = 1.0f;
+                  __syncthreads();
+                  volatile unsigned past = 8;  // no -Warray-bounds
+                  if (threadIdx.x == 0) s[threadIdx.x + past] = o[0];
+                }, out);
+  } else if (off == 2) {
+    emu::launch(emu::cfg(dim3(1), dim3(32), 32), "asan_selftest_dynamic",
+                [](float* o) {
+                  float* d = static_cast<float*>(emu::dynamic_smem());
+                  if (threadIdx.x == 0) d[threadIdx.x + 8] = o[0];
+                }, out);
+  }
+  (void)cudaGetLastError();
+  cudaFree(p);
+  return off < 0 ? -1 : 0;
+}
+#endif
