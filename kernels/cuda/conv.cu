@@ -226,7 +226,8 @@ struct MaxPool {
 
 // out[i] += v for the 16-bit floats: a compare-and-swap on the aligned
 // 32-bit word holding it (works on every architecture; tensors from the
-// allocator are at least 4-byte aligned). Little-endian: the element at the
+// allocator are at least 4-byte aligned, and sized to whole words even in
+// the no-caching mode). Little-endian: the element at the
 // lower address is the low half.
 template <class T>
 __device__ __forceinline__ void atomic_add16(T* addr, float v) {

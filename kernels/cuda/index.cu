@@ -167,6 +167,8 @@ __device__ __forceinline__ void atomic_accumulate(T* dp, T x,
       old = atomicCAS(w, assumed, (unsigned short)(assumed + add));
     } while (old != assumed);
   } else {  // int8/uint8: CAS on the aligned 32-bit word holding the byte
+    // (the word may reach past the tensor's last byte: device allocations
+    // are rounded to 4 bytes, in the no-caching mode too)
     const uintptr_t addr = reinterpret_cast<uintptr_t>(dp);
     unsigned int* w = reinterpret_cast<unsigned int*>(addr & ~uintptr_t(3));
     const unsigned int shift = unsigned((addr & 3u) * 8u);
