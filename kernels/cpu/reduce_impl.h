@@ -122,13 +122,7 @@ void reduce(const Tensor& in, IntList dims, const R& r, W&& write,
   using S = typename R::state;
   const T* x = static_cast<const T*>(in.data_ptr());
   ReduceGeom g;
-  if (dims.empty() && in.is_contiguous()) {  // full dense reduction
-    g.nr = 1;
-    g.rsize[0] = g.n_red = in.numel();
-    g.rstride[0] = 1;
-  } else {
-    build_geom(in, dims, ordered, g);
-  }
+  build_geom(in, dims, ordered, g);
   if (g.n_out == 0) return;
 
   if (g.n_out == 1) {  // one output: split the reduced range across threads
@@ -220,21 +214,10 @@ void reduce(const Tensor& in, IntList dims, const R& r, W&& write,
 }
 
 // ------------------------------------------------------------ functors --
-// Integer accumulation wraps like torch (through unsigned: no UB).
-template <class A>
-inline A wrap_add(A a, A b) {
-  if constexpr (std::is_integral<A>::value)
-    return A(std::make_unsigned_t<A>(a) + std::make_unsigned_t<A>(b));
-  else
-    return a + b;
-}
-template <class A>
-inline A wrap_mul(A a, A b) {
-  if constexpr (std::is_integral<A>::value)
-    return A(std::make_unsigned_t<A>(a) * std::make_unsigned_t<A>(b));
-  else
-    return a * b;
-}
+// Sum, prod, amax/amin, max/min/argmax/argmin, logsumexp and the inf
+// norms: kernels/reduce_geom.h, shared with CUDA. The ones below differ from
+// their CUDA twins in accumulator, state or math.
+using namespace reduce_ops;
 
 // sum/prod/cumsum/cumprod: integers and bool give int64; floats keep their
 // dtype and accumulate in double (as torch's CPU acc_type does).
@@ -243,53 +226,6 @@ using sum_out_t = std::conditional_t<std::is_integral<T>::value, int64_t, T>;
 template <class T>
 using sum_acc_t =
     std::conditional_t<std::is_integral<T>::value, int64_t, double>;
-
-template <class A>
-struct SumR {
-  using state = A;
-  static constexpr bool kLanes = true;
-  A init() const { return A(0); }
-  template <class X>
-  A step(A s, X x, int64_t) const { return wrap_add(s, A(x)); }
-  A combine(A a, A b) const { return wrap_add(a, b); }
-};
-template <class A>
-struct ProdR {
-  using state = A;
-  static constexpr bool kLanes = true;
-  A init() const { return A(1); }
-  template <class X>
-  A step(A s, X x, int64_t) const { return wrap_mul(s, A(x)); }
-  A combine(A a, A b) const { return wrap_mul(a, b); }
-};
-
-template <class V>
-constexpr V lowest() {
-  if constexpr (std::is_floating_point<V>::value)
-    return -std::numeric_limits<V>::infinity();
-  else
-    return std::numeric_limits<V>::lowest();
-}
-template <class V>
-constexpr V highest() {
-  if constexpr (std::is_floating_point<V>::value)
-    return std::numeric_limits<V>::infinity();
-  else
-    return std::numeric_limits<V>::max();
-}
-
-// amax/amin: NaN propagates (functors::Maximum/Minimum).
-template <class V, bool IsMax>
-struct ExtremeR {
-  using state = V;
-  static constexpr bool kLanes = true;
-  V init() const { return IsMax ? lowest<V>() : highest<V>(); }
-  V step(V s, V x, int64_t) const { return combine(s, x); }
-  V combine(V a, V b) const {
-    if constexpr (IsMax) return functors::Maximum{}(a, b);
-    else return functors::Minimum{}(a, b);
-  }
-};
 
 template <bool IsAll>
 struct LogicalR {
@@ -301,34 +237,6 @@ struct LogicalR {
     return IsAll ? (s && x != X(0)) : (s || x != X(0));
   }
   bool combine(bool a, bool b) const { return IsAll ? a && b : a || b; }
-};
-
-// max/min over a dim and argmax/argmin: the first extreme wins, and a NaN
-// beats any number (the first NaN is reported, like torch).
-template <class V>
-struct ValIdx {
-  V v;
-  int64_t i;
-};
-template <class V, bool IsMax>
-struct ArgR {
-  using state = ValIdx<V>;
-  static constexpr bool kLanes = false;
-  static bool better(V x, V v) {
-    if constexpr (std::is_floating_point<V>::value) {
-      if (x != x) return v == v;
-    }
-    return IsMax ? x > v : x < v;
-  }
-  state init() const { return {V(0), -1}; }
-  state step(state s, V x, int64_t idx) const {
-    return (s.i < 0 || better(x, s.v)) ? state{x, idx} : s;
-  }
-  state combine(state a, state b) const {  // a holds the earlier indices
-    if (a.i < 0) return b;
-    if (b.i < 0) return a;
-    return better(b.v, a.v) ? b : a;
-  }
 };
 
 // var/std: Welford's update, merged with Chan's formula.
@@ -358,40 +266,7 @@ struct WelfordR {
   }
 };
 
-// logsumexp, online: (running max, sum of exp(x - max)).
-template <class V>
-struct LseState {
-  V m, s;
-};
-template <class V>
-struct LogSumExpR {
-  using state = LseState<V>;
-  static constexpr bool kLanes = true;
-  static V scale(V from, V to) {
-    return from == to ? V(1) : std::exp(from - to);
-  }
-  state init() const { return {-std::numeric_limits<V>::infinity(), V(0)}; }
-  state step(state st, V x, int64_t) const {
-    if (x > st.m) {
-      st.s = st.s * scale(st.m, x) + V(1);
-      st.m = x;
-    } else {
-      st.s += scale(x, st.m);  // a NaN x makes s NaN
-    }
-    return st;
-  }
-  state combine(state a, state b) const {
-    V m = a.m > b.m ? a.m : b.m;
-    return {m, a.s * scale(a.m, m) + b.s * scale(b.m, m)};
-  }
-  static V finish(state st) {
-    if (st.s != st.s) return st.s;
-    if (std::isinf(st.m)) return st.m;
-    return st.m + std::log(st.s);
-  }
-};
-
-// Vector norms: sums of |x|^p in double, or extremes of |x|.
+// Vector norms: sums of |x|^p in double.
 template <int Kind>  // 0: count nonzero, 1: |x|, 2: x^2, 3: |x|^p
 struct NormSumR {
   using state = double;
@@ -412,15 +287,6 @@ struct NormSumR {
     else if constexpr (Kind == 2) return std::sqrt(s);
     else return std::pow(s, 1.0 / p);
   }
-};
-template <class V, bool IsMax>
-struct NormExtremeR {
-  using state = V;
-  static constexpr bool kLanes = true;
-  ExtremeR<V, IsMax> e;
-  V init() const { return e.init(); }
-  V step(V s, V x, int64_t) const { return e.combine(s, x < V(0) ? -x : x); }
-  V combine(V a, V b) const { return e.combine(a, b); }
 };
 
 template <class T>

@@ -20,11 +20,11 @@ void sum_like(KernelArgs& a, const char* what) {
 }
 template <class T>
 struct SumK {
-  static void run(KernelArgs& a) { sum_like<T, SumOp>(a, "sum"); }
+  static void run(KernelArgs& a) { sum_like<T, SumR>(a, "sum"); }
 };
 template <class T>
 struct ProdK {
-  static void run(KernelArgs& a) { sum_like<T, ProdOp>(a, "prod"); }
+  static void run(KernelArgs& a) { sum_like<T, ProdR>(a, "prod"); }
 };
 
 template <class T, class A>
@@ -41,7 +41,7 @@ struct MeanK {
     using A = facc_t<T>;
     const int64_t n = a.out->numel();
     const double count = n ? double(a.in[0]->numel()) / double(n) : 0.0;
-    reduce<T>(*a.in[0], a.dims, SumOp<A>{},
+    reduce<T>(*a.in[0], a.dims, SumR<A>{},
               MeanW<T, A>{out_ptr<T>(a.out), A(count)}, false, "mean");
   }
 };
@@ -205,13 +205,8 @@ struct ScanK {
     const Tensor& in = *a.in[0];  // contiguous (the op layer's run_along)
     const T* x = static_cast<const T*>(in.data_ptr());
     O* o = out_ptr<O>(a.out);
-    int64_t outer = 1, n = 1, inner = 1;
-    for (int64_t d = 0; d < in.dim(); ++d) {
-      const int64_t s = in.sizes()[d];
-      if (d < a.i0) outer *= s;
-      else if (d == a.i0) n = s;
-      else inner *= s;
-    }
+    int64_t outer, n, inner;
+    reduce_geom::split_dims(in, a.i0, &outer, &n, &inner);
     if (outer * n * inner == 0) return;
     cudaStream_t stream = current_stream();
     if (inner > 1 || n < 64) {

@@ -1,7 +1,8 @@
-// Shared by the reduce*.cu files: the CUDA reduction driver (geometry,
-// launch shapes, the one strided kernel template and its second pass) and
-// the device reduction functors. Mirrors kernels/cpu/reduce_impl.h; add a
-// functor here, its kernel struct in the .cu file of its group.
+// Shared by the reduce*.cu files: the CUDA reduction driver (launch
+// shapes, the one strided kernel template and its second pass) and the
+// device-only functors. Geometry and the functors the CPU shares live in
+// kernels/reduce_geom.h; add a functor there (or here if its CUDA math must
+// differ), its kernel struct in the .cu file of its group.
 #pragma once
 #include <cstring>
 #include <limits>
@@ -26,22 +27,22 @@ inline Geom build_geom(const Tensor& in, IntList dims, bool ordered) {
   return g;
 }
 
-__device__ __forceinline__ int64_t kept_offset(const Geom& g, int64_t o) {
+// Element offset of linear index i over n dims (slowest first).
+__device__ __forceinline__ int64_t dims_offset(const int64_t* size,
+                                               const int64_t* stride, int n,
+                                               int64_t i) {
   int64_t off = 0;
-  for (int d = g.nk - 1; d >= 0; --d) {
-    off += (o % g.ksize[d]) * g.kstride[d];
-    o /= g.ksize[d];
+  for (int d = n - 1; d >= 0; --d) {
+    off += (i % size[d]) * stride[d];
+    i /= size[d];
   }
   return off;
 }
-
+__device__ __forceinline__ int64_t kept_offset(const Geom& g, int64_t o) {
+  return dims_offset(g.ksize, g.kstride, g.nk, o);
+}
 __device__ __forceinline__ int64_t reduced_offset(const Geom& g, int64_t r) {
-  int64_t off = 0;
-  for (int d = g.nr - 1; d >= 0; --d) {
-    off += (r % g.rsize[d]) * g.rstride[d];
-    r /= g.rsize[d];
-  }
-  return off;
+  return dims_offset(g.rsize, g.rstride, g.nr, r);
 }
 
 // ------------------------------------------------------------ helpers --
@@ -61,27 +62,12 @@ template <class T>
 using sum_acc_t =
     std::conditional_t<std::is_integral<T>::value, int64_t, facc_t<T>>;
 
-// Integer accumulation wraps like torch (through unsigned: no UB).
-template <class A>
-FASTT_HD A wrap_add(A a, A b) {
-  if constexpr (std::is_integral<A>::value)
-    return A(std::make_unsigned_t<A>(a) + std::make_unsigned_t<A>(b));
-  else
-    return a + b;
-}
-template <class A>
-FASTT_HD A wrap_mul(A a, A b) {
-  if constexpr (std::is_integral<A>::value)
-    return A(std::make_unsigned_t<A>(a) * std::make_unsigned_t<A>(b));
-  else
-    return a * b;
-}
+// wrap_add/wrap_mul, lowest/highest and the functors SumR, ProdR,
+// ExtremeR, ArgR (with ValIdx), LogSumExpR and NormExtremeR, shared with
+// the CPU.
+using namespace reduce_ops;
 
 // Math in the accumulator's precision.
-__device__ __forceinline__ float dexp(float x) { return expf(x); }
-__device__ __forceinline__ double dexp(double x) { return exp(x); }
-__device__ __forceinline__ float dlog(float x) { return logf(x); }
-__device__ __forceinline__ double dlog(double x) { return log(x); }
 __device__ __forceinline__ float dsqrt(float x) { return sqrtf(x); }
 __device__ __forceinline__ double dsqrt(double x) { return sqrt(x); }
 __device__ __forceinline__ float dpow(float x, float y) { return powf(x, y); }
@@ -328,50 +314,8 @@ void reduce(const Tensor& in, IntList dims, const R& r, const W& w,
 // ------------------------------------------------------------ functors --
 // Each: state, init(), step(state, value, reduced index), combine(a, b).
 // combine must be associative and commutative up to rounding: threads see
-// interleaved, not contiguous, parts of a row.
-template <class A>
-struct SumOp {
-  using state = A;
-  __device__ A init() const { return A(0); }
-  template <class X>
-  __device__ A step(A s, X x, int64_t) const { return wrap_add(s, A(x)); }
-  __device__ A combine(A a, A b) const { return wrap_add(a, b); }
-};
-template <class A>
-struct ProdOp {
-  using state = A;
-  __device__ A init() const { return A(1); }
-  template <class X>
-  __device__ A step(A s, X x, int64_t) const { return wrap_mul(s, A(x)); }
-  __device__ A combine(A a, A b) const { return wrap_mul(a, b); }
-};
-
-template <class V>
-FASTT_HD constexpr V lowest() {
-  if constexpr (std::is_floating_point<V>::value)
-    return -std::numeric_limits<V>::infinity();
-  else
-    return std::numeric_limits<V>::lowest();
-}
-template <class V>
-FASTT_HD constexpr V highest() {
-  if constexpr (std::is_floating_point<V>::value)
-    return std::numeric_limits<V>::infinity();
-  else
-    return std::numeric_limits<V>::max();
-}
-
-// amax/amin: NaN propagates (functors::Maximum/Minimum).
-template <class V, bool IsMax>
-struct ExtremeOp {
-  using state = V;
-  __device__ V init() const { return IsMax ? lowest<V>() : highest<V>(); }
-  __device__ V step(V s, V x, int64_t) const { return combine(s, x); }
-  __device__ V combine(V a, V b) const {
-    if constexpr (IsMax) return functors::Maximum{}(a, b);
-    else return functors::Minimum{}(a, b);
-  }
-};
+// interleaved, not contiguous, parts of a row. The ones shared with the
+// CPU are in kernels/reduce_geom.h; these differ in accumulator or math.
 
 // all/any; the state is an int so warp shuffles move whole words.
 template <bool IsAll>
@@ -384,37 +328,6 @@ struct LogicalOp {
   }
   __device__ int combine(int a, int b) const {
     return IsAll ? (a && b) : (a || b);
-  }
-};
-
-// max/min over a dim and argmax/argmin: the first extreme wins and a NaN
-// beats any number (the first NaN is reported), like the CPU. Each thread
-// steps through ascending indices; combine breaks ties by the smaller index
-// so the result does not depend on how a row was split.
-template <class V>
-struct ValIdx {
-  V v;
-  int64_t i;
-};
-template <class V, bool IsMax>
-struct ArgOp {
-  using state = ValIdx<V>;
-  __device__ static bool better(V x, V v) {
-    if constexpr (std::is_floating_point<V>::value) {
-      if (x != x) return v == v;
-    }
-    return IsMax ? x > v : x < v;
-  }
-  __device__ state init() const { return {V(0), -1}; }
-  __device__ state step(state s, V x, int64_t idx) const {
-    return (s.i < 0 || better(x, s.v)) ? state{x, idx} : s;
-  }
-  __device__ state combine(state a, state b) const {
-    if (a.i < 0) return b;
-    if (b.i < 0) return a;
-    if (better(b.v, a.v)) return b;
-    if (better(a.v, b.v)) return a;
-    return b.i < a.i ? b : a;
   }
 };
 
@@ -449,41 +362,7 @@ struct WelfordOp {
   }
 };
 
-// logsumexp, online: (running max, sum of exp(x - max)).
-template <class A>
-struct LseState {
-  A m, s;
-};
-template <class A>
-struct LseOp {
-  using state = LseState<A>;
-  __device__ static A scale(A from, A to) {
-    return from == to ? A(1) : dexp(from - to);
-  }
-  __device__ state init() const { return {lowest<A>(), A(0)}; }
-  template <class X>
-  __device__ state step(state st, X xv, int64_t) const {
-    const A x = A(xv);
-    if (x > st.m) {
-      st.s = st.s * scale(st.m, x) + A(1);
-      st.m = x;
-    } else {
-      st.s += scale(x, st.m);  // a NaN x makes s NaN
-    }
-    return st;
-  }
-  __device__ state combine(state a, state b) const {
-    const A m = a.m > b.m ? a.m : b.m;
-    return {m, a.s * scale(a.m, m) + b.s * scale(b.m, m)};
-  }
-  __device__ static A finish(state st) {
-    if (st.s != st.s) return st.s;
-    if (isinf(st.m)) return st.m;
-    return st.m + dlog(st.s);
-  }
-};
-
-// Vector norms: sums of |x|^p, or extremes of |x|.
+// Vector norms: sums of |x|^p (the inf norms: reduce_ops::NormExtremeR).
 template <class A, int Kind>  // 0: count nonzero, 1: |x|, 2: x^2, 3: |x|^p
 struct NormSumOp {
   using state = A;
@@ -504,17 +383,6 @@ struct NormSumOp {
     else return dpow(s, A(1) / p);
   }
 };
-template <class V, bool IsMax>
-struct NormExtremeOp {
-  using state = V;
-  ExtremeOp<V, IsMax> e;
-  __device__ V init() const { return e.init(); }
-  __device__ V step(V s, V x, int64_t) const {
-    return e.combine(s, x < V(0) ? -x : x);
-  }
-  __device__ V combine(V a, V b) const { return e.combine(a, b); }
-};
-
 // ------------------------------------------------------------- writers --
 // Writers store one output from a final state: out[o] = T(project(state)).
 template <class O, class S>

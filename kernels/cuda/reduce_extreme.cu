@@ -24,7 +24,7 @@ struct ExtremeDim {
   template <class T>
   struct K {
     static void run(KernelArgs& a) {
-      reduce<T>(*a.in[0], a.dims, ArgOp<M<T>, IsMax>{},
+      reduce<T>(*a.in[0], a.dims, ArgR<M<T>, IsMax>{},
                 ValIdxW<T, M<T>>{out_ptr<T>(a.out),
                                  out_ptr<int64_t>(a.out2)},
                 true, IsMax ? "max" : "min");
@@ -46,7 +46,7 @@ struct ArgExtreme {
   template <class T>
   struct K {
     static void run(KernelArgs& a) {
-      reduce<T>(*a.in[0], a.dims, ArgOp<M<T>, IsMax>{},
+      reduce<T>(*a.in[0], a.dims, ArgR<M<T>, IsMax>{},
                 IdxW<M<T>>{out_ptr<int64_t>(a.out)}, true,
                 IsMax ? "argmax" : "argmin");
     }
@@ -73,7 +73,7 @@ struct NormK {
   }
   template <bool IsMax>
   static void extreme_norm(KernelArgs& a, T* o) {
-    reduce<T>(*a.in[0], a.dims, NormExtremeOp<M<T>, IsMax>{},
+    reduce<T>(*a.in[0], a.dims, NormExtremeR<M<T>, IsMax>{},
               CastW<T, M<T>>{o}, false, "linalg.vector_norm");
   }
   static void run(KernelArgs& a) {

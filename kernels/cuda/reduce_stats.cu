@@ -15,7 +15,7 @@ struct Extreme {
   template <class T>
   struct K {
     static void run(KernelArgs& a) {
-      reduce<T>(*a.in[0], a.dims, ExtremeOp<M<T>, IsMax>{},
+      reduce<T>(*a.in[0], a.dims, ExtremeR<M<T>, IsMax>{},
                 CastW<T, M<T>>{out_ptr<T>(a.out)}, false,
                 IsMax ? "amax" : "amin");
     }
@@ -52,15 +52,15 @@ template <class T, class A>
 struct LseW {
   T* out;
   __device__ void operator()(int64_t o, LseState<A> s) const {
-    out[o] = static_cast<T>(LseOp<A>::finish(s));
+    out[o] = static_cast<T>(LogSumExpR<A>::finish(s));
   }
 };
 template <class T>
 struct LogSumExpK {
   static void run(KernelArgs& a) {
     using A = facc_t<T>;
-    reduce<T>(*a.in[0], a.dims, LseOp<A>{}, LseW<T, A>{out_ptr<T>(a.out)},
-              false, "logsumexp");
+    reduce<T>(*a.in[0], a.dims, LogSumExpR<A>{},
+              LseW<T, A>{out_ptr<T>(a.out)}, false, "logsumexp");
   }
 };
 

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "kernels/cuda/rows.cuh"
+#include "kernels/reduce_geom.h"
 
 namespace fastt {
 namespace cuda {
@@ -164,17 +165,7 @@ inline int pow2_at_most(int64_t v, int cap) {
   return p;
 }
 
-// [outer, n, inner] of `shape` around dim.
-void split_dims(const Tensor& t, int64_t dim, int64_t* outer, int64_t* n,
-                int64_t* inner) {
-  *outer = *n = *inner = 1;
-  for (int64_t d = 0; d < t.dim(); ++d) {
-    const int64_t s = t.sizes()[size_t(d)];
-    if (d < dim) *outer *= s;
-    else if (d == dim) *n = s;
-    else *inner *= s;
-  }
-}
+using reduce_geom::split_dims;  // kernels/reduce_geom.h
 
 template <class P>
 void launch_rows(const P& p, int64_t outer, int64_t n, int64_t inner,
