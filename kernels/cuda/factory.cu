@@ -8,61 +8,21 @@
 // _rn intrinsics, which nvcc never fuses into an fma.
 #include <cmath>
 #include <cstring>
-#include <limits>
 #include <type_traits>
 #include <vector>
 
 #include "kernels/cuda/device_error.cuh"
 #include "kernels/cuda/loop.cuh"
+#include "kernels/cuda/rn.cuh"
+#include "kernels/factory_common.h"
 #include "kernels/philox.h"
 
 namespace fastt {
 namespace cuda {
 namespace {
-
-template <class T>
-constexpr bool is_float16_v =
-    std::is_same<T, Half>::value || std::is_same<T, BFloat16>::value;
-
-// a * b and a + b, rounded once each (never contracted).
-__device__ __forceinline__ float mul_rn(float a, float b) {
-  return __fmul_rn(a, b);
-}
-__device__ __forceinline__ double mul_rn(double a, double b) {
-  return __dmul_rn(a, b);
-}
-__device__ __forceinline__ float add_rn(float a, float b) {
-  return __fadd_rn(a, b);
-}
-__device__ __forceinline__ double add_rn(double a, double b) {
-  return __dadd_rn(a, b);
-}
-__device__ __forceinline__ float sub_rn(float a, float b) {
-  return __fsub_rn(a, b);
-}
-__device__ __forceinline__ double sub_rn(double a, double b) {
-  return __dsub_rn(a, b);
-}
-__device__ __forceinline__ int64_t mul_rn(int64_t a, int64_t b) {
-  return int64_t(uint64_t(a) * uint64_t(b));  // wraps, no UB
-}
-__device__ __forceinline__ int64_t add_rn(int64_t a, int64_t b) {
-  return int64_t(uint64_t(a) + uint64_t(b));
-}
-
-inline uint64_t arg_u64(int64_t v) {
-  uint64_t u;
-  std::memcpy(&u, &v, sizeof(u));
-  return u;
-}
+using namespace factory;
 
 // ---------------------------------------------------------- factories --
-// torch's CPU accumulation type for arange (as kernels/cpu/factory.cpp).
-template <class T>
-using arange_acc_t = std::conditional_t<
-    std::is_integral<T>::value, int64_t,
-    std::conditional_t<is_float16_v<T>, float, double>>;
-
 template <class T, class Acc>
 __global__ void arange_kernel(T* o, int64_t n, Acc start, Acc step) {
   const int64_t stride = int64_t(blockDim.x) * gridDim.x;
@@ -246,23 +206,6 @@ struct Bits64Gen {
   }
 };
 
-// The largest T strictly below `to` (host copy of the CPU's helper).
-template <class T>
-T largest_below(double to) {
-  T t = static_cast<T>(to);
-  if (static_cast<double>(t) < to) return t;
-  if constexpr (is_float16_v<T>) {
-    uint16_t b = t.bits;
-    if (b == 0x0000u) b = 0x8001u;                // +0 -> -min subnormal
-    else if (b == 0x8000u) b = 0x8001u;           // -0 likewise
-    else if (b & 0x8000u) b = uint16_t(b + 1u);   // negative: away from 0
-    else b = uint16_t(b - 1u);                    // positive: toward 0
-    return T::from_bits(b);
-  } else {
-    return std::nextafter(t, -std::numeric_limits<T>::infinity());
-  }
-}
-
 template <class T>
 struct UniformElem {
   using M = opmath_t<T>;
@@ -333,33 +276,19 @@ struct RandintK {
   }
 };
 
-// randperm: Fisher-Yates is sequential, so it runs on the host exactly as
-// the CPU kernel does (same draws, same swaps) and the result is copied to
-// the device. The copy is from pageable memory, which the runtime stages
-// before cudaMemcpyAsync returns, so the host buffer may go right after.
+// randperm: Fisher-Yates is sequential, so it runs on the host in the
+// CPU kernel's randperm_fill (same draws, same swaps) and the result is
+// copied to the device. The copy is from pageable memory, which the
+// runtime stages before cudaMemcpyAsync returns, so the host buffer may go
+// right after.
 template <class T>
 struct RandpermK {
   static void run(KernelArgs& a) {
-    const uint64_t seed = arg_u64(a.i0), offset = arg_u64(a.i1);
     const int64_t n = a.out->numel();
-    std::vector<T> host(size_t(n > 0 ? n : 0));
-    T* o = host.data();
-    for (int64_t i = 0; i < n; ++i) {
-      if constexpr (std::is_integral<T>::value) o[i] = static_cast<T>(i);
-      else o[i] = static_cast<T>(static_cast<opmath_t<T>>(i));
-    }
-    uint64_t words[2];
-    for (int64_t i = n - 1, k = 0; i > 0; --i, ++k) {
-      if ((k & 1) == 0)
-        philox::bits64_block(philox::block(seed, offset + uint64_t(k / 2)),
-                             words);
-      const int64_t j = int64_t(words[k & 1] % uint64_t(i + 1));
-      T tmp = o[i];
-      o[i] = o[j];
-      o[j] = tmp;
-    }
     if (n == 0) return;
-    FASTT_CUDA_CHECK(cudaMemcpyAsync(a.out->data_ptr(), o,
+    std::vector<T> host(static_cast<size_t>(n));
+    randperm_fill(host.data(), n, arg_u64(a.i0), arg_u64(a.i1));
+    FASTT_CUDA_CHECK(cudaMemcpyAsync(a.out->data_ptr(), host.data(),
                                      size_t(n) * sizeof(T),
                                      cudaMemcpyHostToDevice, current_stream()),
                      "randperm");
@@ -395,10 +324,9 @@ template <class T>
 struct BernoulliK {
   template <class P>
   static void run_tensor(KernelArgs& a) {
-    launch_counter<double, 2>(a, UniformGen<double>{},
-                              BernoulliTensorElem<T, P>{device_error_slot(),
-                                                        op_cookie("bernoulli_")},
-                              "bernoulli_");
+    const BernoulliTensorElem<T, P> e{device_error_slot(),
+                                      op_cookie("bernoulli_")};
+    launch_counter<double, 2>(a, UniformGen<double>{}, e, "bernoulli_");
   }
   static void run(KernelArgs& a) {
     if (a.nops == 1)

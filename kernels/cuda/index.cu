@@ -20,8 +20,6 @@ void int64_min_max(const Tensor& t, int64_t* lo, int64_t* hi);
 
 namespace {
 
-inline Device device_of(const Tensor& t) { return t.device(); }
-
 // Raw words of 1, 2, 4, 8 and 16 bytes: pure copies (cat, flip, roll,
 // direct select) move bytes, so they instantiate per width, not per dtype.
 template <size_t N>
@@ -123,7 +121,6 @@ void plan_add(IndexPlan& p, const Tensor& t) {
   for (int d = 0; d < p.nd; ++d)
     p.strides[k][d] = t.strides()[p.nd - 1 - d] * isz;
 }
-
 
 // Atomic dst += alpha * x with the CPU's per-update rounding: each update
 // computes T(M(dst) + alpha * M(x)) once. Only the order of the updates
@@ -501,7 +498,7 @@ struct MaskedSelectK {
     using W = word_t<T>;
     const Tensor& self = *a.in[0];
     const Tensor& mask = *a.in[1];
-    const Device dev = device_of(self);
+    const Device dev = self.device();
     const int64_t n = mask.numel();
     if (n == 0) {
       *a.out = Tensor::empty({0}, self.dtype(), dev);
@@ -547,7 +544,7 @@ template <class T>
 struct NonzeroK {
   static void run(KernelArgs& a) {
     const Tensor& self = *a.in[0];
-    const Device dev = device_of(self);
+    const Device dev = self.device();
     const int64_t nd = self.dim();
     const int64_t n = self.numel();
     if (n == 0) {
@@ -614,8 +611,8 @@ struct Tri {
 // dim, c'_d = size-1-c_d where flipped, then (c'_d - shift_d) mod size.
 struct Remap {
   TensorDesc src;           // self's sizes (= out's) and strides
-  int64_t shift[kMaxDims];  // in [0, size)
-  uint32_t flip_mask;
+  int64_t shift[kMaxDims] = {};  // in [0, size)
+  uint32_t flip_mask = 0;
 };
 
 template <class W>
@@ -655,8 +652,6 @@ struct FlipK {
   static void run(KernelArgs& a) {
     Remap m;
     m.src = describe(*a.in[0]);
-    m.flip_mask = 0;
-    for (int d = 0; d < m.src.nd; ++d) m.shift[d] = 0;
     for (int64_t d : a.dims) m.flip_mask |= 1u << d;
     launch_remap<T>(a, m, "flip");
   }
@@ -668,8 +663,6 @@ struct RollK {
   static void run(KernelArgs& a) {
     Remap m;
     m.src = describe(*a.in[0]);
-    m.flip_mask = 0;
-    for (int d = 0; d < m.src.nd; ++d) m.shift[d] = 0;
     const size_t k = a.dims.size() / 2;
     for (size_t j = 0; j < k; ++j) m.shift[a.dims[j]] = a.dims[k + j];
     launch_remap<T>(a, m, "roll");

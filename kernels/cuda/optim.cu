@@ -17,6 +17,7 @@
 
 #include "csrc/ops/optim.h"
 #include "kernels/cuda/loop.cuh"
+#include "kernels/cuda/rn.cuh"
 
 namespace fastt {
 namespace cuda {
@@ -132,33 +133,7 @@ void run_lists(const OptimKernelArgs& a, const Tensor* const* lists,
   if (blocks > 0) launch_table(tab, blocks, body, what);
 }
 
-// ---- Element math (device) ----
-__device__ __forceinline__ float mul(float a, float b) {
-  return __fmul_rn(a, b);
-}
-__device__ __forceinline__ double mul(double a, double b) {
-  return __dmul_rn(a, b);
-}
-__device__ __forceinline__ float add(float a, float b) {
-  return __fadd_rn(a, b);
-}
-__device__ __forceinline__ double add(double a, double b) {
-  return __dadd_rn(a, b);
-}
-__device__ __forceinline__ float sub(float a, float b) {
-  return __fsub_rn(a, b);
-}
-__device__ __forceinline__ double sub(double a, double b) {
-  return __dsub_rn(a, b);
-}
-__device__ __forceinline__ float div(float a, float b) {
-  return __fdiv_rn(a, b);
-}
-__device__ __forceinline__ double div(double a, double b) {
-  return __ddiv_rn(a, b);
-}
-__device__ __forceinline__ float sqrt_rn(float a) { return __fsqrt_rn(a); }
-__device__ __forceinline__ double sqrt_rn(double a) { return __dsqrt_rn(a); }
+// ---- Element math (device; rn.cuh for the rounded-once ops) ----
 // The CPU's madd<true>: a * b + c rounded once.
 __device__ __forceinline__ float madd(float a, float b, float c) {
   return __fmaf_rn(a, b, c);
@@ -179,7 +154,7 @@ __device__ __forceinline__ opmath_t<T> rnd(opmath_t<T> x) {
 template <class M>
 __device__ __forceinline__ M lerp(M self, M end, M weight,
                                   M one_minus_weight, bool small) {
-  const M diff = sub(end, self);
+  const M diff = sub_rn(end, self);
   return small ? madd(weight, diff, self) : madd(-one_minus_weight, diff, end);
 }
 
@@ -215,7 +190,7 @@ struct SgdElem {
       gk = nesterov ? rnd<T>(madd(bk, mom_alpha, gk)) : bk;
     } else if constexpr (MOM == 2) {
       T* buf = ptr[2];
-      M bk = rnd<T>(mul(M(buf[k]), mom));
+      M bk = rnd<T>(mul_rn(M(buf[k]), mom));
       bk = rnd<T>(madd(gk, damp1, bk));
       buf[k] = T(bk);
       gk = nesterov ? rnd<T>(madd(bk, mom_alpha, gk)) : bk;
@@ -279,11 +254,11 @@ struct AdamElem {
     const M neg_step_size = M(s0), bc2_sqrt = M(s1);
     M pk = M(p[k]);
     M gk = sign * M(g[k]);
-    if (WD == 2) pk = rnd<T>(mul(pk, decay));
+    if (WD == 2) pk = rnd<T>(mul_rn(pk, decay));
     if (WD == 1) gk = rnd<T>(madd(pk, wd, gk));
     const M mk = rnd<T>(lerp(M(m[k]), gk, w1, one_minus_w1, small));
-    M vk = rnd<T>(mul(M(v[k]), beta2));
-    vk = rnd<T>(madd(mul(w2, gk), gk, vk));  // addcmul(g, g, value=1-b2)
+    M vk = rnd<T>(mul_rn(M(v[k]), beta2));
+    vk = rnd<T>(madd(mul_rn(w2, gk), gk, vk));  // addcmul(g, g, value=1-b2)
     m[k] = T(mk);
     v[k] = T(vk);
     M vd = vk;
@@ -294,9 +269,9 @@ struct AdamElem {
       vmax[k] = T(vd);
     }
     M denom = rnd<T>(sqrt_rn(vd));
-    denom = rnd<T>(div(denom, bc2_sqrt));
-    denom = rnd<T>(add(denom, eps));
-    p[k] = T(add(pk, div(mul(neg_step_size, mk), denom)));
+    denom = rnd<T>(div_rn(denom, bc2_sqrt));
+    denom = rnd<T>(add_rn(denom, eps));
+    p[k] = T(add_rn(pk, div_rn(mul_rn(neg_step_size, mk), denom)));
   }
 };
 
@@ -368,8 +343,8 @@ struct RmspropElem {
     const M pk = M(p[k]);
     M gk = sign * M(g[k]);
     if (WD) gk = rnd<T>(madd(pk, wd, gk));
-    M s = rnd<T>(mul(M(sq[k]), alpha));
-    s = rnd<T>(madd(mul(w, gk), gk, s));
+    M s = rnd<T>(mul_rn(M(sq[k]), alpha));
+    s = rnd<T>(madd(mul_rn(w, gk), gk, s));
     sq[k] = T(s);
     if constexpr (CENTERED) {
       T* gavg = ptr[3];
@@ -378,15 +353,15 @@ struct RmspropElem {
       s = rnd<T>(madd(-ga, ga, s));  // addcmul(value=-1)
     }
     M avg = rnd<T>(sqrt_rn(s));
-    avg = rnd<T>(add(avg, eps));
+    avg = rnd<T>(add_rn(avg, eps));
     if constexpr (MOM) {
       T* buf = ptr[CENTERED ? 4 : 3];
-      M bk = rnd<T>(mul(M(buf[k]), mom));
-      bk = rnd<T>(add(bk, div(gk, avg)));  // addcdiv(value=1)
+      M bk = rnd<T>(mul_rn(M(buf[k]), mom));
+      bk = rnd<T>(add_rn(bk, div_rn(gk, avg)));  // addcdiv(value=1)
       buf[k] = T(bk);
       p[k] = T(madd(bk, neg_lr_alpha, pk));
     } else {
-      p[k] = T(add(pk, div(mul(neg_lr, gk), avg)));
+      p[k] = T(add_rn(pk, div_rn(mul_rn(neg_lr, gk), avg)));
     }
   }
 };
@@ -449,8 +424,8 @@ struct AdagradElem {
     const M s = rnd<T>(madd(gk, gk, M(sum[k])));  // addcmul(value=1)
     sum[k] = T(s);
     M std_ = rnd<T>(sqrt_rn(s));
-    std_ = rnd<T>(add(std_, eps));
-    p[k] = T(add(pk, div(mul(neg_clr, gk), std_)));
+    std_ = rnd<T>(add_rn(std_, eps));
+    p[k] = T(add_rn(pk, div_rn(mul_rn(neg_clr, gk), std_)));
   }
 };
 

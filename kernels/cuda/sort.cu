@@ -154,21 +154,16 @@ void sort_rows(KernelArgs& a, const char* what) {
   Tensor keys_out = Tensor::empty({key_bytes}, DType::UInt8, dev);
   Tensor pos_in = Tensor::empty({total}, DType::Int64, dev);
   Tensor pos_out = Tensor::empty({total}, DType::Int64, dev);
-  Tensor starts = Tensor::empty({rows + 1}, DType::Int64, dev);
   K* kin = static_cast<K*>(keys_in.data_ptr());
   K* kout = static_cast<K*>(keys_out.data_ptr());
   int64_t* pin = static_cast<int64_t*>(pos_in.data_ptr());
   int64_t* pout = static_cast<int64_t*>(pos_out.data_ptr());
-  int64_t* off = static_cast<int64_t*>(starts.data_ptr());
   const T* src = static_cast<const T*>(self.data_ptr());
   cudaStream_t stream = current_stream();
 
   const K flip = a.i1 ? K(~K(0)) : K(0);  // descending: complement keys
   load_keys_kernel<T><<<grid_for(total, kBlock), kBlock, 0, stream>>>(
       src, r, n, total, flip, kin, pin);
-  FASTT_CUDA_CHECK_LAUNCH(what);
-  row_starts_kernel<<<grid_for(rows + 1, kBlock), kBlock, 0, stream>>>(
-      off, rows, n);
   FASTT_CUDA_CHECK_LAUNCH(what);
 
   size_t temp_bytes = 0;
@@ -186,6 +181,12 @@ void sort_rows(KernelArgs& a, const char* what) {
                            0, kBits, stream),
                        what);
   } else {
+    // Row r is the segment [off[r], off[r + 1]).
+    Tensor starts = Tensor::empty({rows + 1}, DType::Int64, dev);
+    int64_t* off = static_cast<int64_t*>(starts.data_ptr());
+    row_starts_kernel<<<grid_for(rows + 1, kBlock), kBlock, 0, stream>>>(
+        off, rows, n);
+    FASTT_CUDA_CHECK_LAUNCH(what);
     FASTT_CUDA_CHECK(cub::DeviceSegmentedSort::StableSortPairs(
                          nullptr, temp_bytes, kin, kout, pin, pout, total,
                          rows, off, off + 1, stream),
