@@ -47,7 +47,10 @@ EMU = emu_lib()
 
 def counters():
     buf = ctypes.create_string_buffer(1 << 16)
-    EMU.fastt_emu_counters_json(buf, len(buf))
+    n = EMU.fastt_emu_counters_json(buf, len(buf))
+    if n >= len(buf):  # truncated: n is the length needed
+        buf = ctypes.create_string_buffer(n + 1)
+        EMU.fastt_emu_counters_json(buf, len(buf))
     return json.loads(buf.value.decode())
 
 
@@ -62,10 +65,9 @@ def calls_of(fn, warmup=3):
 
 def cases(lib, dev, gpt):
     """bench/gpu.py's ops (its op_cases, on device dev) + the GPT step."""
-    gpu.DEV = dev
-    out = gpu.op_cases(lib)
+    out = gpu.op_cases(lib, dev)
     if gpt:
-        out["char-GPT step, batch 1"] = gpu.gpt_step(lib, 1)
+        out["char-GPT step, batch 1"] = gpu.gpt_step(lib, 1, dev=dev)
     return out
 
 

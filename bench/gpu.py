@@ -77,14 +77,17 @@ def synced_sampler(lib, fn):
     return sample
 
 
-def op_cases(lib):
-    """name -> zero-argument callable, for one library, on the GPU."""
+def op_cases(lib, dev=None):
+    """name -> zero-argument callable, for one library, on device dev
+    (default DEV)."""
+    dev = dev or DEV
+
     def t(*shape):
-        return lib.ones(*shape, device=DEV)
+        return lib.ones(*shape, device=dev)
     a, b, m = t(16), t(16), t(64, 64)
-    lin = lib.nn.Linear(64, 64).to(DEV)
+    lin = lib.nn.Linear(64, 64).to(dev)
     x = t(1, 64)
-    params = [lib.zeros(*s, device=DEV, requires_grad=True)
+    params = [lib.zeros(*s, device=dev, requires_grad=True)
               for s in (curves.OPTIM_SHAPES * 17)[:100]]
     for p in params:
         p.grad = lib.ones_like(p)
@@ -154,7 +157,8 @@ def run_ops(libs, repeats):
     return out
 
 
-def gpt_step(lib, batch, seed=0):
+def gpt_step(lib, batch, seed=0, dev=None):
+    dev = dev or DEV
     sys.path.insert(0, str(common.ROOT / "examples"))
     import char_gpt
     import common as ex_common
@@ -162,12 +166,12 @@ def gpt_step(lib, batch, seed=0):
     model, _ = char_gpt.build_model(lib, vocab, d_model, n_layer, n_head,
                                     block, "sdpa")
     ex_common.init_params(model, lib, seed, char_gpt.gpt_init_rule(n_layer))
-    model.to(DEV)
+    model.to(dev)
     opt = lib.optim.AdamW(model.parameters(), lr=1e-3)
     rng = np.random.default_rng(seed)
     ids = rng.integers(0, vocab, (batch, block + 1))
-    x = lib.tensor(ids[:, :-1]).to(DEV)
-    y = lib.tensor(ids[:, 1:]).to(DEV)
+    x = lib.tensor(ids[:, :-1]).to(dev)
+    y = lib.tensor(ids[:, 1:]).to(dev)
 
     def step():
         opt.zero_grad()
@@ -241,7 +245,8 @@ def markdown(res):
         t = v.get("torch", {}).get("median")
         lines.append(f"| {op} | {_num(f)} | {_num(t)} |")
     lines += ["", "## char-GPT training step (ms, median)", "",
-              "| batch | fastt | torch | torch/fastt |", "|---:|---:|---:|---:|"]
+              "| batch | fastt | torch | torch/fastt |",
+              "|---:|---:|---:|---:|"]
     for b, v in res["gpt"].items():
         f = v.get("fastt", {}).get("median")
         t = v.get("torch", {}).get("median")

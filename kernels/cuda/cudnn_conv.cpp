@@ -9,13 +9,12 @@
 
 #include <array>
 #include <climits>
-#include <memory>
 #include <mutex>
 #include <unordered_map>
-#include <vector>
 
 #include "csrc/errors.h"
 #include "kernels/cuda/blas.h"
+#include "kernels/cuda/handle_pool.h"
 #include "kernels/cuda/runtime.h"
 #endif
 
@@ -38,50 +37,27 @@ namespace {
                                      cudnnGetErrorString(_st)));           \
   } while (0)
 
-// One handle per (thread, device), created lazily and never destroyed
-// (teardown at exit races the CUDA context's); an exiting thread hands its
-// handles to a pool (leaked on purpose) that new threads take from, so
-// short-lived threads do not leak one each.
-struct HandlePool {
-  std::mutex mutex;
-  std::vector<cudnnHandle_t> free[kMaxDevices];
-};
-HandlePool& handle_pool() {
-  static HandlePool* pool = new HandlePool;
-  return *pool;
-}
-
-// Behind a pointer: the extension's TLS segment must stay small (it lives
-// in glibc's static-TLS surplus, see runtime.cpp).
-struct ThreadHandles {
-  std::unique_ptr<cudnnHandle_t[]> handles;
-  ~ThreadHandles() {
-    if (!handles) return;
-    HandlePool& pool = handle_pool();
-    std::lock_guard<std::mutex> lock(pool.mutex);
-    for (int d = 0; d < kMaxDevices; ++d)
-      if (handles[d]) pool.free[d].push_back(handles[d]);
-  }
+// One handle per (thread, device), created lazily and pooled at thread
+// exit (handle_pool.h). cudnnSetStream only when the stream changed.
+struct HandleState {
+  cudnnHandle_t handle;
+  cudaStream_t bound;  // stream last given to cudnnSetStream
+  bool created;
 };
 
 cudnnHandle_t get_handle(const char* what) {
-  thread_local ThreadHandles t_handles;
-  if (FASTT_UNLIKELY(!t_handles.handles))
-    t_handles.handles.reset(new cudnnHandle_t[kMaxDevices]());
-  cudnnHandle_t* handles = t_handles.handles.get();
-  const int dev = current_device();
-  if (FASTT_UNLIKELY(handles[dev] == nullptr)) {
-    HandlePool& pool = handle_pool();
-    std::lock_guard<std::mutex> lock(pool.mutex);
-    if (!pool.free[dev].empty()) {
-      handles[dev] = pool.free[dev].back();
-      pool.free[dev].pop_back();
-    }
+  HandleState& s = thread_handle_state<HandleState>(current_device());
+  if (FASTT_UNLIKELY(!s.created)) {
+    FASTT_CUDNN_CHECK(cudnnCreate(&s.handle), what);
+    s.created = true;
+    s.bound = reinterpret_cast<cudaStream_t>(~uintptr_t(0));
   }
-  if (FASTT_UNLIKELY(handles[dev] == nullptr))
-    FASTT_CUDNN_CHECK(cudnnCreate(&handles[dev]), what);
-  FASTT_CUDNN_CHECK(cudnnSetStream(handles[dev], current_stream()), what);
-  return handles[dev];
+  cudaStream_t stream = current_stream();
+  if (s.bound != stream) {
+    FASTT_CUDNN_CHECK(cudnnSetStream(s.handle, stream), what);
+    s.bound = stream;
+  }
+  return s.handle;
 }
 
 // RAII owners of the descriptors of one call.
@@ -176,7 +152,7 @@ bool supported(const ConvDesc& c, DType dt) {
 enum class Kind : int64_t { Forward, Data, Filter };
 
 // Cache key: everything the algorithm choice depends on.
-using Key = std::array<int64_t, 21>;
+using Key = std::array<int64_t, 20>;
 struct KeyHash {
   size_t operator()(const Key& k) const {
     size_t h = 1469598103934665603ull;
@@ -191,7 +167,7 @@ Key make_key(Kind kind, DType dt, const ConvDesc& c, bool tf32) {
           c.kh,          c.kw,        c.stride[0], c.stride[1],
           c.pad[0],      c.pad[1],    c.dil[0],    c.dil[1],
           c.oh,          c.ow,        int64_t(tf32),
-          int64_t(current_device()), 0};
+          int64_t(current_device())};
 }
 
 struct Choice {

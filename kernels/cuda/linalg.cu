@@ -4,16 +4,15 @@
 // the operands are BLAS-shaped; everything else (integers, odd strides,
 // builds without cuBLAS) runs a tiled shared-memory kernel.
 #include <climits>
-#include <memory>
-#include <mutex>
 #include <type_traits>
-#include <vector>
 
 #include "kernels/cuda/blas.h"
 #include "kernels/cuda/loop.cuh"
 
 #ifdef FASTT_WITH_CUBLAS
 #include <cublas_v2.h>
+
+#include "kernels/cuda/handle_pool.h"
 #endif
 
 namespace fastt {
@@ -209,22 +208,17 @@ __global__ void copy_addend_kernel(GemmParams<T> p, int64_t total) {
   }
 }
 
-const char* status_name(cublasStatus_t s) { return cublasGetStatusString(s); }
-
 #define FASTT_CUBLAS_CHECK(expr, what)                                     \
   do {                                                                     \
     cublasStatus_t _st = (expr);                                           \
     if (FASTT_UNLIKELY(_st != CUBLAS_STATUS_SUCCESS))                      \
-      throw RuntimeError(                                                  \
-          fmt::format("{}: cuBLAS error: {}", what, status_name(_st)));    \
+      throw RuntimeError(fmt::format("{}: cuBLAS error: {}", what,         \
+                                     cublasGetStatusString(_st)));         \
   } while (0)
 
 // One handle per (thread, device): cuBLAS handles must not be shared by
-// threads running at once. Created lazily and deliberately never destroyed
-// (destroying at thread / process exit races the CUDA context teardown);
-// a thread that exits hands its handles (with their workspaces) to a pool
-// the next new thread takes from, so short-lived threads do not leak a
-// handle and 32 MB of workspace each.
+// threads running at once. Pooled at thread exit with their workspaces
+// (handle_pool.h), so short-lived threads do not leak 32 MB each.
 // cublasSetStream resets the handle's workspace, so a workspace is set
 // after every stream change; workspaces are kept per stream (a few) so
 // work still queued on one stream never shares scratch with another.
@@ -237,31 +231,6 @@ struct HandleState {
   Tensor* ws[kStreamSlots];  // leaked on purpose, like the handle
   int ws_used;
 };
-// The handles of exited threads, per device. Leaked on purpose: threads
-// still exit (and hand theirs back) during process teardown.
-struct HandlePool {
-  std::mutex mutex;
-  std::vector<HandleState> free[kMaxDevices];
-};
-HandlePool& handle_pool() {
-  static HandlePool* pool = new HandlePool;
-  return *pool;
-}
-
-// Behind a pointer: the extension's whole TLS segment must fit glibc's
-// small static-TLS surplus (runtime.cpp uses initial-exec TLS), so large
-// thread_local arrays are off limits.
-struct ThreadHandles {
-  std::unique_ptr<HandleState[]> states;
-  ~ThreadHandles() {
-    if (!states) return;
-    HandlePool& pool = handle_pool();
-    std::lock_guard<std::mutex> lock(pool.mutex);
-    for (int d = 0; d < kMaxDevices; ++d)
-      if (states[d].created) pool.free[d].push_back(states[d]);
-  }
-};
-thread_local ThreadHandles t_handles;
 
 // Hopper's cuBLAS kernels want more scratch than older GPUs'.
 size_t workspace_bytes(int dev) {
@@ -271,18 +240,9 @@ size_t workspace_bytes(int dev) {
 
 cublasHandle_t get_handle() {
   const int dev = current_device();
-  std::unique_ptr<HandleState[]>& states = t_handles.states;
-  if (FASTT_UNLIKELY(!states)) states.reset(new HandleState[kMaxDevices]());
-  HandleState& s = states[dev];
-  if (FASTT_UNLIKELY(!s.created)) {
-    // An exited thread's handle, as it left it (bound stream, workspaces).
-    HandlePool& pool = handle_pool();
-    std::lock_guard<std::mutex> lock(pool.mutex);
-    if (!pool.free[dev].empty()) {
-      s = pool.free[dev].back();
-      pool.free[dev].pop_back();
-    }
-  }
+  // A pooled handle comes as its exited thread left it (bound stream,
+  // workspaces).
+  HandleState& s = thread_handle_state<HandleState>(dev);
   if (FASTT_UNLIKELY(!s.created)) {
     FASTT_CUBLAS_CHECK(cublasCreate(&s.handle), "gemm (cublasCreate)");
     FASTT_CUBLAS_CHECK(cublasSetMathMode(s.handle, CUBLAS_DEFAULT_MATH),

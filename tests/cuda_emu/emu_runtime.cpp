@@ -170,8 +170,6 @@ void json_names(std::string& out, const NameTable& t) {
   }
   out += "}";
 }
-}  // namespace
-namespace {
 
 constexpr int kMaxThreads = 1024;
 constexpr size_t kStack = 256 << 10;  // per fiber, plus a guard page
@@ -428,9 +426,6 @@ void run_block(int nt, dim3 block, uint3 bidx, size_t smem) {
   }
 }
 
-}  // namespace
-
-namespace {
 // Why launch config c is invalid on the GPU ("" if it is valid).
 std::string config_error(const Config& c) {
   const dim3 g = c.grid, b = c.block;
