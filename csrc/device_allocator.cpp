@@ -130,12 +130,18 @@ DeviceCachingAllocator::Block* DeviceCachingAllocator::alloc_segment(
     p = backend_->raw_alloc(seg);
     if (!p) throw_oom(requested, seg);
   }
+  return new_segment(p, seg, stream, small);
+}
+
+// The Block of a segment just obtained from the backend, counted.
+DeviceCachingAllocator::Block* DeviceCachingAllocator::new_segment(
+    void* p, size_t size, StreamHandle stream, bool small) {
   Block* b = new_block();
   b->ptr = static_cast<char*>(p);
-  b->size = seg;
+  b->size = size;
   b->stream = stream;
   b->small = small;
-  stats_.reserved_bytes += int64_t(seg);
+  stats_.reserved_bytes += int64_t(size);
   if (stats_.reserved_bytes > stats_.max_reserved_bytes)
     stats_.max_reserved_bytes = stats_.reserved_bytes;
   ++stats_.segments;
@@ -155,16 +161,7 @@ DeviceCachingAllocator::Block* DeviceCachingAllocator::alloc_uncached(
     p = backend_->raw_alloc(size);
     if (!p) throw_oom(nbytes, size);
   }
-  Block* b = new_block();
-  b->ptr = static_cast<char*>(p);
-  b->size = size;
-  b->stream = stream;
-  stats_.reserved_bytes += int64_t(size);
-  if (stats_.reserved_bytes > stats_.max_reserved_bytes)
-    stats_.max_reserved_bytes = stats_.reserved_bytes;
-  ++stats_.segments;
-  ++stats_.num_device_allocs;
-  return b;
+  return new_segment(p, size, stream, false);
 }
 
 void DeviceCachingAllocator::release_block(Block* b) {

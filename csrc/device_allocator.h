@@ -159,6 +159,7 @@ class DeviceCachingAllocator {
   Block* alloc_segment(bool small, StreamHandle stream, size_t size,
                        size_t requested);
   Block* alloc_uncached(StreamHandle stream, size_t nbytes);
+  Block* new_segment(void* p, size_t size, StreamHandle stream, bool small);
   void release_block(Block* b);  // raw_free of a whole segment
   Block* split(Block* b, size_t size);
   void free_block(Block* b);  // back into its pool, merging neighbours

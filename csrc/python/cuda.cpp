@@ -17,16 +17,16 @@ namespace py {
 namespace {
 
 #ifdef FASTT_WITH_CUDA
-constexpr bool kBuilt = true;
-cudaStream_t to_stream(PyObject* o) {
+void* to_handle(PyObject* o) {  // None: the null handle
   void* p = o == Py_None ? nullptr : PyLong_AsVoidPtr(o);
   if (PyErr_Occurred()) throw_py();
-  return static_cast<cudaStream_t>(p);
+  return p;
+}
+cudaStream_t to_stream(PyObject* o) {
+  return static_cast<cudaStream_t>(to_handle(o));
 }
 cudaEvent_t to_event(PyObject* o) {
-  void* p = o == Py_None ? nullptr : PyLong_AsVoidPtr(o);
-  if (PyErr_Occurred()) throw_py();
-  return static_cast<cudaEvent_t>(p);
+  return static_cast<cudaEvent_t>(to_handle(o));
 }
 PyObject* from_handle(const void* h) {
   if (!h) return PyLong_FromLong(0);
@@ -35,8 +35,6 @@ PyObject* from_handle(const void* h) {
 int device_arg(PyObject* o) {
   return given(o) ? int(to_int(o, "device")) : cuda::current_device();
 }
-#else
-constexpr bool kBuilt = false;
 #endif
 
 [[noreturn]] void no_cuda(const char* what) {
@@ -51,19 +49,36 @@ constexpr bool kBuilt = false;
 #define FASTT_CUDA_ONLY(what, ...) no_cuda(what);
 #endif
 
-// Arguments: a fixed count of positional objects (None allowed).
-void get_args(const char* name, PyObject* args, Py_ssize_t n,
-              PyObject** out) {
-  Py_ssize_t got = PyTuple_GET_SIZE(args);
-  if (got != n) {
-    PyErr_Format(PyExc_TypeError, "%s() takes %zd arguments (%zd given)",
-                 name, n, got);
-    throw_py();
+// Defines binding f_<name>(module, arg) (METH_O, METH_VARARGS or
+// METH_NOARGS): its body runs with CUDA only (FASTT_CUDA_ONLY) and its C++
+// exceptions become Python ones.
+#define FASTT_CUDA_FN(name, what, ...)           \
+  PyObject* f_##name(PyObject*, PyObject* arg) { \
+    FASTT_PY_BEGIN                               \
+    FASTT_CUDA_ONLY(what, __VA_ARGS__)           \
+    FASTT_PY_END                                 \
   }
-  for (Py_ssize_t i = 0; i < n; ++i) out[i] = PyTuple_GET_ITEM(args, i);
-}
 
-PyObject* f_is_built(PyObject*, PyObject*) { return PyBool_FromLong(kBuilt); }
+#ifdef FASTT_WITH_CUDA
+// A METH_VARARGS binding's positional arguments: exactly n objects, read
+// by position as the type each one is.
+struct Args {
+  PyObject* a[4];
+  Args(const char* name, PyObject* args, Py_ssize_t n) {
+    Py_ssize_t got = PyTuple_GET_SIZE(args);
+    if (got != n) {
+      PyErr_Format(PyExc_TypeError, "%s() takes %zd arguments (%zd given)",
+                   name, n, got);
+      throw_py();
+    }
+    for (Py_ssize_t i = 0; i < n; ++i) a[i] = PyTuple_GET_ITEM(args, i);
+  }
+  int device(int i) const { return int(to_int(a[i], "device")); }
+  cudaStream_t stream(int i) const { return to_stream(a[i]); }
+  cudaEvent_t event(int i) const { return to_event(a[i]); }
+  bool flag(int i, const char* what) const { return to_bool(a[i], what); }
+};
+#endif
 
 PyObject* f_device_count(PyObject*, PyObject*) {
 #ifdef FASTT_WITH_CUDA
@@ -73,161 +88,92 @@ PyObject* f_device_count(PyObject*, PyObject*) {
 #endif
 }
 
-PyObject* f_current_device(PyObject*, PyObject*) {
-  FASTT_PY_BEGIN
-  FASTT_CUDA_ONLY("current_device", {
-    cuda::require_device("current_device");
-    return PyLong_FromLong(cuda::current_device());
-  })
-  FASTT_PY_END
-}
+FASTT_CUDA_FN(current_device, "current_device", {
+  cuda::require_device("current_device");
+  return PyLong_FromLong(cuda::current_device());
+})
 
-PyObject* f_set_device(PyObject*, PyObject* arg) {
-  FASTT_PY_BEGIN
-  FASTT_CUDA_ONLY("set_device", {
-    cuda::set_device(int(to_int(arg, "device")));
-    Py_RETURN_NONE;
-  })
-  FASTT_PY_END
-}
+FASTT_CUDA_FN(set_device, "set_device", {
+  cuda::set_device(int(to_int(arg, "device")));
+  Py_RETURN_NONE;
+})
 
-PyObject* f_synchronize(PyObject*, PyObject* arg) {
-  FASTT_PY_BEGIN
-  FASTT_CUDA_ONLY("synchronize", {
-    int d = device_arg(arg);
-    without_gil([&] {
-      cuda::synchronize(d);
-      return 0;
-    });
-    Py_RETURN_NONE;
-  })
-  FASTT_PY_END
-}
+FASTT_CUDA_FN(synchronize, "synchronize", {
+  int d = device_arg(arg);
+  without_gil([&] {
+    cuda::synchronize(d);
+    return 0;
+  });
+  Py_RETURN_NONE;
+})
 
 // _cuda_current_stream(device) -> handle
-PyObject* f_current_stream(PyObject*, PyObject* arg) {
-  FASTT_PY_BEGIN
-  FASTT_CUDA_ONLY("current_stream", {
-    cuda::require_device("current_stream");
-    int d = device_arg(arg);
-    FASTT_CHECK(d >= 0 && d < cuda::device_count(), ValueError,
-                "current_stream: invalid device ordinal {}", d);
-    return from_handle(cuda::current_stream(d));
-  })
-  FASTT_PY_END
-}
+FASTT_CUDA_FN(current_stream, "current_stream", {
+  int d = device_arg(arg);
+  cuda::check_device(d, "current_stream");
+  return from_handle(cuda::current_stream(d));
+})
 
 // _cuda_set_stream(device, handle)
-PyObject* f_set_stream(PyObject*, PyObject* args) {
-  FASTT_PY_BEGIN
-  PyObject* a[2];
-  get_args("_cuda_set_stream", args, 2, a);
-  FASTT_CUDA_ONLY("set_stream", {
-    cuda::require_device("set_stream");
-    int d = int(to_int(a[0], "device"));
-    FASTT_CHECK(d >= 0 && d < cuda::device_count(), ValueError,
-                "set_stream: invalid device ordinal {}", d);
-    cuda::set_current_stream(d, to_stream(a[1]));
-    Py_RETURN_NONE;
-  })
-  FASTT_PY_END
-}
+FASTT_CUDA_FN(set_stream, "set_stream", {
+  Args a("_cuda_set_stream", arg, 2);
+  const int d = a.device(0);
+  cuda::check_device(d, "set_stream");
+  cuda::set_current_stream(d, a.stream(1));
+  Py_RETURN_NONE;
+})
 
 // _cuda_stream_create(device, priority) -> handle
-PyObject* f_stream_create(PyObject*, PyObject* args) {
-  FASTT_PY_BEGIN
-  PyObject* a[2];
-  get_args("_cuda_stream_create", args, 2, a);
-  FASTT_CUDA_ONLY("Stream", {
-    cuda::require_device("Stream");
-    int d = device_arg(a[0]);
-    int priority = int(to_int(a[1], "priority"));
-    return from_handle(cuda::Stream::create(d, priority).handle());
-  })
-  FASTT_PY_END
-}
+FASTT_CUDA_FN(stream_create, "Stream", {
+  Args a("_cuda_stream_create", arg, 2);
+  int d = device_arg(a.a[0]);
+  int priority = int(to_int(a.a[1], "priority"));
+  return from_handle(cuda::Stream::create(d, priority).handle());
+})
 
-// _cuda_stream_query / _synchronize / _priority (device, handle)
-#ifdef FASTT_WITH_CUDA
-template <class F>
-PyObject* stream_op(const char* name, PyObject* args, F f) {
-  PyObject* a[2];
-  get_args(name, args, 2, a);
-  return f(int(to_int(a[0], "device")), to_stream(a[1]));
-}
-#endif
+// _cuda_stream_query / _synchronize / _priority / _wait_event(device,
+// stream[, event])
+FASTT_CUDA_FN(stream_query, "Stream.query", {
+  Args a("_cuda_stream_query", arg, 2);
+  return PyBool_FromLong(cuda::stream_query(a.stream(1), a.device(0)));
+})
 
-PyObject* f_stream_query(PyObject*, PyObject* args) {
-  FASTT_PY_BEGIN
-  FASTT_CUDA_ONLY("Stream.query", {
-    return stream_op("_cuda_stream_query", args, [](int d, cudaStream_t s) {
-      return PyBool_FromLong(cuda::stream_query(s, d));
-    });
-  })
-  FASTT_PY_END
-}
+FASTT_CUDA_FN(stream_synchronize, "Stream.synchronize", {
+  Args a("_cuda_stream_synchronize", arg, 2);
+  const cudaStream_t s = a.stream(1);
+  const int d = a.device(0);
+  without_gil([&] {  // arguments read above, with the GIL
+    cuda::stream_synchronize(s, d);
+    return 0;
+  });
+  Py_RETURN_NONE;
+})
 
-PyObject* f_stream_synchronize(PyObject*, PyObject* args) {
-  FASTT_PY_BEGIN
-  FASTT_CUDA_ONLY("Stream.synchronize", {
-    return stream_op("_cuda_stream_synchronize", args,
-                     [](int d, cudaStream_t s) {
-                       without_gil([&] {
-                         cuda::stream_synchronize(s, d);
-                         return 0;
-                       });
-                       Py_RETURN_NONE;
-                     });
-  })
-  FASTT_PY_END
-}
+FASTT_CUDA_FN(stream_priority, "Stream.priority", {
+  Args a("_cuda_stream_priority", arg, 2);
+  return PyLong_FromLong(cuda::stream_priority(a.stream(1), a.device(0)));
+})
 
-PyObject* f_stream_priority(PyObject*, PyObject* args) {
-  FASTT_PY_BEGIN
-  FASTT_CUDA_ONLY("Stream.priority", {
-    return stream_op("_cuda_stream_priority", args, [](int d, cudaStream_t s) {
-      return PyLong_FromLong(cuda::stream_priority(s, d));
-    });
-  })
-  FASTT_PY_END
-}
+FASTT_CUDA_FN(stream_wait_event, "Stream.wait_event", {
+  Args a("_cuda_stream_wait_event", arg, 3);
+  if (cudaEvent_t e = a.event(2))
+    cuda::stream_wait_event(a.stream(1), a.device(0), e);
+  Py_RETURN_NONE;
+})
 
-// _cuda_stream_wait_event(device, stream, event)
-PyObject* f_stream_wait_event(PyObject*, PyObject* args) {
-  FASTT_PY_BEGIN
-  PyObject* a[3];
-  get_args("_cuda_stream_wait_event", args, 3, a);
-  FASTT_CUDA_ONLY("Stream.wait_event", {
-    cudaEvent_t e = to_event(a[2]);
-    if (e)
-      cuda::stream_wait_event(to_stream(a[1]), int(to_int(a[0], "device")), e);
-    Py_RETURN_NONE;
-  })
-  FASTT_PY_END
-}
-
-PyObject* f_stream_priority_range(PyObject*, PyObject*) {
-  FASTT_PY_BEGIN
-  FASTT_CUDA_ONLY("priority_range", {
-    int least = 0, greatest = 0;
-    cuda::stream_priority_range(&least, &greatest);
-    return Py_BuildValue("(ii)", least, greatest);
-  })
-  FASTT_PY_END
-}
+FASTT_CUDA_FN(stream_priority_range, "priority_range", {
+  int least = 0, greatest = 0;
+  cuda::stream_priority_range(&least, &greatest);
+  return Py_BuildValue("(ii)", least, greatest);
+})
 
 // _cuda_event_create(device, enable_timing, blocking, interprocess)
-PyObject* f_event_create(PyObject*, PyObject* args) {
-  FASTT_PY_BEGIN
-  PyObject* a[4];
-  get_args("_cuda_event_create", args, 4, a);
-  FASTT_CUDA_ONLY("Event", {
-    return from_handle(cuda::event_create(
-        device_arg(a[0]), to_bool(a[1], "enable_timing"),
-        to_bool(a[2], "blocking"), to_bool(a[3], "interprocess")));
-  })
-  FASTT_PY_END
-}
+FASTT_CUDA_FN(event_create, "Event", {
+  Args a("_cuda_event_create", arg, 4);
+  return from_handle(cuda::event_create(
+      device_arg(a.a[0]), a.flag(1, "enable_timing"), a.flag(2, "blocking"),
+      a.flag(3, "interprocess")));
+})
 
 PyObject* f_event_destroy(PyObject*, PyObject* arg) {
   FASTT_PY_BEGIN
@@ -241,57 +187,35 @@ PyObject* f_event_destroy(PyObject*, PyObject* arg) {
 }
 
 // _cuda_event_record(event, device, stream)
-PyObject* f_event_record(PyObject*, PyObject* args) {
-  FASTT_PY_BEGIN
-  PyObject* a[3];
-  get_args("_cuda_event_record", args, 3, a);
-  FASTT_CUDA_ONLY("Event.record", {
-    cuda::event_record(to_event(a[0]), to_stream(a[2]),
-                       int(to_int(a[1], "device")));
-    Py_RETURN_NONE;
-  })
-  FASTT_PY_END
-}
+FASTT_CUDA_FN(event_record, "Event.record", {
+  Args a("_cuda_event_record", arg, 3);
+  cuda::event_record(a.event(0), a.stream(2), a.device(1));
+  Py_RETURN_NONE;
+})
 
 // _cuda_event_query / _synchronize(event, device): the device's deferred
 // kernel errors are raised once the event completed.
-PyObject* f_event_query(PyObject*, PyObject* args) {
-  FASTT_PY_BEGIN
-  PyObject* a[2];
-  get_args("_cuda_event_query", args, 2, a);
-  FASTT_CUDA_ONLY("Event.query", {
-    return PyBool_FromLong(cuda::event_query(
-        to_event(a[0]), int(to_int(a[1], "device"))));
-  })
-  FASTT_PY_END
-}
+FASTT_CUDA_FN(event_query, "Event.query", {
+  Args a("_cuda_event_query", arg, 2);
+  return PyBool_FromLong(cuda::event_query(a.event(0), a.device(1)));
+})
 
-PyObject* f_event_synchronize(PyObject*, PyObject* args) {
-  FASTT_PY_BEGIN
-  PyObject* a[2];
-  get_args("_cuda_event_synchronize", args, 2, a);
-  FASTT_CUDA_ONLY("Event.synchronize", {
-    cudaEvent_t e = to_event(a[0]);
-    const int d = int(to_int(a[1], "device"));
-    without_gil([&] {
-      cuda::event_synchronize(e, d);
-      return 0;
-    });
-    Py_RETURN_NONE;
-  })
-  FASTT_PY_END
-}
+FASTT_CUDA_FN(event_synchronize, "Event.synchronize", {
+  Args a("_cuda_event_synchronize", arg, 2);
+  const cudaEvent_t e = a.event(0);
+  const int d = a.device(1);
+  without_gil([&] {  // arguments read above, with the GIL
+    cuda::event_synchronize(e, d);
+    return 0;
+  });
+  Py_RETURN_NONE;
+})
 
-PyObject* f_event_elapsed_time(PyObject*, PyObject* args) {
-  FASTT_PY_BEGIN
-  PyObject* a[2];
-  get_args("_cuda_event_elapsed_time", args, 2, a);
-  FASTT_CUDA_ONLY("Event.elapsed_time", {
-    return PyFloat_FromDouble(
-        cuda::event_elapsed_time(to_event(a[0]), to_event(a[1])));
-  })
-  FASTT_PY_END
-}
+FASTT_CUDA_FN(event_elapsed_time, "Event.elapsed_time", {
+  Args a("_cuda_event_elapsed_time", arg, 2);
+  return PyFloat_FromDouble(
+      cuda::event_elapsed_time(a.event(0), a.event(1)));
+})
 
 #ifdef FASTT_WITH_CUDA
 int set_item(PyObject* d, const char* key, int64_t v) {
@@ -305,53 +229,42 @@ int set_item(PyObject* d, const char* key, int64_t v) {
 #endif
 
 // _cuda_memory_stats(device) -> dict of the allocator's counters
-PyObject* f_memory_stats(PyObject*, PyObject* arg) {
-  FASTT_PY_BEGIN
-  FASTT_CUDA_ONLY("memory_stats", {
-    DeviceAllocatorStats s = cuda::device_memory_stats(device_arg(arg));
-    PyObject* d = PyDict_New();
-    if (!d) return nullptr;
-    try {
-      set_item(d, "allocated_bytes", s.allocated_bytes);
-      set_item(d, "max_allocated_bytes", s.max_allocated_bytes);
-      set_item(d, "requested_bytes", s.requested_bytes);
-      set_item(d, "reserved_bytes", s.reserved_bytes);
-      set_item(d, "max_reserved_bytes", s.max_reserved_bytes);
-      set_item(d, "active_blocks", s.active_blocks);
-      set_item(d, "segments", s.segments);
-      set_item(d, "pending_free_blocks", s.pending_free_blocks);
-      set_item(d, "alloc_count", s.alloc_count);
-      set_item(d, "free_count", s.free_count);
-      set_item(d, "num_device_allocs", s.num_device_allocs);
-      set_item(d, "num_device_frees", s.num_device_frees);
-      set_item(d, "num_alloc_retries", s.num_alloc_retries);
-      set_item(d, "num_ooms", s.num_ooms);
-    } catch (...) {
-      Py_DECREF(d);
-      throw;
-    }
-    return d;
-  })
-  FASTT_PY_END
-}
+FASTT_CUDA_FN(memory_stats, "memory_stats", {
+  DeviceAllocatorStats s = cuda::device_memory_stats(device_arg(arg));
+  PyObject* d = PyDict_New();
+  if (!d) return nullptr;
+  try {
+    set_item(d, "allocated_bytes", s.allocated_bytes);
+    set_item(d, "max_allocated_bytes", s.max_allocated_bytes);
+    set_item(d, "requested_bytes", s.requested_bytes);
+    set_item(d, "reserved_bytes", s.reserved_bytes);
+    set_item(d, "max_reserved_bytes", s.max_reserved_bytes);
+    set_item(d, "active_blocks", s.active_blocks);
+    set_item(d, "segments", s.segments);
+    set_item(d, "pending_free_blocks", s.pending_free_blocks);
+    set_item(d, "alloc_count", s.alloc_count);
+    set_item(d, "free_count", s.free_count);
+    set_item(d, "num_device_allocs", s.num_device_allocs);
+    set_item(d, "num_device_frees", s.num_device_frees);
+    set_item(d, "num_alloc_retries", s.num_alloc_retries);
+    set_item(d, "num_ooms", s.num_ooms);
+  } catch (...) {
+    Py_DECREF(d);
+    throw;
+  }
+  return d;
+})
 
-PyObject* f_reset_peak_memory_stats(PyObject*, PyObject* arg) {
-  FASTT_PY_BEGIN
-  FASTT_CUDA_ONLY("reset_peak_memory_stats", {
-    cuda::reset_peak_memory_stats(device_arg(arg));
-    Py_RETURN_NONE;
-  })
-  FASTT_PY_END
-}
+FASTT_CUDA_FN(reset_peak_memory_stats, "reset_peak_memory_stats", {
+  cuda::reset_peak_memory_stats(device_arg(arg));
+  Py_RETURN_NONE;
+})
 
-PyObject* f_reset_accumulated_memory_stats(PyObject*, PyObject* arg) {
-  FASTT_PY_BEGIN
-  FASTT_CUDA_ONLY("reset_accumulated_memory_stats", {
-    cuda::reset_accumulated_memory_stats(device_arg(arg));
-    Py_RETURN_NONE;
-  })
-  FASTT_PY_END
-}
+FASTT_CUDA_FN(reset_accumulated_memory_stats,
+              "reset_accumulated_memory_stats", {
+  cuda::reset_accumulated_memory_stats(device_arg(arg));
+  Py_RETURN_NONE;
+})
 
 PyObject* f_empty_cache(PyObject*, PyObject*) {
   FASTT_PY_BEGIN
@@ -365,40 +278,28 @@ PyObject* f_empty_cache(PyObject*, PyObject*) {
   FASTT_PY_END
 }
 
-PyObject* f_mem_get_info(PyObject*, PyObject* arg) {
-  FASTT_PY_BEGIN
-  FASTT_CUDA_ONLY("mem_get_info", {
-    size_t free_bytes = 0, total = 0;
-    cuda::mem_get_info(device_arg(arg), &free_bytes, &total);
-    return Py_BuildValue("(KK)", (unsigned long long)free_bytes,
-                         (unsigned long long)total);
-  })
-  FASTT_PY_END
-}
+FASTT_CUDA_FN(mem_get_info, "mem_get_info", {
+  size_t free_bytes = 0, total = 0;
+  cuda::mem_get_info(device_arg(arg), &free_bytes, &total);
+  return Py_BuildValue("(KK)", (unsigned long long)free_bytes,
+                       (unsigned long long)total);
+})
 
-PyObject* f_host_memory_stats(PyObject*, PyObject*) {
-  FASTT_PY_BEGIN
-  FASTT_CUDA_ONLY("host_memory_stats", {
-    cuda::HostAllocatorStats s = cuda::host_memory_stats();
-    return Py_BuildValue("{sLsLsL}", "allocated_bytes",
-                         (long long)s.allocated_bytes, "reserved_bytes",
-                         (long long)s.reserved_bytes, "num_host_allocs",
-                         (long long)s.num_host_allocs);
-  })
-  FASTT_PY_END
-}
+FASTT_CUDA_FN(host_memory_stats, "host_memory_stats", {
+  cuda::HostAllocatorStats s = cuda::host_memory_stats();
+  return Py_BuildValue("{sLsLsL}", "allocated_bytes",
+                       (long long)s.allocated_bytes, "reserved_bytes",
+                       (long long)s.reserved_bytes, "num_host_allocs",
+                       (long long)s.num_host_allocs);
+})
 
 // _cuda_get_device_properties(device) -> (name, total_memory, major,
 // minor, multi_processor_count)
-PyObject* f_device_properties(PyObject*, PyObject* arg) {
-  FASTT_PY_BEGIN
-  FASTT_CUDA_ONLY("get_device_properties", {
-    const cudaDeviceProp& p = cuda::device_props(device_arg(arg));
-    return Py_BuildValue("(sKiii)", p.name, (unsigned long long)p.totalGlobalMem,
-                         p.major, p.minor, p.multiProcessorCount);
-  })
-  FASTT_PY_END
-}
+FASTT_CUDA_FN(device_properties, "get_device_properties", {
+  const cudaDeviceProp& p = cuda::device_props(device_arg(arg));
+  return Py_BuildValue("(sKiii)", p.name, (unsigned long long)p.totalGlobalMem,
+                       p.major, p.minor, p.multiProcessorCount);
+})
 
 // ---- Tensor methods ----
 }  // namespace
@@ -501,7 +402,6 @@ FASTT_METHOD(record_stream) {
    METH_FASTCALL | METH_KEYWORDS, nullptr}
 
 PyMethodDef g_cuda_functions[] = {
-    FASTT_CUDA_NOARGS("_cuda_is_built", f_is_built),
     FASTT_CUDA_NOARGS("_cuda_get_device_count", f_device_count),
     FASTT_CUDA_NOARGS("_cuda_current_device", f_current_device),
     FASTT_CUDA_O("_cuda_set_device", f_set_device),

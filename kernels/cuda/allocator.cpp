@@ -90,14 +90,6 @@ struct DeviceState {
 std::atomic<DeviceState*> g_devices[kMaxDevices] = {};
 std::once_flag g_device_once[kMaxDevices];
 
-void check_device(int device, const char* what) {
-  require_device(what);
-  FASTT_CHECK(device >= 0 && device < device_count(), ValueError,
-              "{}: invalid CUDA device ordinal {} (this machine has {} "
-              "device(s))",
-              what, device, device_count());
-}
-
 }  // namespace
 
 DeviceCachingAllocator& device_allocator(int device) {
@@ -219,10 +211,10 @@ class HostCache {
     return b && b->allocated;
   }
 
-  void record(const void* p, cudaStream_t stream) {
+  bool record(const void* p, cudaStream_t stream) {
     std::lock_guard<std::mutex> lock(mutex_);
     HostBlock* b = find(p);
-    if (!b) return;
+    if (!b || !b->allocated) return false;
     // Drop the events of copies that already finished, so a buffer reused
     // for many copies holds only those in flight.
     size_t kept = 0;
@@ -240,6 +232,7 @@ class HostCache {
                      "non_blocking copy (event)");
     FASTT_CUDA_CHECK(cudaEventRecord(e, stream), "non_blocking copy (event)");
     b->events.push_back(e);
+    return true;
   }
 
   void empty_cache() {
@@ -318,8 +311,8 @@ bool is_pinned(const void* p) {
   return host_cache().is_pinned(p);
 }
 
-void record_host_use(const void* p, cudaStream_t stream) {
-  host_cache().record(p, stream);
+bool record_host_use(const void* p, cudaStream_t stream) {
+  return host_cache().record(p, stream);
 }
 
 HostAllocatorStats host_memory_stats() { return host_cache().stats(); }

@@ -32,8 +32,9 @@ Storage* pinned_storage(size_t nbytes);
 // Whether `p` points into a pinned block handed out by pinned_storage().
 bool is_pinned(const void* p);
 // A non_blocking copy on `stream` uses the pinned block holding `p`: the
-// block is not reused before the copy completes.
-void record_host_use(const void* p, cudaStream_t stream);
+// block is not reused before the copy completes. False (nothing recorded)
+// when `p` is not in pinned memory.
+bool record_host_use(const void* p, cudaStream_t stream);
 struct HostAllocatorStats {
   int64_t allocated_bytes, reserved_bytes, num_host_allocs;
 };

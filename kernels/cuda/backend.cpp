@@ -67,10 +67,7 @@ void device_copy(void* dst, Device dst_dev, const void* src, Device src_dev,
                                 : cudaMemcpyDeviceToHost,
                       s),
       what);
-  if (non_blocking && is_pinned(host)) {
-    record_host_use(host, s);
-    return;
-  }
+  if (non_blocking && record_host_use(host, s)) return;  // pinned
   FASTT_CUDA_CHECK(cudaStreamSynchronize(s), what);
   if (!to_device) check_device_errors(index);
 }

@@ -60,12 +60,16 @@ void require_device(const char* what) {
         what));
 }
 
+void check_device(int device, const char* what) {
+  require_device(what);
+  FASTT_CHECK(device >= 0 && device < device_count(), ValueError,
+              "{}: invalid device ordinal {} (this machine has {} CUDA "
+              "device(s))",
+              what, device, device_count());
+}
+
 void set_device(int index) {
-  require_device("set_device");
-  FASTT_CHECK(index >= 0 && index < device_count(), ValueError,
-              "set_device: invalid device ordinal {} (this machine has {} "
-              "CUDA device(s))",
-              index, device_count());
+  check_device(index, "set_device");
   FASTT_CUDA_CHECK(cudaSetDevice(index), "set_device");
   t_device = index;
 }
@@ -90,9 +94,7 @@ DeviceGuard::~DeviceGuard() {
 }
 
 void synchronize(int device) {
-  require_device("synchronize");
-  FASTT_CHECK(device >= 0 && device < device_count(), ValueError,
-              "synchronize: invalid device ordinal {}", device);
+  check_device(device, "synchronize");
   DeviceGuard guard(device);
   FASTT_CUDA_CHECK(cudaDeviceSynchronize(), "synchronize");
   check_device_errors(device);
@@ -106,9 +108,7 @@ void stream_priority_range(int* least, int* greatest) {
 }
 
 void mem_get_info(int device, size_t* free_bytes, size_t* total_bytes) {
-  require_device("mem_get_info");
-  FASTT_CHECK(device >= 0 && device < device_count(), ValueError,
-              "mem_get_info: invalid device ordinal {}", device);
+  check_device(device, "mem_get_info");
   DeviceGuard guard(device);
   FASTT_CUDA_CHECK(cudaMemGetInfo(free_bytes, total_bytes), "mem_get_info");
 }
@@ -116,9 +116,7 @@ void mem_get_info(int device, size_t* free_bytes, size_t* total_bytes) {
 const cudaDeviceProp& device_props(int device) {
   static cudaDeviceProp props[kMaxDevices];
   static std::once_flag once[kMaxDevices];
-  require_device("device_props");
-  FASTT_CHECK(device >= 0 && device < device_count(), ValueError,
-              "invalid CUDA device ordinal {}", device);
+  check_device(device, "get_device_properties");
   std::call_once(once[device], [device] {
     FASTT_CUDA_CHECK(cudaGetDeviceProperties(&props[device], device),
                      "get_device_properties");

@@ -63,6 +63,9 @@ inline int sm_count(int device) {
 // Throws a RuntimeError naming `what` when fastt was built with CUDA but no
 // usable GPU is present (the first CUDA call reports that).
 void require_device(const char* what);
+// require_device(what), then a ValueError naming `what` unless `device` is
+// an ordinal of this machine.
+void check_device(int device, const char* what);
 
 // Grid for a grid-stride loop: enough blocks to fill the GPU a few times
 // over, never more than the work needs.

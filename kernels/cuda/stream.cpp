@@ -24,14 +24,6 @@ struct StreamPool {
 };
 std::mutex g_pool_mutex;
 std::vector<StreamPool> g_pools[kMaxDevices];
-
-void check_device(int device, const char* what) {
-  require_device(what);
-  FASTT_CHECK(device >= 0 && device < device_count(), ValueError,
-              "{}: invalid device ordinal {} (this machine has {} CUDA "
-              "device(s))",
-              what, device, device_count());
-}
 }  // namespace
 
 Stream Stream::create(int device, int priority) {

@@ -26,7 +26,7 @@ OutOfMemoryError = MemoryError
 
 def is_built():
     """True when fastt was compiled with its CUDA backend."""
-    return _C._cuda_is_built()
+    return bool(_C._cuda_built)
 
 
 def device_count():
