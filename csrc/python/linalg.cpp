@@ -91,16 +91,23 @@ static PyObject* f_linear(PyObject*, PyObject* const* args, Py_ssize_t nargs,
 // fastt.backends.cuda.matmul.allow_tf32 (argument 0) and
 // fastt.backends.cudnn.allow_tf32 (1); always False without CUDA.
 #ifdef FASTT_WITH_CUDA
-static bool& tf32_switch(PyObject* which) {
-  return PyLong_AsLong(which) == 1 ? cuda::cudnn_allow_tf32()
-                                   : cuda::allow_tf32();
+static bool& tf32_switch(long which) {
+  return which == 1 ? cuda::cudnn_allow_tf32() : cuda::allow_tf32();
 }
 #endif
-PyObject* get_allow_tf32(PyObject*, PyObject* which) {
+// 0: matmul, 1: cudnn; -1 with a Python error set for anything else.
+static long tf32_which(PyObject* o) {
+  const long w = PyLong_Check(o) ? PyLong_AsLong(o) : -1;
+  if (w != 0 && w != 1 && !PyErr_Occurred())
+    PyErr_SetString(PyExc_ValueError, "allow_tf32: switch must be 0 or 1");
+  return w == 0 || w == 1 ? w : -1;
+}
+PyObject* get_allow_tf32(PyObject*, PyObject* o) {
+  const long which = tf32_which(o);
+  if (which < 0) return nullptr;
 #ifdef FASTT_WITH_CUDA
   return PyBool_FromLong(tf32_switch(which));
 #else
-  (void)which;
   Py_RETURN_FALSE;
 #endif
 }
@@ -109,10 +116,12 @@ PyObject* set_allow_tf32(PyObject*, PyObject* const* args, Py_ssize_t n) {
     PyErr_SetString(PyExc_TypeError, "_set_allow_tf32(which, value)");
     return nullptr;
   }
+  const long which = tf32_which(args[0]);
+  if (which < 0) return nullptr;
   int b = PyObject_IsTrue(args[1]);
   if (b < 0) return nullptr;
 #ifdef FASTT_WITH_CUDA
-  tf32_switch(args[0]) = b != 0;
+  tf32_switch(which) = b != 0;
 #endif
   Py_RETURN_NONE;
 }
