@@ -7,6 +7,7 @@
 
 #include "autograd/node.h"
 #include "csrc/allocator.h"
+#include "csrc/mutation.h"
 #include "csrc/ops.h"
 
 namespace fastt {
@@ -474,7 +475,7 @@ void accumulate_into(Tensor& slot, Tensor g) {
   if (!slot.defined()) {
     slot = std::move(g);
   } else {
-    slot = fastt::add(slot, g);
+    slot = FASTT_MUTANT(GradMeetOverwrite) ? g : fastt::add(slot, g);
   }
 }
 

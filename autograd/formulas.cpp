@@ -10,6 +10,7 @@
 
 #include "autograd/functions.h"
 #include "autograd/node.h"
+#include "csrc/mutation.h"
 #include "csrc/ops.h"
 #include "csrc/ops/nn.h"
 
@@ -850,7 +851,8 @@ void apply_formula(Node& n, Tensor* go, Tensor* gi) {
         return;
       }
       if (n.needs(0))
-        gi[0] = fit(fastt::mul(g, n.unpack(1)), n.shape0(), n.dtypes[0]);
+        gi[0] = fit(fastt::mul(g, n.unpack(FASTT_MUTANT(MulGradSwap) ? 0 : 1)),
+                    n.shape0(), n.dtypes[0]);
       if (n.needs(1))
         gi[1] = fit(fastt::mul(g, n.unpack(0)), n.shape1(), n.dtypes[1]);
       return;

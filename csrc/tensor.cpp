@@ -9,6 +9,7 @@
 
 #include "allocator.h"
 #include "dispatch.h"
+#include "mutation.h"
 #include "ops/loop_builder.h"
 #include "autograd.h"
 #include "ops/factory.h"
@@ -75,7 +76,8 @@ int broadcast_shapes(IntList a, IntList b, int64_t* out, const char* op) {
     int ia = na - n + i, ib = nb - n + i;
     int64_t sa = ia >= 0 ? a[ia] : 1;
     int64_t sb = ib >= 0 ? b[ib] : 1;
-    if (sa == sb || sb == 1) {
+    if (sa == sb || sb == 1 ||
+        (FASTT_MUTANT(BroadcastShapeDrop) && sa == 1)) {
       tmp[i] = sa;
     } else if (sa == 1) {
       tmp[i] = sb;
@@ -651,7 +653,7 @@ Tensor Tensor::slice(int64_t dim, int64_t start, int64_t end,
   std::copy(impl_->sizes, impl_->sizes + nd, sizes);
   std::copy(impl_->strides, impl_->strides + nd, strides);
   sizes[dim] = len;
-  strides[dim] *= step;
+  strides[dim] *= FASTT_MUTANT(SliceStepIgnored) ? 1 : step;
   FASTT_RETURN_VIEW(Slice,
                     make_view(impl_, nd, sizes, strides,
                               impl_->offset + start * impl_->strides[dim]),
@@ -910,7 +912,9 @@ int combine(int higher, int lower) {
   if (lower < 0) return higher;
   DType h = DType(higher), l = DType(lower);
   if (is_floating(h)) return higher;
-  if (h == DType::Bool || is_floating(l)) return int(promote_types(h, l));
+  if (h == DType::Bool ||
+      (is_floating(l) && !FASTT_MUTANT(ScalarFloatKeepsInt)))
+    return int(promote_types(h, l));
   return higher;
 }
 }  // namespace

@@ -13,6 +13,7 @@
 #include <limits>
 
 #include "../dispatch.h"
+#include "../mutation.h"
 #include "autograd/functions.h"
 #include "autograd/functions_index.h"
 
@@ -122,7 +123,9 @@ void check_index_range(const Tensor& index, int64_t size, int64_t dim,
   if (index.numel() == 0 || index.device().type == DeviceType::CUDA) return;
   int64_t lo, hi;
   int64_min_max(index, &lo, &hi);
-  if (FASTT_LIKELY(lo >= -size && hi < size)) return;
+  if (FASTT_LIKELY(lo >= -size &&
+                   hi < size + FASTT_MUTANT(IndexRangeOffByOne)))
+    return;
   int64_t bad = 0;
   bool found = false;
   for_each_int64(index.to(kCPU), [&](int64_t v) {

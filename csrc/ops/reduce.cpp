@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "../dispatch.h"
+#include "../mutation.h"
 
 #include "autograd/functions.h"
 #include "csrc/autograd.h"
@@ -53,7 +54,8 @@ void resolve_dims(const Tensor& a, IntList dims, bool keepdim, const char* op,
     bool red = full || ((mask >> d) & 1u);
     if (red && !full) r.dims[r.ndims++] = d;
     if (!red) r.shape[r.out_ndim++] = a.sizes()[d];
-    else if (keepdim) r.shape[r.out_ndim++] = 1;
+    else if (keepdim && !(full && FASTT_MUTANT(KeepdimFullDrop)))
+      r.shape[r.out_ndim++] = 1;
   }
 }
 

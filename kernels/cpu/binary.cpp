@@ -1,6 +1,7 @@
 // Binary elementwise kernels. The op layer has already promoted both inputs
 // to the compute dtype (the table's dtype column); comparisons and logical
 // ops write bool.
+#include "csrc/mutation.h"
 #include "kernels/cpu/loop.h"
 #include "kernels/functors.h"
 
@@ -40,6 +41,7 @@ struct SubK {
   static void run(KernelArgs& a) {
     using M = opmath_t<T>;
     M alpha = std::is_floating_point<M>::value ? M(a.f0) : M(a.i0);
+    if (FASTT_MUTANT(SubFlipSign)) alpha = M(0) - alpha;
     binary_loop<T, T>(a, F::SubAlpha<M>{alpha});
   }
 };

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "csrc/mutation.h"
 #include "kernels/cpu/loop.h"
 #include "kernels/plan.h"
 
@@ -200,7 +201,7 @@ void index_select_direct(const KernelArgs& a) {
     int64_t o = b / n, j = b - o * n;
     for (int64_t r = b; r < e; ++r) {
       int64_t v = idx[j * is];
-      if (v < 0) v += size;
+      if (v < 0) v += size - FASTT_MUTANT(IndexNegWrapOffByOne);
       const T* s = src + (o * size + v) * inner;
       if (inner <= 8)  // short rows (embedding dims, scalars): no memcpy call
         for (int64_t k = 0; k < inner; ++k) out[r * inner + k] = s[k];

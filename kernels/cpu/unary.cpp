@@ -3,6 +3,7 @@
 // by the op layer (csrc/ops/elementwise.cpp).
 #include "kernels/cpu/vec_exp.h"  // first: it sets the file's FP options
 
+#include "csrc/mutation.h"
 #include "kernels/cpu/loop.h"
 #include "kernels/functors.h"
 
@@ -52,7 +53,10 @@ template <class Fn>
 struct Same {  // out dtype == in dtype
   template <class T>
   struct K {
-    static void run(KernelArgs& a) { unary_loop<T, T>(a, Fn{}); }
+    static void run(KernelArgs& a) {
+      if (FASTT_MUTANT(UnarySkipLast) && a.contiguous) --a.numel;
+      unary_loop<T, T>(a, Fn{});
+    }
   };
 };
 template <class Fn>
