@@ -16,7 +16,7 @@
   X(BroadcastShapeDrop, broadcast, "csrc/tensor.cpp broadcast_shapes")       \
   X(ScalarFloatKeepsInt, dtype, "csrc/tensor.cpp combine (result_type)")     \
   X(UnarySkipLast, skip_last, "kernels/cpu/loop.h unary_loop dense path")    \
-  X(ReduceSkipLast, skip_last, "kernels/cpu/reduce_impl.h reduce, 1 output") \
+  X(SumSkipLast, skip_last, "kernels/cpu/reduce.cpp dense float32 sum")      \
   X(IndexNegWrapOffByOne, off_by_one,                                        \
     "kernels/cpu/index.cpp index_select_direct")                             \
   X(IndexRangeOffByOne, off_by_one, "csrc/ops/index.cpp check_index_range")  \
@@ -25,7 +25,7 @@
   X(KeepdimFullDrop, shape, "csrc/ops/reduce.cpp resolve_dims")              \
   X(InplaceNoVersionBump, inplace, "csrc/ops/elementwise.cpp elementwise")   \
   X(SliceStepIgnored, view, "csrc/tensor.cpp Tensor::slice stride")          \
-  X(ExpLowDegree, numerics, "kernels/cpu/vec_exp.h degree-4 polynomial")
+  X(SoftmaxNoMaxShift, numerics, "kernels/cpu/softmax.cpp row: no max shift")
 
 namespace fastt {
 namespace mutation {

@@ -5,6 +5,7 @@
 // group, one registration line in that file.
 #include "kernels/cpu/vec_exp.h"  // first: FASTT_VEC_CLONES, FP options
 
+#include "csrc/mutation.h"
 #include "kernels/cpu/reduce_impl.h"
 
 namespace fastt {
@@ -37,7 +38,7 @@ bool dense_f32_sum(const KernelArgs& a, double* out) {
   const int64_t chunks = std::min<int64_t>(get_num_threads(),
                                            (n + kGrainSize - 1) / kGrainSize);
   if (chunks <= 1 || in_parallel_region()) {
-    *out = sum_f32_span(x, n);
+    *out = sum_f32_span(x, n - FASTT_MUTANT(SumSkipLast));
     return true;
   }
   const int64_t len = (n + chunks - 1) / chunks;

@@ -9,7 +9,6 @@
 #include <type_traits>
 #include <vector>
 
-#include "csrc/mutation.h"
 #include "kernels/cpu/loop.h"
 #include "kernels/functors.h"
 #include "kernels/reduce_geom.h"
@@ -130,8 +129,7 @@ void reduce(const Tensor& in, IntList dims, const R& r, W&& write,
     const int64_t chunks = std::min<int64_t>(
         get_num_threads(), (g.n_red + kGrainSize - 1) / kGrainSize);
     if (chunks <= 1 || in_parallel_region()) {
-      write(0, reduce_span(r, r.init(), x, g, 0,
-                           g.n_red - FASTT_MUTANT(ReduceSkipLast)));
+      write(0, reduce_span(r, r.init(), x, g, 0, g.n_red));
       return;
     }
     const int64_t len = (g.n_red + chunks - 1) / chunks;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "csrc/mutation.h"
 #include "kernels/cpu/loop.h"
 #include "kernels/cpu/vec_exp.h"
 
@@ -30,6 +31,7 @@ struct SoftmaxK {
       nan |= v != v;
     }
     if (nan) m = A(NAN);
+    if (FASTT_MUTANT(SoftmaxNoMaxShift)) m = A(0);
     A sum = 0;
 #pragma omp simd reduction(+ : sum)
     for (int64_t i = 0; i < n; ++i) {
