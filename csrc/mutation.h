@@ -6,16 +6,19 @@
 // the list below). Only a build configured with -DFASTT_MUTANTS=ON
 // (build-mut) makes it live: true at the one point named by the environment
 // variable FASTT_MUTANT, read once. To add a mutant: a row here, a hook at
-// its point, nothing else (the runner reads this list).
+// its point, nothing else (the runner reads this list). Hooks go in .cpp
+// files, never in headers: then only the files that include this header
+// differ in the mutant build and the rest come from ccache (the runner
+// enforces it).
 #pragma once
 #include "csrc/macros.h"
 
 // X(name, category, where): the runner parses these rows.
 #define FASTT_MUTANT_LIST(X)                                                  \
-  X(SubFlipSign, sign, "kernels/functors.h SubAlpha: a + alpha*b")           \
+  X(SubFlipSign, sign, "kernels/cpu/binary.cpp SubK: a + alpha*b")          \
   X(BroadcastShapeDrop, broadcast, "csrc/tensor.cpp broadcast_shapes")       \
   X(ScalarFloatKeepsInt, dtype, "csrc/tensor.cpp combine (result_type)")     \
-  X(UnarySkipLast, skip_last, "kernels/cpu/loop.h unary_loop dense path")    \
+  X(UnarySkipLast, skip_last, "kernels/cpu/unary.cpp dense unary kernels")   \
   X(SumSkipLast, skip_last, "kernels/cpu/reduce.cpp dense float32 sum")      \
   X(IndexNegWrapOffByOne, off_by_one,                                        \
     "kernels/cpu/index.cpp index_select_direct")                             \
