@@ -122,7 +122,7 @@ TEST_CASE("out of memory is an error, not a crash", "[allocator]") {
   CHECK(s.allocated_bytes >= 0);
 }
 
-TEST_CASE("threads allocate and free concurrently", "[allocator]") {
+TEST_CASE("threads allocate and free concurrently", "[allocator][threads]") {
   CachingAllocator::empty_cache();
   AllocatorStats before = CachingAllocator::stats();
   constexpr int kThreads = 4, kIters = 2000;

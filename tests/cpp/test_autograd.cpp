@@ -99,7 +99,7 @@ TEST_CASE("backward fills .grad and accumulates", "[autograd]") {
   check_values(grad(b), {6, 6, 6, 6});
 }
 
-TEST_CASE("NoGradGuard and thread-local grad mode", "[autograd]") {
+TEST_CASE("NoGradGuard and thread-local grad mode", "[autograd][threads]") {
   Tensor x = leaf({1, 2}, {2});
   CHECK(autograd::grad_enabled());
   {

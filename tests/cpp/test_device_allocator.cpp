@@ -578,7 +578,7 @@ TEST_CASE("device allocator destructor returns cached segments",
   CHECK(backend.events_destroyed == backend.events_created);
 }
 
-TEST_CASE("device allocator is thread-safe", "[device_allocator]") {
+TEST_CASE("device allocator is thread-safe", "[device_allocator][threads]") {
   Fixture f;
   auto worker = [&](StreamHandle s, unsigned seed) {
     std::mt19937 rng(seed);

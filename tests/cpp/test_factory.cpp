@@ -86,7 +86,8 @@ TEST_CASE("philox4x32-10 matches the Random123 known answers", "[factory]") {
   CHECK(philox::uniform_double(0xffffffffu, 0xffffffffu) < 1.0);
 }
 
-TEST_CASE("generator: seeding, state blobs and reservation", "[factory]") {
+TEST_CASE("generator: seeding, state blobs and reservation",
+          "[factory][threads]") {
   Generator g(123);
   CHECK(g.initial_seed() == 123);
   Generator::Range r0 = g.reserve(5);

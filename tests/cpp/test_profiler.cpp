@@ -112,7 +112,8 @@ TEST_CASE("profiler trampolines survive interleaved lookups", "[profiler]") {
   CHECK(test::get(f, 4) == 4.0);
 }
 
-TEST_CASE("profiler keeps events of other threads apart", "[profiler]") {
+TEST_CASE("profiler keeps events of other threads apart",
+          "[profiler][threads]") {
   prof::start();
   int32_t other = 0;
   std::thread t([&] {
