@@ -28,13 +28,19 @@ PY=${PYTHON:-python3}
 # the digits data set the training examples use (it ships inside the
 # package, so nothing is downloaded at run time). torch (CPU build) is the
 # reference the tests and benchmarks compare against; safetensors checks that
-# fastt.save files interoperate.
+# fastt.save files interoperate; expecttest is what torch's OpInfo database
+# (torch.testing._internal.common_methods_invocations) imports. The test
+# suite requires all of them: a failed install fails here, not as skips.
 "$PY" -m pip install -q --disable-pip-version-check \
-  numpy pytest hypothesis pybind11 setuptools wheel matplotlib scikit-learn safetensors
+  numpy pytest hypothesis expecttest pybind11 setuptools wheel matplotlib \
+  scikit-learn safetensors
 if ! "$PY" -c "import torch" 2>/dev/null; then
-  "$PY" -m pip install -q --disable-pip-version-check torch==2.13.0 ||
-    echo "[deps] torch not installed: torch comparisons will be skipped"
+  "$PY" -m pip install -q --disable-pip-version-check torch==2.13.0
 fi
+"$PY" -c "import torch, expecttest, hypothesis, safetensors, sklearn" || {
+  echo "[deps] a required Python package is missing (see above)" >&2
+  exit 1
+}
 # cuBLAS and cuDNN for the CUDA backend, when nvcc is here (CMake finds their
 # headers and libraries inside these wheels; the versions are the ones torch's
 # CUDA 13 builds use).

@@ -1,11 +1,11 @@
 """The host path of fastt's CUDA ops, counted on the CPU emulation build
 (tests/cuda_emu): in steady state each op makes exactly its launches, one
 cudaGetLastError per launch, no cudaMalloc/cudaFree and no synchronisation.
-Skips unless fastt._C is the emulation build (it exports the counters).
+Skips unless fastt._C is the emulation build (it exports the counters;
+tests/python/emu_counters.py).
 
     python3 tests/python/test_cuda_host_path.py   # prints each case's counts
 """
-import ctypes
 import json
 import os
 import sys
@@ -13,6 +13,7 @@ import sys
 import numpy as np
 import pytest
 
+import emu_counters
 import fastt
 
 DEVICE = os.environ.get("FASTT_TEST_DEVICE", "cuda")
@@ -20,25 +21,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 
 
-def _emu():
-    """The emulator's counter API on the loaded fastt._C, or None."""
-    try:
-        lib = ctypes.CDLL(fastt._C.__file__)
-        lib.fastt_emu_counters_json.restype = ctypes.c_size_t
-        lib.fastt_emu_counters_json.argtypes = [ctypes.c_char_p,
-                                                ctypes.c_size_t]
-        lib.fastt_emu_counters_reset.restype = None
-    except (OSError, AttributeError):
-        return None
-    return lib
+EMU = emu_counters.LIB
 
-
-EMU = _emu()
-
-pytestmark = pytest.mark.skipif(
-    EMU is None or not DEVICE.startswith("cuda"),
-    reason="needs the CUDA emulation build (scripts/cuda_emu_test.sh), "
-           "whose fastt._C exports fastt_emu_counters_json")
+pytestmark = [emu_counters.requires_emu, pytest.mark.skipif(
+    not DEVICE.startswith("cuda"), reason="no CUDA GPU: FASTT_TEST_DEVICE "
+    "is not cuda")]
 
 # Runtime calls that wait for the device (a blocking cudaMemcpy waits for
 # the stream; a device-to-host copy is only useful after one).
@@ -49,13 +36,7 @@ ALLOCS = ("cudaMalloc", "cudaFree", "cudaHostAlloc", "cudaMallocHost",
           "cudaFreeHost")
 
 
-def counters():
-    buf = ctypes.create_string_buffer(1 << 16)
-    n = EMU.fastt_emu_counters_json(buf, len(buf))
-    if n >= len(buf):
-        buf = ctypes.create_string_buffer(n + 1)
-        EMU.fastt_emu_counters_json(buf, len(buf))
-    return json.loads(buf.value.decode())
+counters = emu_counters.read
 
 
 def measure(fn, warmup=3):

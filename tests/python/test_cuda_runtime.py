@@ -7,6 +7,7 @@ import gc
 import numpy as np
 import pytest
 
+import emu_counters
 import fastt
 from cuda_util import ALL_DTYPES, DEVICE, noncontig, rand, requires_device, \
     to_numpy
@@ -562,32 +563,16 @@ def test_valid_index_ops_leave_no_error():
     assert acc.tolist() == [50 * 27.0, 0.0, 50 * 9.0]
 
 
-def _emu_counters():
-    """The emulator's runtime-call counters (tests/cuda_emu), or None on
-    other builds."""
-    import ctypes
-    import json
-    try:
-        lib = ctypes.CDLL(fastt._C.__file__)
-        lib.fastt_emu_counters_json.restype = ctypes.c_size_t
-    except (OSError, AttributeError):
-        return None
-
-    def read():
-        buf = ctypes.create_string_buffer(1 << 16)
-        lib.fastt_emu_counters_json(buf, len(buf))
-        return json.loads(buf.value)["api"]
-    return lib.fastt_emu_counters_reset, read
-
-
 @requires_gpu
 def test_index_ops_and_losses_do_not_synchronize():
     """The point of deferred errors: no host wait inside these ops."""
     import fastt.nn.functional as F
-    counters = _emu_counters()
-    if counters is None:
-        pytest.skip("runtime-call counters exist only under tests/cuda_emu")
-    reset, read = counters
+    if emu_counters.LIB is None:
+        pytest.skip(emu_counters.REASON)
+    reset = emu_counters.reset
+
+    def read():
+        return emu_counters.read()["api"]
     x = fastt.randn(16, 8, device="cuda")
     i = fastt.tensor([3, -1, 7, 0], device="cuda")
     i2 = i.reshape(2, 2)
