@@ -34,7 +34,11 @@ def _load():
 
 
 LIB = _load()
-requires_emu = pytest.mark.skipif(LIB is None, reason=REASON)
+# Without a device the reason is the routine one (CI's CPU pass collects the
+# CUDA files); on a real GPU it says what is missing.
+requires_emu = pytest.mark.skipif(
+    LIB is None, reason=REASON if fastt.cuda.is_available() else
+    "no CUDA GPU (and not the CUDA emulation build)")
 
 
 def reset():
