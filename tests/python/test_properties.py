@@ -1,5 +1,11 @@
 """Hypothesis property tests against NumPy: broadcasting, basic and
-advanced indexing, reductions over random dims."""
+advanced indexing, reductions over random dims.
+
+Settings are per test (SETTINGS), never a profile loaded here: a profile
+loaded at import would replace conftest's "ci" profile (derandomize=True,
+database=None) for every module imported after this one."""
+import os
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -7,13 +13,14 @@ from hypothesis.extra import numpy as hnp
 
 import fastt
 
-settings.register_profile("fastt", max_examples=150, deadline=None)
-settings.load_profile("fastt")
+# Unset fields come from the active profile ("ci" under CI=true).
+SETTINGS = settings(max_examples=150, deadline=None)
 
 shapes = hnp.array_shapes(min_dims=0, max_dims=4, min_side=0, max_side=5)
 floats = st.floats(-100, 100, width=32)
 
 
+@SETTINGS
 @given(hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=4,
                                          max_side=5),
        st.sampled_from(["add", "mul", "sub", "maximum", "lt"]))
@@ -29,6 +36,7 @@ def test_broadcasting_matches_numpy(shapes_, name):
     np.testing.assert_allclose(out.numpy(), ref, rtol=1e-6)
 
 
+@SETTINGS
 @given(hnp.arrays(np.float32, shapes, elements=floats), st.data())
 def test_basic_indexing_matches_numpy(a, data):
     index = data.draw(hnp.basic_indices(a.shape, allow_newaxis=True))
@@ -50,6 +58,7 @@ def test_basic_indexing_matches_numpy(a, data):
     np.testing.assert_array_equal(u.numpy(), b)
 
 
+@SETTINGS
 @given(hnp.arrays(np.float32, hnp.array_shapes(min_dims=1, max_dims=3,
                                                 min_side=1, max_side=6),
                   elements=floats), st.data())
@@ -64,6 +73,7 @@ def test_advanced_indexing_matches_numpy(a, data):
     np.testing.assert_array_equal(t[fastt.from_numpy(mask)].numpy(), a[mask])
 
 
+@SETTINGS
 @given(hnp.arrays(np.float64, hnp.array_shapes(min_dims=1, max_dims=4,
                                                 min_side=1, max_side=5),
                   elements=st.floats(-10, 10)), st.data(),
@@ -77,3 +87,16 @@ def test_reductions_match_numpy(a, data, keepdim, name):
            "amin": np.min}[name](a, axis=tuple(dims), keepdims=keepdim)
     assert tuple(out.shape) == np.shape(ref)
     np.testing.assert_allclose(out.numpy(), ref, rtol=1e-10, atol=1e-10)
+
+
+def test_hypothesis_tests_are_derandomized_under_ci():
+    """Under CI every hypothesis test here replays a fixed example sequence
+    (conftest's "ci" profile), so a red run reproduces."""
+    tests = [f for f in globals().values()
+             if getattr(f, "is_hypothesis_test", False)]
+    assert len(tests) == 4
+    for f in tests:
+        s = f._hypothesis_internal_use_settings
+        assert s.deadline is None and s.max_examples == 150, f.__name__
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+            assert s.derandomize and s.database is None, f.__name__

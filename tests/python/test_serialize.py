@@ -199,6 +199,247 @@ def test_state_dict_roundtrip(tmp_path):
         assert as_list(fresh(x)) == as_list(model(x))
 
 
+# ---- special values, bit-exact ---------------------------------------------
+# Every dtype's edge values as raw bit patterns, compared as bytes, never as
+# values: NaN != NaN and -0.0 == 0.0 would hide a lost sign or NaN payload,
+# and a float64 detour would hide int64 values above 2**53.
+def _float_bits(e, m):
+    """Bit patterns of a binary float with e exponent and m mantissa bits:
+    ±0, 1, ±inf, quiet and signalling NaNs with payloads, the smallest and
+    largest subnormals, the smallest and largest normals (each +/-)."""
+    sign = 1 << (e + m)
+    inf = ((1 << e) - 1) << m
+    quiet = 1 << (m - 1)
+    one = ((1 << (e - 1)) - 1) << m
+    mask = (1 << m) - 1
+    pos = [0, one, inf,
+           inf | quiet, inf | quiet | 1, inf | quiet | (0x5555 & mask),
+           inf | 1, inf | (quiet - 1), inf | (quiet >> 1),  # signalling
+           1, mask,                                         # subnormals
+           1 << m, inf - 1]                                 # normals
+    return pos + [p | sign for p in pos]
+
+
+INT64_SPECIAL = [-2**63, 2**63 - 1, 2**53, 2**53 + 1, -(2**53 + 1),
+                 2**62 + 1, 0x0123456789ABCDEF, -0x0123456789ABCDEF, -1, 0]
+# fastt dtype -> (NumPy array of the stored values, as NumPy reads them)
+SPECIAL = {
+    fastt.bool: np.array([False, True, True, False]),
+    fastt.uint8: np.array([0, 1, 127, 128, 254, 255], np.uint8),
+    fastt.int8: np.array([-128, -127, -1, 0, 1, 127], np.int8),
+    fastt.int16: np.array([-2**15, -1, 0, 1, 2**15 - 1], np.int16),
+    fastt.int32: np.array([-2**31, -1, 0, 2**24 + 1, 2**31 - 1], np.int32),
+    fastt.int64: np.array(INT64_SPECIAL, np.int64),
+    fastt.float16: np.array(_float_bits(5, 10), np.uint16).view(np.float16),
+    # NumPy has no bfloat16: its raw bits as uint16.
+    fastt.bfloat16: np.array(_float_bits(8, 7), np.uint16),
+    fastt.float32: np.array(_float_bits(8, 23), np.uint32).view(np.float32),
+    fastt.float64: np.array(_float_bits(11, 52), np.uint64).view(np.float64),
+}
+# The integer dtype of each dtype's width (fastt has no unsigned 16/32/64).
+BITS_AS = {fastt.bool: fastt.uint8, fastt.float16: fastt.int16,
+           fastt.bfloat16: fastt.int16, fastt.float32: fastt.int32,
+           fastt.float64: fastt.int64}
+
+
+def special_tensor(dtype):
+    """SPECIAL[dtype] as a fastt tensor, built from integer bits only."""
+    raw = SPECIAL[dtype]
+    as_int = raw.view({1: np.uint8 if dtype in (fastt.bool, fastt.uint8)
+                       else np.int8, 2: np.int16, 4: np.int32,
+                       8: np.int64}[raw.itemsize])
+    t = fastt.from_numpy(np.ascontiguousarray(as_int))
+    return t.view(dtype) if t.dtype != dtype else t
+
+
+def raw_bytes(t):
+    """The bytes of t's elements, in order, read through an integer view."""
+    t = t.contiguous()
+    if t.dtype in BITS_AS:
+        t = t.view(BITS_AS[t.dtype])
+    return t.numpy().tobytes()
+
+
+def assert_bits(t, dtype, expected, what):
+    assert t.dtype == dtype, what
+    got = raw_bytes(t)
+    if got != expected:
+        n = SPECIAL[dtype].itemsize
+        bad = [i for i in range(len(expected) // n)
+               if got[i * n:(i + 1) * n] != expected[i * n:(i + 1) * n]]
+        raise AssertionError(
+            f"{what}: {dtype} elements {bad} changed: "
+            f"{[got[i * n:(i + 1) * n].hex() for i in bad]} vs "
+            f"{[expected[i * n:(i + 1) * n].hex() for i in bad]}")
+
+
+def special_dict():
+    """Each dtype's special values: contiguous, as a strided view (every
+    other element of a wider tensor), and one as a 0-d view with a storage
+    offset, so every write path (plain copy, gather of a view) is taken."""
+    out = {}
+    for dt in DTYPES:
+        t = special_tensor(dt)
+        wide = fastt.stack([t, t.flip(0)], 1).reshape(-1)  # t[i] at 2i
+        out[f"{dt}"] = t
+        out[f"{dt}.strided"] = wide[::2]
+        out[f"{dt}.t"] = fastt.stack([t, t], 0).t()
+        out[f"{dt}.0d"] = t[3]
+    return out
+
+
+def special_expected(name):
+    dt = getattr(fastt, name.split(".")[1])
+    raw = SPECIAL[dt].tobytes()
+    if name.endswith(".0d"):
+        n = SPECIAL[dt].itemsize
+        return dt, raw[3 * n:4 * n]
+    if name.endswith(".t"):
+        n = SPECIAL[dt].itemsize
+        return dt, b"".join(raw[i * n:(i + 1) * n] * 2
+                            for i in range(len(raw) // n))
+    return dt, raw
+
+
+def test_special_tensors_hold_their_bits():
+    # The helpers themselves: built from integers and read back unchanged.
+    for name, t in special_dict().items():
+        dt, raw = special_expected(name)
+        assert_bits(t, dt, raw, name)
+
+
+def _via_bytesio(obj, tmp_path):
+    buf = io.BytesIO()
+    fastt.save(obj, buf)
+    buf.seek(0)
+    return fastt.load(buf)
+
+
+def _via_path(obj, tmp_path, mmap=False):
+    p = tmp_path / "s.safetensors"
+    fastt.save(obj, p)
+    return fastt.load(p, mmap=mmap)
+
+
+SAVE_LOAD = {
+    "save-load-bytesio": _via_bytesio,
+    "save-load-path": _via_path,
+    "save-load-mmap": lambda o, p: _via_path(o, p, mmap=True),
+    "save_file-load_file": lambda o, p: (
+        ser.save_file(o, p / "f.safetensors"),
+        ser.load_file(p / "f.safetensors"))[1],
+    "save_file-load_file-mmap": lambda o, p: (
+        ser.save_file(o, p / "f.safetensors"),
+        ser.load_file(p / "f.safetensors", mmap=True))[1],
+    "save_bytes-load_bytes": lambda o, p: ser.load_bytes(ser.save_bytes(o)),
+    "nested-structure": lambda o, p: _via_bytesio(
+        {"n": [dict(o), tuple(o.values())]}, p)["n"][0],
+}
+
+
+@pytest.mark.parametrize("how", sorted(SAVE_LOAD))
+def test_special_values_roundtrip_bit_exact(how, tmp_path):
+    obj = special_dict()
+    out = SAVE_LOAD[how](obj, tmp_path)
+    assert set(out) == set(obj)
+    for name in obj:
+        dt, raw = special_expected(name)
+        assert tuple(out[name].shape) == tuple(obj[name].shape), name
+        assert_bits(out[name], dt, raw, f"{how} {name}")
+
+
+def test_special_values_file_bytes_are_the_elements():
+    """The writer stores each tensor's elements verbatim, little-endian, at
+    its header offsets: read straight from the file, not through a loader."""
+    obj = special_dict()
+    data = ser.save_bytes(obj)
+    header = header_of(data)
+    start = 8 + struct.unpack("<Q", data[:8])[0]
+    for name in obj:
+        dt, raw = special_expected(name)
+        b, e = header[name]["data_offsets"]
+        assert data[start + b:start + e] == raw, name
+
+
+def test_special_values_safetensors_numpy_reads_fastt(tmp_path):
+    st_numpy = pytest.importorskip("safetensors.numpy")
+    obj = {k: v for k, v in special_dict().items()
+           if not k.startswith("fastt.bfloat16")}
+    p = tmp_path / "np.safetensors"
+    fastt.save(obj, p)
+    loaded = st_numpy.load_file(str(p))
+    for name in obj:
+        dt, raw = special_expected(name)
+        arr = loaded[name]
+        assert str(arr.dtype) == NP_NAMES[dt], name
+        assert arr.shape == tuple(obj[name].shape), name
+        assert arr.tobytes() == raw, name
+
+
+def test_special_values_fastt_reads_safetensors_numpy(tmp_path):
+    st_numpy = pytest.importorskip("safetensors.numpy")
+    arrays = {str(dt): SPECIAL[dt] for dt in DTYPES if dt in NP_NAMES}
+    arrays["fastt.float32.0d"] = SPECIAL[fastt.float32][3:4].reshape(())
+    arrays["fastt.float64.t"] = np.repeat(SPECIAL[fastt.float64],
+                                          2).reshape(-1, 2)
+    p = tmp_path / "np.safetensors"
+    st_numpy.save_file(arrays, str(p))
+    for out in (fastt.load(p), fastt.load(p, mmap=True),
+                ser.load_bytes(st_numpy.save(arrays))):
+        assert set(out) == set(arrays)
+        for name, arr in arrays.items():
+            dt, raw = special_expected(name)
+            assert tuple(out[name].shape) == arr.shape, name
+            assert_bits(out[name], dt, raw, f"safetensors.numpy {name}")
+
+
+def _torch_bits(x):
+    torch = pytest.importorskip("torch")
+    x = x.contiguous()
+    if x.dtype in (torch.float16, torch.bfloat16):
+        x = x.view(torch.int16)
+    elif x.dtype == torch.float32:
+        x = x.view(torch.int32)
+    elif x.dtype == torch.float64:
+        x = x.view(torch.int64)
+    return x.numpy().tobytes()
+
+
+def test_special_values_through_safetensors_torch(tmp_path):
+    """bfloat16 (which NumPy lacks) and every other dtype through
+    safetensors.torch, both ways."""
+    torch = pytest.importorskip("torch")
+    st_torch = pytest.importorskip("safetensors.torch")
+    obj = special_dict()
+    p = tmp_path / "t.safetensors"
+    fastt.save(obj, p)
+    loaded = st_torch.load_file(str(p))
+    for name in obj:
+        dt, raw = special_expected(name)
+        assert str(loaded[name].dtype) == "torch." + str(dt).split(".")[1]
+        assert tuple(loaded[name].shape) == tuple(obj[name].shape), name
+        assert _torch_bits(loaded[name]) == raw, name
+    # torch-written, fastt-read: the tensors built from the same bits.
+    ref = {}
+    for dt in DTYPES:
+        raw = SPECIAL[dt]
+        tdt = getattr(torch, str(dt).split(".")[1])
+        if dt == fastt.bool:
+            ref[str(dt)] = torch.from_numpy(raw.copy())
+        else:
+            ints = torch.from_numpy(raw.view(
+                {1: np.int8 if dt == fastt.int8 else np.uint8, 2: np.int16,
+                 4: np.int32, 8: np.int64}[raw.itemsize]).copy())
+            ref[str(dt)] = ints.view(tdt) if ints.dtype != tdt else ints
+        ref[f"{dt}.0d"] = ref[str(dt)][3].clone()
+    st_torch.save_file(ref, str(p))
+    for out in (fastt.load(p), fastt.load(p, mmap=True),
+                ser.load_bytes(st_torch.save(ref))):
+        for name in ref:
+            dt, raw = special_expected(name)
+            assert_bits(out[name], dt, raw, f"safetensors.torch {name}")
+
+
 # ---- interop --------------------------------------------------------------
 def test_interop_safetensors_numpy(tmp_path):
     st_numpy = pytest.importorskip("safetensors.numpy")
@@ -419,3 +660,16 @@ def test_mutated_files_load_or_raise(data):
 @given(st.binary(max_size=256))
 def test_random_bytes_load_or_raise(blob):
     _check_loads_or_raises(b"{" + blob if blob[:1] == b"x" else blob)
+
+
+def test_hypothesis_tests_are_derandomized_under_ci():
+    """Under CI both fuzz tests replay a fixed example sequence (conftest's
+    "ci" profile; their @settings leave derandomize/database to it)."""
+    import os
+    tests = [test_mutated_files_load_or_raise,
+             test_random_bytes_load_or_raise]
+    for f in tests:
+        s = f._hypothesis_internal_use_settings
+        assert s.deadline is None and s.max_examples >= 200, f.__name__
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+            assert s.derandomize and s.database is None, f.__name__
