@@ -349,12 +349,15 @@ void set_grad(const Tensor& t, const Tensor& g) {
                 "assigned grad has data located on {}, which does not match "
                 "the tensor's device {}",
                 g.device().str(), t.device().str());
+    // torch's wording (fastt has no grad_dtype: the tensor's dtype).
     FASTT_CHECK(g.dtype() == t.dtype(), RuntimeError,
-                "assigned grad has data of type {} that differs from the "
-                "tensor's type {}",
+                "attempting to assign a gradient with dtype '{}' to a tensor "
+                "with dtype '{}'. The gradient must match the tensor's dtype",
                 dtype_name(g.dtype()), dtype_name(t.dtype()));
     FASTT_CHECK(g.sizes().equals(t.sizes()), RuntimeError,
-                "assigned grad has data of a different size: {} vs {}",
+                "attempting to assign a gradient of size '{}' to a tensor of "
+                "size '{}'. Please ensure that the gradient and the tensor "
+                "are the same size",
                 shape_str(g.sizes()), shape_str(t.sizes()));
   }
   meta(t.impl()).grad = g;

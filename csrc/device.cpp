@@ -8,8 +8,9 @@
 namespace fastt {
 
 Device::Device(const std::string& spec) {
+  // RuntimeError like torch's device parser.
   auto bad = [&] {
-    return ValueError(fmt::format(
+    return RuntimeError(fmt::format(
         "Expected one of cpu, cuda device type at start of device string: {}",
         spec));
   };
@@ -28,7 +29,7 @@ Device::Device(const std::string& spec) {
     char* end = nullptr;
     long v = idx.empty() ? -1 : std::strtol(idx.c_str(), &end, 10);
     if (idx.empty() || *end != '\0' || v < 0 || v > 127)
-      throw ValueError(fmt::format("Invalid device string: '{}'", spec));
+      throw RuntimeError(fmt::format("Invalid device string: '{}'", spec));
     FASTT_CHECK(type == DeviceType::CUDA || v == 0, ValueError,
                 "Invalid device string: '{}' (cpu has a single device 0)",
                 spec);

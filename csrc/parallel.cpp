@@ -8,7 +8,7 @@ namespace fastt {
 #if defined(_OPENMP)
 int get_num_threads() { return omp_get_max_threads(); }
 void set_num_threads(int n) {
-  FASTT_CHECK(n >= 1, ValueError,
+  FASTT_CHECK(n >= 1, RuntimeError,
               "set_num_threads expects a positive integer, got {}", n);
   omp_set_num_threads(n);
 }
@@ -16,7 +16,7 @@ bool in_parallel_region() { return omp_in_parallel(); }
 #else
 int get_num_threads() { return 1; }
 void set_num_threads(int n) {
-  FASTT_CHECK(n >= 1, ValueError,
+  FASTT_CHECK(n >= 1, RuntimeError,
               "set_num_threads expects a positive integer, got {}", n);
 }
 bool in_parallel_region() { return false; }

@@ -371,8 +371,14 @@ Tensor tensor_from_data(PyObject* data, PyObject* dtype_obj,
       Py_DECREF(list);
       return t;
     } else {
-      PyErr_Format(PyExc_TypeError,
-                   "Could not infer dtype of %s", Py_TYPE(data)->tp_name);
+      // As torch: a str is an invalid element type, anything else has no
+      // dtype to infer.
+      if (PyUnicode_Check(data))
+        PyErr_Format(PyExc_TypeError, "new(): invalid data type '%s'",
+                     Py_TYPE(data)->tp_name);
+      else
+        PyErr_Format(PyExc_RuntimeError, "Could not infer dtype of %s",
+                     Py_TYPE(data)->tp_name);
       throw_py();
     }
   }

@@ -183,7 +183,7 @@ PyObject* tensor_getitem(PyObject* self, PyObject* index) {
 int tensor_setitem(PyObject* self, PyObject* index, PyObject* value) {
   FASTT_PY_BEGIN
   if (!value) {
-    PyErr_SetString(PyExc_TypeError, "Tensor does not support item deletion");
+    PyErr_SetString(PyExc_TypeError, "Tensor does not support deleting items");
     return -1;
   }
   const Tensor& t = unwrap(self);

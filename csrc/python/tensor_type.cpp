@@ -437,7 +437,8 @@ static PyObject* get_H(PyObject* self, void*) {
   const Tensor& t = unwrap(self);
   FASTT_CHECK(t.dim() == 2 || t.dim() == 0, RuntimeError,
               "tensor.H is only supported on matrices (2-D tensors). Got "
-              "{}-D tensor.", t.dim());
+              "{}-D tensor. For batches of matrices, consider using "
+              "tensor.mH", t.dim());
   return wrap(t.t());
   FASTT_PY_END
 }
