@@ -54,7 +54,7 @@ def check(fn, *arrays, create_graph=False, check_name=True):
     o_f, g_f, n_f = run(fastt, fn, arrays, create_graph)
     np.testing.assert_allclose(o_f, o_t, rtol=1e-12, atol=1e-12)
     assert len(g_f) == len(g_t)
-    for a, b in zip(g_f, g_t):
+    for a, b in zip(g_f, g_t, strict=True):
         assert (a is None) == (b is None)
         if a is not None:
             assert a.shape == b.shape
