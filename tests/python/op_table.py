@@ -2,7 +2,9 @@
 NumPy reference, supported dtypes, value domain and tolerances. test_ops.py
 runs every row over every sample (dtypes, 0-d, empty, broadcast,
 non-contiguous, odd 45x65 shapes) against NumPy, and against torch when it
-is installed. To add an op: append one OpInfo."""
+is installed, and every result dtype against torch's promotion rules
+(result_dtype; checked against torch.promote_types itself). To add an op:
+append one OpInfo."""
 import math
 from dataclasses import dataclass, field
 from typing import Callable, Optional, Sequence
@@ -36,6 +38,66 @@ class OpInfo:
     nonzero_rhs: bool = False  # division-like: keep the divisor away from 0
     torch_name: Optional[str] = None  # None: same name as fastt's
     tol: dict = field(default_factory=dict)
+    # How the result dtype follows from the promoted input dtype (torch's
+    # rules): "same", "bool" (comparisons, logical ops) or "float"
+    # (integer/bool inputs give the default float dtype, float32).
+    result: str = "same"
+
+
+# ---- result dtypes: torch's promotion rules, written out ----------------
+def promote(a, b):
+    """torch.promote_types on dtype names. Within a category (bool, ints,
+    floats) it is NumPy's np.result_type; across categories the higher
+    category's dtype wins unchanged (torch: int64 + float16 -> float16,
+    where NumPy widens to float64); bfloat16 with float16 is float32."""
+    if a == b:
+        return a
+    fa, fb = a in FLOATS, b in FLOATS
+    if fa != fb:
+        return a if fa else b
+    if "bfloat16" in (a, b):
+        other = b if a == "bfloat16" else a
+        return "float32" if other == "float16" else other
+    if (a == "bool") != (b == "bool"):
+        return b if a == "bool" else a
+    return str(np.result_type(a, b))
+
+
+def _combine(higher, lower):
+    # c10's combine_categories: a lower-priority group (0-d tensors below
+    # dimensioned ones) changes the result only from a higher category.
+    if higher is None:
+        return lower
+    if lower is None or higher in FLOATS:
+        return higher
+    if higher == "bool" or lower in FLOATS:
+        return promote(higher, lower)
+    return higher
+
+
+def common_dtype(dtypes, ndims=None):
+    """torch.result_type of inputs of `dtypes` with `ndims` dimensions
+    (default: all dimensioned): the dtype the inputs are computed in. 0-d
+    tensors take part only when their category (bool < int < float) is
+    above the dimensioned inputs': int8 (3,) + int32 () is int8, but
+    int8 (3,) + float64 () is float64."""
+    ndims = ndims or [1] * len(dtypes)
+    groups = [None, None]  # dimensioned, 0-d
+    for d, nd in zip(dtypes, ndims):
+        g = 0 if nd else 1
+        groups[g] = d if groups[g] is None else promote(groups[g], d)
+    return _combine(*groups)
+
+
+def result_dtype(op, dtypes, ndims=None):
+    """The dtype name torch gives `op` on such inputs (common_dtype, then
+    the op's result rule)."""
+    p = common_dtype(dtypes, ndims)
+    if op.result == "bool":
+        return "bool"
+    if op.result == "float" and p not in FLOATS:
+        return "float32"
+    return p
 
 
 def unary(name, ref, dtypes, **kw):
@@ -61,53 +123,55 @@ def _floor_div(a, b):
 
 
 OPS = [
-    unary("neg", np.negative, SIGNED_INTS + FLOATS),
+    unary("neg", np.negative, NUMERIC),
     unary("abs", np.abs, NUMERIC),
     unary("relu", _relu, NUMERIC),
     unary("sign", np.sign, NUMERIC),
-    unary("floor", np.floor, FLOATS),
-    unary("ceil", np.ceil, FLOATS),
-    unary("round", np.round, FLOATS),
-    unary("trunc", np.trunc, FLOATS),
-    unary("square", np.square, SIGNED_INTS + FLOATS, domain=(-5, 5)),
-    unary("exp", np.exp, FLOATS, domain=(-5, 5)),
-    unary("expm1", np.expm1, FLOATS, domain=(-5, 5)),
-    unary("log", np.log, FLOATS, domain=(0.1, 10)),
-    unary("log1p", np.log1p, FLOATS, domain=(-0.5, 10)),
-    unary("log2", np.log2, FLOATS, domain=(0.1, 10)),
-    unary("sqrt", np.sqrt, FLOATS, domain=(0, 10)),
-    unary("rsqrt", lambda x: 1 / np.sqrt(x), FLOATS, domain=(0.1, 10)),
-    unary("sin", np.sin, FLOATS),
-    unary("cos", np.cos, FLOATS),
-    unary("tanh", np.tanh, FLOATS),
-    unary("sigmoid", _sigmoid, FLOATS),
+    unary("floor", np.floor, NUMERIC),
+    unary("ceil", np.ceil, NUMERIC),
+    unary("round", np.round, NUMERIC),
+    unary("trunc", np.trunc, NUMERIC),
+    unary("square", np.square, NUMERIC, domain=(-5, 5)),
+    unary("exp", np.exp, ALL, domain=(-5, 5), result="float"),
+    unary("expm1", np.expm1, ALL, domain=(-5, 5), result="float"),
+    unary("log", np.log, ALL, domain=(0.1, 10), result="float"),
+    unary("log1p", np.log1p, ALL, domain=(-0.5, 10), result="float"),
+    unary("log2", np.log2, ALL, domain=(0.1, 10), result="float"),
+    unary("sqrt", np.sqrt, ALL, domain=(0, 10), result="float"),
+    unary("rsqrt", lambda x: 1 / np.sqrt(x), ALL, domain=(0.1, 10),
+          result="float"),
+    unary("sin", np.sin, ALL, result="float"),
+    unary("cos", np.cos, ALL, result="float"),
+    unary("tanh", np.tanh, ALL, result="float"),
+    unary("sigmoid", _sigmoid, ALL, result="float"),
     unary("silu", lambda x: x * _sigmoid(x), FLOATS,
           torch_name="nn.functional.silu"),
-    unary("erf", _erf, FLOATS, domain=(-3, 3)),
-    unary("reciprocal", np.reciprocal, FLOATS, domain=(0.5, 4)),
-    unary("logical_not", np.logical_not, ALL),
+    unary("erf", _erf, ALL, domain=(-3, 3), result="float"),
+    unary("reciprocal", lambda x: 1 / x, ALL, domain=(0.5, 4),
+          result="float"),
+    unary("logical_not", np.logical_not, ALL, result="bool"),
     unary("bitwise_not", np.invert, BOOL + INTS),
     binary("add", np.add, NUMERIC),
     binary("sub", np.subtract, NUMERIC),
     binary("mul", np.multiply, ALL),
-    binary("div", np.true_divide, FLOATS, nonzero_rhs=True),
+    binary("div", np.true_divide, ALL, nonzero_rhs=True, result="float"),
     binary("floor_divide", _floor_div, SIGNED_INTS + FLOATS,
            nonzero_rhs=True),
     binary("remainder", np.remainder, SIGNED_INTS + FLOATS, nonzero_rhs=True),
     binary("fmod", np.fmod, SIGNED_INTS + FLOATS, nonzero_rhs=True),
     binary("maximum", np.maximum, ALL),
     binary("minimum", np.minimum, ALL),
-    binary("atan2", np.arctan2, FLOATS),
-    binary("pow", np.power, FLOATS, domain=(0.5, 2)),
-    binary("eq", np.equal, ALL),
-    binary("ne", np.not_equal, ALL),
-    binary("lt", np.less, ALL),
-    binary("le", np.less_equal, ALL),
-    binary("gt", np.greater, ALL),
-    binary("ge", np.greater_equal, ALL),
-    binary("logical_and", np.logical_and, ALL),
-    binary("logical_or", np.logical_or, ALL),
-    binary("logical_xor", np.logical_xor, ALL),
+    binary("atan2", np.arctan2, ALL, result="float"),
+    binary("pow", np.power, NUMERIC, domain=(0.5, 2)),
+    binary("eq", np.equal, ALL, result="bool"),
+    binary("ne", np.not_equal, ALL, result="bool"),
+    binary("lt", np.less, ALL, result="bool"),
+    binary("le", np.less_equal, ALL, result="bool"),
+    binary("gt", np.greater, ALL, result="bool"),
+    binary("ge", np.greater_equal, ALL, result="bool"),
+    binary("logical_and", np.logical_and, ALL, result="bool"),
+    binary("logical_or", np.logical_or, ALL, result="bool"),
+    binary("logical_xor", np.logical_xor, ALL, result="bool"),
     binary("bitwise_and", np.bitwise_and, BOOL + INTS),
     binary("bitwise_or", np.bitwise_or, BOOL + INTS),
     binary("bitwise_xor", np.bitwise_xor, BOOL + INTS),
@@ -116,8 +180,8 @@ OPS = [
            torch_name="add"),
     OpInfo("__mul__", lambda x, y: x * y, np.multiply, NUMERIC, 2,
            torch_name="mul"),
-    OpInfo("__truediv__", lambda x, y: x / y, np.true_divide, FLOATS, 2,
-           nonzero_rhs=True, torch_name="div"),
+    OpInfo("__truediv__", lambda x, y: x / y, np.true_divide, ALL, 2,
+           nonzero_rhs=True, torch_name="div", result="float"),
 ]
 
 # Reductions: fastt callable, NumPy reference, dtypes.
@@ -155,6 +219,26 @@ REDUCTIONS = [
     ("all", lambda t: t.all(), lambda a: a.all(), ("bool",)),
     ("any_dim", lambda t: t.any(dim=0), lambda a: a.any(axis=0), ("bool",)),
 ]
+
+
+# Binary ops also run on these mixed dtype pairs (where the op supports
+# both): int/bool with float, bfloat16 with float16, and widening within a
+# category, in both argument orders. Result dtypes follow torch (promote).
+MIXED_PAIRS = [("bool", "int64"), ("uint8", "int8"), ("int8", "int16"),
+               ("int64", "int32"), ("uint8", "float16"), ("int64", "float32"),
+               ("float32", "int16"), ("int16", "bfloat16"),
+               ("float16", "bfloat16"), ("bfloat16", "float32"),
+               ("float64", "float16"), ("float32", "float64"),
+               ("bool", "float32"), ("bfloat16", "bool")]
+
+
+def dtype_cases(op):
+    """The input dtypes each row runs on: one per supported dtype (all
+    inputs alike) and, for binary ops, the supported MIXED_PAIRS."""
+    cases = [(d,) * op.arity for d in op.dtypes]
+    if op.arity == 2:
+        cases += [p for p in MIXED_PAIRS if set(p) <= set(op.dtypes)]
+    return cases
 
 
 def random_array(rng, shape, dtype, domain=(-10, 10), nonzero=False):

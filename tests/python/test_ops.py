@@ -1,46 +1,46 @@
 """Forward tests driven by op_table.OPS / REDUCTIONS: every op, every
-dtype it supports, 0-d / empty / broadcast / non-contiguous / 45x65 inputs,
-checked against NumPy and (when installed) torch, values and dtypes."""
+dtype it supports (and mixed dtype pairs for binary ops), 0-d / empty /
+broadcast / non-contiguous / 45x65 inputs, checked against NumPy and torch:
+the result dtype first (op_table.result_dtype, torch's promotion rules,
+itself checked against torch), then the values, never cast to fit."""
 import warnings
 
 import numpy as np
 import pytest
 
 import fastt
-from op_table import (OPS, REDUCTIONS, SHAPES_BINARY, SHAPES_UNARY, TOL,
-                      random_array, to_fastt)
+from op_table import (ALL, OPS, REDUCTIONS, SHAPES_BINARY, SHAPES_UNARY,
+                      TOL, common_dtype, dtype_cases, promote, random_array, result_dtype,
+                      to_fastt)
 
 try:
     import torch
 except ImportError:
     torch = None
 
-FLOAT_NAMES = ("float16", "bfloat16", "float32", "float64")
+FLOATS = ("float16", "bfloat16", "float32", "float64")
 
 
-def _samples(op, dtype, seed=0):
-    """Yields (case id, list of fastt inputs) for one op and dtype."""
+def _samples(op, dtypes, seed=0):
+    """Yields (case id, list of fastt inputs) for one op and its input
+    dtypes (one per input)."""
     rng = np.random.default_rng(seed)
     shapes = SHAPES_UNARY if op.arity == 1 else SHAPES_BINARY
+
+    def array(i, shape):
+        return random_array(rng, shape, dtypes[i], op.domain,
+                            nonzero=(op.nonzero_rhs and i == 1))
+
     for shape in shapes:
         shp = (shape,) if op.arity == 1 else shape
-        arrays = [random_array(rng, s, dtype, op.domain,
-                               nonzero=(op.nonzero_rhs and i == 1))
-                  for i, s in enumerate(shp)]
-        yield f"{shp}", [to_fastt(a, dtype) for a in arrays]
+        yield f"{shp}", [to_fastt(array(i, s), dtypes[i])
+                         for i, s in enumerate(shp)]
     # non-contiguous: transposed / strided views of bigger arrays
-    arrays = []
-    for i in range(op.arity):
-        big = random_array(rng, (65, 45), dtype, op.domain,
-                           nonzero=(op.nonzero_rhs and i == 1))
-        arrays.append(to_fastt(big, dtype).t())
-    yield "transposed 45x65", arrays
-    arrays = []
-    for i in range(op.arity):
-        big = random_array(rng, (10, 14), dtype, op.domain,
-                           nonzero=(op.nonzero_rhs and i == 1))
-        arrays.append(to_fastt(big, dtype)[::2, 1::3])
-    yield "strided slice", arrays
+    yield "transposed 45x65", [to_fastt(array(i, (65, 45)), dtypes[i]).t()
+                               for i in range(op.arity)]
+    yield "strided slice", [to_fastt(array(i, (10, 14)),
+                                     dtypes[i])[::2, 1::3]
+                            for i in range(op.arity)]
 
 
 def _as_numpy(t):
@@ -51,38 +51,62 @@ def _as_numpy(t):
 
 
 def _reference(op, inputs):
+    """NumPy's values: in float64 when the op computes in floating point
+    (the result dtype is checked separately, against torch's rules), else
+    in torch's common dtype (uint8 (3,) - int8 () wraps in uint8, where
+    NumPy would widen to int16)."""
     arrays = [_as_numpy(t) for t in inputs]
-    if arrays and arrays[0].dtype.kind == "f":
+    common = common_dtype([_name(t.dtype) for t in inputs],
+                          [t.ndim for t in inputs])
+    if op.result == "float" or common in FLOATS:
         arrays = [a.astype(np.float64) for a in arrays]
+    else:
+        arrays = [a.astype(common) for a in arrays]
     with np.errstate(all="ignore"):
         return np.asarray(op.ref(*arrays))
 
 
-def _compare(out, expected, dtype_name):
+def _name(dtype):
+    return str(dtype).split(".")[-1]
+
+
+def _compare(out, expected):
+    """Values only: the caller has checked out's dtype. Integer and bool
+    results must be equal as numbers (expected is not cast to out's dtype:
+    a cast would wrap or truncate a wrong value into a right one)."""
     got = _as_numpy(out)
     if out.dtype.is_floating_point:
-        rtol, atol = TOL[str(out.dtype).split(".")[1]]
+        rtol, atol = TOL[_name(out.dtype)]
         np.testing.assert_allclose(got.astype(np.float64),
                                    expected.astype(np.float64), rtol=rtol,
                                    atol=atol, equal_nan=True)
     else:
-        np.testing.assert_array_equal(got, expected.astype(got.dtype))
+        assert expected.dtype.kind in "biuf", expected.dtype
+        if expected.dtype.kind == "f":
+            assert np.isfinite(expected).all() and \
+                (expected == np.round(expected)).all(), expected
+        np.testing.assert_array_equal(got, expected)
 
 
-CASES = [(op, dt) for op in OPS for dt in op.dtypes]
+CASES = [(op, dts) for op in OPS for dts in dtype_cases(op)]
+IDS = [f"{o.name}-{'-'.join(d) if len(set(d)) > 1 else d[0]}"
+       for o, d in CASES]
 
 
-@pytest.mark.parametrize("op,dtype", CASES,
-                         ids=[f"{o.name}-{d}" for o, d in CASES])
-def test_op_against_numpy(op, dtype):
-    for case, inputs in _samples(op, dtype):
+@pytest.mark.parametrize("op,dtypes", CASES, ids=IDS)
+def test_op_against_numpy(op, dtypes):
+    for case, inputs in _samples(op, dtypes):
         out = op.fastt_fn(*inputs)
+        want = result_dtype(op, dtypes, [t.ndim for t in inputs])
+        assert _name(out.dtype) == want, \
+            f"{op.name} {dtypes} {case}: dtype {out.dtype}, torch's rules " \
+            f"give {want}"
         expected = _reference(op, inputs)
         assert tuple(out.shape) == expected.shape, case
         try:
-            _compare(out, expected, dtype)
+            _compare(out, expected)
         except AssertionError as e:
-            raise AssertionError(f"{op.name} {dtype} {case}: {e}") from None
+            raise AssertionError(f"{op.name} {dtypes} {case}: {e}") from None
 
 
 def _to_torch(t):
@@ -90,22 +114,46 @@ def _to_torch(t):
 
 
 @pytest.mark.skipif(torch is None, reason="torch not installed")
-@pytest.mark.parametrize("op,dtype", CASES,
-                         ids=[f"{o.name}-{d}" for o, d in CASES])
-def test_op_against_torch(op, dtype):
+@pytest.mark.parametrize("op,dtypes", CASES, ids=IDS)
+def test_op_against_torch(op, dtypes):
     tfn = torch
     for part in (op.torch_name or op.name).split("."):
         tfn = getattr(tfn, part)
-    for case, inputs in _samples(op, dtype, seed=1):
+    for case, inputs in _samples(op, dtypes, seed=1):
         out = op.fastt_fn(*inputs)
         ref = tfn(*[_to_torch(t) for t in inputs])
-        assert str(out.dtype).split(".")[1] == str(ref.dtype).split(".")[1], \
-            f"{op.name} {dtype} {case}: dtype {out.dtype} vs torch {ref.dtype}"
+        # The table's rule is torch's (so the NumPy test checks torch's
+        # dtypes), and fastt gives it.
+        want = result_dtype(op, dtypes, [t.ndim for t in inputs])
+        assert _name(ref.dtype) == want, \
+            f"{op.name} {dtypes} {case}: op_table says {want}, torch " \
+            f"gives {ref.dtype}"
+        assert _name(out.dtype) == _name(ref.dtype), \
+            f"{op.name} {dtypes} {case}: dtype {out.dtype} vs torch " \
+            f"{ref.dtype}"
         expected = (ref.float() if ref.dtype == torch.bfloat16 else ref).numpy()
         try:
-            _compare(out, expected, dtype)
+            _compare(out, expected)
         except AssertionError as e:
-            raise AssertionError(f"{op.name} {dtype} {case}: {e}") from None
+            raise AssertionError(f"{op.name} {dtypes} {case}: {e}") from None
+
+
+@pytest.mark.skipif(torch is None, reason="torch not installed")
+def test_promotion_rule_is_torchs():
+    """op_table.promote, which the NumPy test's dtypes come from, is
+    torch.promote_types on every pair of dtypes."""
+    add = next(op for op in OPS if op.name == "add")
+    for a in ALL:
+        for b in ALL:
+            ta, tb = getattr(torch, a), getattr(torch, b)
+            assert promote(a, b) == _name(torch.promote_types(ta, tb)), \
+                (a, b)
+            # and with 0-d operands (torch.result_type's categories)
+            for shape_a, shape_b in [((2,), ()), ((), (2,)), ((), ())]:
+                ref = torch.result_type(torch.zeros(shape_a, dtype=ta),
+                                        torch.zeros(shape_b, dtype=tb))
+                got = result_dtype(add, (a, b), [len(shape_a), len(shape_b)])
+                assert got == _name(ref), (a, shape_a, b, shape_b)
 
 
 SCALARS = [2, -3, 2.5, True]
@@ -142,7 +190,7 @@ def test_scalar_promotion_matches_torch(name, dtype):
             assert str(out.dtype) == "fastt." + str(ref.dtype).split(".")[1], \
                 (name, dtype, s, flip)
             exp = (ref.float() if ref.dtype == torch.bfloat16 else ref).numpy()
-            _compare(out, exp, dtype)
+            _compare(out, exp)
 
 
 RED_CASES = [(r, dt) for r in REDUCTIONS for dt in r[3]]
