@@ -223,6 +223,39 @@ def test_reduction_against_numpy(red, dtype):
                 np.testing.assert_array_equal(_as_numpy(out), expected)
 
 
+@pytest.mark.skipif(torch is None, reason="torch not installed")
+@pytest.mark.parametrize("red,dtype", RED_CASES,
+                         ids=[f"{r[0]}-{d}" for r, d in RED_CASES])
+def test_reduction_against_torch(red, dtype):
+    """The same call on torch's tensor (the rows are written against the
+    shared API): the result dtype (int32.sum() is int64, argmax is int64,
+    ...), shape and values."""
+    name, ffn, _, _ = red
+    rng = np.random.default_rng(6)
+    for shape in [(45, 65), (2, 3), (1, 1)]:
+        arr = random_array(rng, shape, dtype, (-2, 2))
+        for t in (to_fastt(arr, dtype),
+                  to_fastt(np.ascontiguousarray(arr.T), dtype).t()):
+            out = ffn(t)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # var of one element
+                ref = ffn(_to_torch(t))
+            assert _name(out.dtype) == _name(ref.dtype), \
+                f"{name} {dtype}: dtype {out.dtype} vs torch {ref.dtype}"
+            assert tuple(out.shape) == tuple(ref.shape), (name, shape)
+            exp = (ref.float() if ref.dtype == torch.bfloat16 else ref)
+            got = _as_numpy(out)
+            if out.dtype.is_floating_point:
+                rtol, atol = TOL[_name(out.dtype)]
+                if dtype in ("float16", "bfloat16"):
+                    rtol, atol = rtol * 10, atol * 50
+                np.testing.assert_allclose(got.astype(np.float64),
+                                           exp.double().numpy(), rtol=rtol,
+                                           atol=atol)
+            else:
+                np.testing.assert_array_equal(got, exp.numpy())
+
+
 def test_reduction_dtype_rules():
     assert fastt.tensor([1, 2, 3], dtype=fastt.int32).sum().dtype == \
         fastt.int64
