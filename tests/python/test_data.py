@@ -32,7 +32,7 @@ def assert_same(a, b):
             assert_same(a[k], b[k])
     elif isinstance(b, (list, tuple)):
         assert type(a) is type(b) and len(a) == len(b)
-        for x, y in zip(a, b):
+        for x, y in zip(a, b, strict=True):
             assert_same(x, y)
     else:
         assert a == b
@@ -90,7 +90,7 @@ def test_tensor_dataset_matches_torch(batch_size, drop_last):
                        drop_last=drop_last)
     fb, tb = list(fl), list(tl)
     assert len(fl) == len(tl) == len(fb) == len(tb)
-    for a, b in zip(fb, tb):
+    for a, b in zip(fb, tb, strict=True):
         assert_same(a, b)
 
 
@@ -100,7 +100,7 @@ def test_sequential_default_matches_torch(drop_last):
     fb = list(fd.DataLoader(f, batch_size=3, drop_last=drop_last))
     tb = list(td.DataLoader(t, batch_size=3, drop_last=drop_last))
     assert len(fb) == len(tb) == (3 if drop_last else 4)
-    for a, b in zip(fb, tb):
+    for a, b in zip(fb, tb, strict=True):
         assert_same(a, b)
 
 
@@ -111,7 +111,7 @@ def test_subset_of_tensor_dataset_uses_composed_indices():
     fs = fd.Subset(fd.Subset(f, inner), outer)
     ts = td.Subset(td.Subset(t, inner), outer)
     for a, b in zip(fd.DataLoader(fs, batch_size=4),
-                    td.DataLoader(ts, batch_size=4)):
+                    td.DataLoader(ts, batch_size=4), strict=True):
         assert_same(a, b)
 
 
@@ -123,8 +123,8 @@ def test_fast_path_matches_generic_path():
     slow = list(fd.DataLoader(f, batch_size=5, shuffle=True,
                               collate_fn=lambda b: fd.default_collate(b)))
     assert len(fast) == len(slow) == 4
-    for a, b in zip(fast, slow):
-        for x, y in zip(a, b):
+    for a, b in zip(fast, slow, strict=True):
+        for x, y in zip(a, b, strict=True):
             np.testing.assert_array_equal(x.numpy(), y.numpy())
 
 
@@ -161,12 +161,12 @@ def test_batch_sampler_and_no_auto_collation():
     f, t = pair_datasets(n=9)
     batches = [[0, 8], [3], [4, 5, 6, 1]]
     for a, b in zip(fd.DataLoader(f, batch_sampler=batches),
-                    td.DataLoader(t, batch_sampler=batches)):
+                    td.DataLoader(t, batch_sampler=batches), strict=True):
         assert_same(a, b)
     fb = list(fd.DataLoader(f, batch_size=None))
     tb = list(td.DataLoader(t, batch_size=None))
     assert len(fb) == len(tb) == 9
-    for a, b in zip(fb, tb):
+    for a, b in zip(fb, tb, strict=True):
         assert_same(list(a), list(b))
 
 
@@ -191,7 +191,7 @@ def test_iterable_dataset_batches():
         assert len(fl) == len(tl)
         fb, tb = list(fl), list(tl)
         assert len(fb) == len(tb)
-        for a, b in zip(fb, tb):
+        for a, b in zip(fb, tb, strict=True):
             assert_same(a, b)
 
 
@@ -223,7 +223,7 @@ def test_nested_collate_matches_torch(batch_size):
     tl = td.DataLoader(Samples(5, nested_sample, torch),
                        batch_size=batch_size)
     n = 0
-    for a, b in zip(fl, tl):
+    for a, b in zip(fl, tl, strict=True):
         n += 1
         assert isinstance(a["pt"], Point)
         assert_same({k: v for k, v in a.items() if k != "pt"},
@@ -328,9 +328,12 @@ def test_datasets():
     assert c[-1] == 5
     s = fd.Subset([10, 11, 12, 13], [3, 1])
     assert len(s) == 2 and s[0] == 13 and s[1] == 11
-    with pytest.raises(NotImplementedError):
+    with pytest.raises(NotImplementedError, match="Subclasses of Dataset "
+                                                  "should implement "
+                                                  "__getitem__"):
         fd.Dataset()[0]
-    with pytest.raises(AssertionError):
+    with pytest.raises(AssertionError, match="datasets should not be an "
+                                             "empty iterable"):
         fd.ConcatDataset([])
 
 
@@ -394,5 +397,6 @@ def test_iterable_dataset_rejects_sampler_and_shuffle():
 
 def test_out_of_range_index_raises_index_error():
     f, _ = pair_datasets(n=4)
-    with pytest.raises(IndexError):
+    with pytest.raises(IndexError, match="index 9 is out of bounds for "
+                                         "dimension 0 with size 4"):
         list(fd.DataLoader(f, sampler=FixedOrder([0, 9]), batch_size=2))

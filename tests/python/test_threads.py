@@ -69,7 +69,7 @@ def test_large_and_small_ops_concurrently():
     def body(i):
         for _ in range(5):
             got = workload(*data[i])
-            for g, w in zip(got, want[i]):
+            for g, w in zip(got, want[i], strict=True):
                 np.testing.assert_allclose(npy(g), w, rtol=1e-5, atol=1e-5)
 
     run_threads(N_THREADS, body)
@@ -210,7 +210,8 @@ def test_two_models_train_concurrently(opt):
     run_threads(2, body)
     for i in range(2):
         np.testing.assert_allclose(losses[i], ref_losses[i], rtol=1e-5)
-        for p, q in zip(models[i].parameters(), ref[i].parameters()):
+        for p, q in zip(models[i].parameters(), ref[i].parameters(),
+                        strict=True):
             np.testing.assert_allclose(npy(p), npy(q), rtol=1e-5, atol=1e-6)
 
 
