@@ -372,16 +372,15 @@ constexpr Rule rule_of(Op op) {
 }
 
 // torch's alpha_check: no float alpha for integral results, and a bool
-// alpha only for bool results. `what` is "alpha" or "value" (addcmul).
-FASTT_NOINLINE void check_alpha(Op op, DType result, const Scalar& alpha,
-                                const char* what = "alpha") {
+// alpha only for bool results.
+FASTT_NOINLINE void check_alpha(Op op, DType result, const Scalar& alpha) {
   FASTT_CHECK(!alpha.is_bool() || result == DType::Bool, RuntimeError,
-              "{}: Boolean {} only supported for Boolean results.",
-              op_name(op), what);
+              "{}: Boolean alpha only supported for Boolean results.",
+              op_name(op));
   FASTT_CHECK(is_floating(result) || !alpha.is_floating(), RuntimeError,
-              "{}: For integral input tensors, argument {} must not be a "
+              "{}: For integral input tensors, argument alpha must not be a "
               "floating point number.",
-              op_name(op), what);
+              op_name(op));
 }
 // torch's sub_check: bool operands (tensor or scalar) are rejected by sub;
 // `~` or logical_not is what the user wants.
@@ -728,25 +727,34 @@ static Tensor where_impl(const Operand& c, const Operand& a,
   if (a.s || b.s) check_value_scalars("where", ins + 1, 2);
   return elementwise(Op::where, Rule::Same, ins, 3, nullptr, {}, 1);
 }
-Tensor where(const Tensor& c, const Tensor& a, const Tensor& b) {
+// torch still takes a uint8 condition (deprecated, nonzero is true): made
+// bool here, before autograd saves it for the backward.
+static Tensor bool_condition(const Tensor& c) {
+  if (c.defined() && c.dtype() == DType::UInt8) return c.to(DType::Bool);
+  return c;
+}
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  const Tensor c = bool_condition(cond);
   if (autograd::should_record(a, b))
     return autograd::where(c, &a, &b, [&] { return where_impl(c, a, b); });
   return where_impl(c, a, b);
 }
-Tensor where(const Tensor& c, const Tensor& a, const Scalar& b) {
+Tensor where(const Tensor& cond, const Tensor& a, const Scalar& b) {
+  const Tensor c = bool_condition(cond);
   if (autograd::should_record(a))
     return autograd::where(c, &a, nullptr,
                            [&] { return where_impl(c, a, b); });
   return where_impl(c, a, b);
 }
-Tensor where(const Tensor& c, const Scalar& a, const Tensor& b) {
+Tensor where(const Tensor& cond, const Scalar& a, const Tensor& b) {
+  const Tensor c = bool_condition(cond);
   if (autograd::should_record(b))
     return autograd::where(c, nullptr, &b,
                            [&] { return where_impl(c, a, b); });
   return where_impl(c, a, b);
 }
-Tensor where(const Tensor& c, const Scalar& a, const Scalar& b) {
-  return where_impl(c, a, b);
+Tensor where(const Tensor& cond, const Scalar& a, const Scalar& b) {
+  return where_impl(bool_condition(cond), a, b);
 }
 
 static Tensor clamp_impl(const Tensor& a, const Operand* lo,
@@ -754,14 +762,21 @@ static Tensor clamp_impl(const Tensor& a, const Operand* lo,
   require_defined(a, "clamp");
   FASTT_CHECK(lo || hi, RuntimeError,
               "clamp: at least one of 'min' or 'max' must not be None");
-  FASTT_CHECK(a.dtype() != DType::Bool, NotImplementedError,
-              "clamp: not implemented for dtype 'bool'");
   Params p;
   p.i0 = (lo ? 1 : 0) | (hi ? 2 : 0);
   Operand ins[3] = {a, a, a};
   int n = 1;
   if (lo) ins[n++] = *lo;
   if (hi) ins[n++] = *hi;
+  if (a.dtype() == DType::Bool) {  // bool only if nothing promotes it
+    ResultTypeState st;
+    for (int k = 0; k < n; ++k) {
+      if (ins[k].t) st.add(*ins[k].t);
+      else st.add(*ins[k].s);
+    }
+    FASTT_CHECK(st.result() != DType::Bool, NotImplementedError,
+                "clamp: not implemented for dtype 'bool'");
+  }
   if ((lo && lo->s) || (hi && hi->s)) check_value_scalars("clamp", ins, n);
   return elementwise(Op::clamp, Rule::Same, ins, n, out, p);
 }
@@ -850,14 +865,9 @@ Tensor& lerp_(Tensor& a, const Tensor& end, const Tensor& weight) {
 
 static Tensor addc(Op op, const Tensor& a, const Tensor& t1, const Tensor& t2,
                    const Scalar& value, Tensor* out) {
+  // Unlike add's alpha, torch checks nothing here: any value is cast to
+  // the result dtype (0.5 truncates to 0 for integers, True is 1).
   Params p = alpha_params(value);
-  if (!value.is_integral()) {
-    ResultTypeState s;
-    s.add(a);
-    s.add(t1);
-    s.add(t2);
-    check_alpha(op, s.result(), value, "value");
-  }
   Operand ins[3] = {a, t1, t2};
   if (op == Op::addcdiv) {
     DType r = promote_types(promote_types(a.dtype(), t1.dtype()), t2.dtype());

@@ -346,12 +346,14 @@ Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps,
               "linspace: number of steps must be non-negative");
   const DType dt = dtype ? *dtype : default_dtype();
   KernelFn fn = lookup_kernel(Op::linspace, device.type, dt);
-  check_scalar_fits(start, dt, "linspace");
-  check_scalar_fits(end, dt, "linspace");
+  // As torch: the bounds are range-checked only when both are used (one
+  // step is fill_(start), zero steps read neither).
   Tensor out = Tensor::empty(IntList(steps), dt, device);
   if (steps == 1) {
     out.fill_(start);
   } else if (steps > 1) {
+    check_scalar_fits(start, dt, "linspace");
+    check_scalar_fits(end, dt, "linspace");
     KernelArgs args;
     args.out = &out;
     args.f0 = start.to_double();

@@ -147,6 +147,15 @@ using MethodFn = PyObject* (*)(PyObject*, PyObject* const*, Py_ssize_t,
                                PyObject*);
 PyObject* call_with_input_kw(MethodFn m, const char* name,
                              PyObject* const* args, PyObject* kwnames);
+// torch.add(2, t), torch.pow(2, t), ...: torch takes a Python number as
+// the input of these functions, a wrapped number as in the reflected
+// operator (2 + t). For a number args[0] and a tensor args[1], calls m on a
+// 0-d tensor of the dtype they promote to (so the result's dtype and values
+// are the operator's); anything else goes to m unchanged.
+// Only the functions torch allows this for (name): others go to m as is.
+PyObject* call_with_number_input(MethodFn m, const char* name,
+                                 PyObject* const* args, Py_ssize_t nargs,
+                                 PyObject* kwnames);
 
 // `out=` for ops whose core has no _out form: checks the cast like torch,
 // resizes an empty out, copies r into it and returns a new reference to out.
@@ -246,6 +255,18 @@ inline PyObject* return_self(PyObject* self) {
     if (nargs < 1)                                                          \
       return ::fastt::py::call_with_input_kw(m_##name, #name, args,        \
                                              kwnames);                     \
+    return m_##name(args[0], args + 1, nargs - 1, kwnames);                 \
+  }
+// FASTT_FN for the binary ops whose input may be a Python number.
+#define FASTT_FN_NUMBER_INPUT(name)                                         \
+  static PyObject* f_##name(PyObject*, PyObject* const* args,              \
+                            Py_ssize_t nargs, PyObject* kwnames) {         \
+    if (nargs < 1)                                                          \
+      return ::fastt::py::call_with_input_kw(m_##name, #name, args,        \
+                                             kwnames);                     \
+    if (FASTT_UNLIKELY(!::fastt::py::is_tensor(args[0])))                  \
+      return ::fastt::py::call_with_number_input(m_##name, #name, args,    \
+                                                 nargs, kwnames);          \
     return m_##name(args[0], args + 1, nargs - 1, kwnames);                 \
   }
 

@@ -270,10 +270,22 @@ void scan(PyObject* o, int dim, Inferred* inf) {
   for (Py_ssize_t i = 0; i < n; ++i) scan(items[i], dim + 1, inf);
 }
 
+// A Python int as a float element, through double as torch unpacks it:
+// ints beyond int64 are fine there.
+bool try_int_as_double(PyObject* o, Scalar* s) {
+  if (!PyLong_Check(o) || PyBool_Check(o)) return false;
+  double d = PyLong_AsDouble(o);
+  if (d == -1.0 && PyErr_Occurred()) throw_py();
+  *s = Scalar(d);
+  return true;
+}
+
 template <class T>
 void fill(PyObject* o, int dim, int ndim, T*& out) {
   if (dim == ndim) {
-    Scalar s = is_tensor(o) ? unwrap(o).item() : to_scalar(o, "element");
+    Scalar s;
+    if (!(std::is_same<T, double>::value && try_int_as_double(o, &s)))
+      s = is_tensor(o) ? unwrap(o).item() : to_scalar(o, "element");
     *out++ = s.to<T>();
     return;
   }
@@ -297,7 +309,8 @@ Tensor tensor_from_data(PyObject* data, PyObject* dtype_obj,
     if (copy) t = t.clone();
   } else {
     Scalar s;
-    if (try_scalar(data, &s)) {
+    const bool to_float = has_dtype && is_floating(dtype);
+    if ((to_float && try_int_as_double(data, &s)) || try_scalar(data, &s)) {
       DType d = has_dtype ? dtype : s.natural_dtype();
       t = Tensor::empty({}, d);
       t.fill_(s);
@@ -323,7 +336,9 @@ Tensor tensor_from_data(PyObject* data, PyObject* dtype_obj,
       Inferred inf;
       infer_shape(data, &inf);
       scan(data, 0, &inf);
-      DType build = inf.cat == kFloat  ? DType::Float64
+      // Float data, or any numbers for a float dtype, build in float64.
+      DType build = inf.cat == kFloat || (to_float && inf.cat != kNone)
+                        ? DType::Float64
                     : inf.cat == kInt  ? DType::Int64
                     : inf.cat == kBool ? DType::Bool
                                        : default_dtype();

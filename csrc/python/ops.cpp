@@ -113,7 +113,7 @@ FASTT_UNARY_OPS(FASTT_BIND_UNARY)
     return return_self(self);                                               \
     FASTT_PY_END                                                            \
   }                                                                         \
-  FASTT_FN(name)                                                            \
+  FASTT_FN_NUMBER_INPUT(name)                                               \
   FASTT_FN(name##_)
 // div is bound by hand below (rounding_mode).
 #define FASTT_BINARY_NO_DIV(X)                                             \
@@ -173,7 +173,7 @@ FASTT_BINARY_NO_DIV(FASTT_BIND_BINARY)
     return return_self(self);                                               \
     FASTT_PY_END                                                            \
   }                                                                         \
-  FASTT_FN(name)                                                            \
+  FASTT_FN_NUMBER_INPUT(name)                                               \
   FASTT_FN(name##_)
 FASTT_BIND_ALPHA(add)
 FASTT_BIND_ALPHA(sub)
@@ -234,7 +234,7 @@ FASTT_METHOD(div_) {
   return return_self(self);
   FASTT_PY_END
 }
-FASTT_FN(div)
+FASTT_FN_NUMBER_INPUT(div)
 FASTT_FN(div_)
 
 // ---- gelu, leaky_relu ----
