@@ -2,10 +2,13 @@
 differentiable op (and per interesting form of it). `fn(L, *xs)` is written
 once against the shared torch/fastt API (L is the module: fastt or torch);
 each input spec says its shape, value domain (chosen to stay away from the
-op's non-differentiable points) and layout (contiguous, transposed leaf, or
-strided slice). To add an op: append one row."""
+op's non-differentiable points), layout (contiguous, transposed leaf, or
+strided slice) and, for the dtype-promotion rows, a fixed dtype (else the
+test's dtype: float64, and float32 against torch). To add an op: append one
+row. An xfail is (exception type, reason) and strict: the test must raise
+exactly that, and a fixed bug fails as XPASS until the xfail is removed."""
 from dataclasses import dataclass, field
-from typing import Callable, Optional, Sequence
+from typing import Callable, Optional, Sequence, Tuple, Type
 
 
 @dataclass
@@ -14,6 +17,11 @@ class I:  # noqa: E742  an input spec
     dom: str = "any"  # any | pos | frac | big | zeros ... (see make_array)
     layout: str = "c"  # c | t (transposed leaf) | s (sliced, stride 2)
     grad: bool = True  # False: a plain (non-differentiated) input
+    dtype: Optional[str] = None  # fixed dtype ("int64", "bfloat16", ...)
+
+    def __post_init__(self):
+        if self.dtype and not self.dtype.startswith(("float", "bfloat")):
+            self.grad = False  # integer/bool tensors cannot require grad
 
 
 @dataclass
@@ -21,12 +29,12 @@ class GradCase:
     name: str
     fn: Callable  # fn(L, *xs) -> Tensor or tuple of Tensors
     inputs: Sequence[I]
-    xfail: Optional[str] = None  # reason (non-strict): not recorded yet
+    xfail: Optional[Tuple[Type[BaseException], str]] = None  # (raises, why)
     tol32: tuple = (1e-4, 1e-5)  # (rtol, atol) vs torch in float32
     tol64: tuple = (1e-7, 1e-9)
     fd_tol: tuple = (1e-4, 1e-6)  # (rtol, atol) of the finite-difference check
     gradgrad: bool = True  # also check the double backward numerically
-    gg_xfail: Optional[str] = None  # reason the double backward fails
+    gg_xfail: Optional[Tuple[Type[BaseException], str]] = None  # same, 2nd
     eps: float = 1e-6  # finite-difference step (larger through float32)
     torch: bool = True  # False: torch has no derivative to compare with
     meta: dict = field(default_factory=dict)
@@ -94,8 +102,7 @@ case("pow_neg", lambda L, x: L.pow(x, -1.5), P34)
 case("pow_0", lambda L, x: x ** 0, A34)
 case("pow_1", lambda L, x: x ** 1, A34)
 case("rpow", lambda L, x: 2.5 ** x, A34)
-case("rpow_tensor_fn", lambda L, x: L.pow(2.5, x), A34,
-     xfail="fastt.pow(Scalar, Tensor) is not bound")
+case("rpow_tensor_fn", lambda L, x: L.pow(2.5, x), A34)
 case("pow_tensor", lambda L, x, y: L.pow(x, y), P34, A34)
 case("pow_tensor_bcast", lambda L, x, y: x ** y, I((3, 1), "pos"),
      I((1, 4)))
@@ -443,3 +450,67 @@ case("max_pool2d", lambda L, x: (L.nn.functional.max_pool2d
 case("adaptive_avg_pool2d", lambda L, x: (
     L.nn.functional.adaptive_avg_pool2d if L.__name__ == "torch"
     else L.adaptive_avg_pool2d)(x, 1), I((1, 2, 3, 4)), gradgrad=False)
+
+# ---- dtype promotion: gradients have their input's dtype and shape ----
+# An integer or bool input takes no gradient; a float32 leaf in a float64
+# op gets a float32 gradient; a 0-d float64 tensor does not promote a
+# float32 one (torch.result_type), yet its gradient is float64; bfloat16
+# and float16 meet in float32. Rows with an input of a fixed dtype below
+# float64 are compared with torch only (not by finite differences).
+F32, F16, BF16, F64 = "float32", "float16", "bfloat16", "float64"
+
+
+def D(shape, dtype, dom="any", layout="c"):
+    return I(tuple(shape), dom, layout, dtype=dtype)
+
+
+case("promo_mul_int64_bcast", lambda L, x, k: x * k, A34,
+     D((4,), "int64", "int"))
+case("promo_add_int32_col_row", lambda L, k, x: L.add(k, x),
+     D((3, 1), "int32", "int"), I((1, 4)))
+case("promo_add_bool", lambda L, x, m: L.add(x, m) * m, T34,
+     D((3, 4), "bool", "bool"))
+case("promo_mul_uint8_0d", lambda L, k, x: k * x, D((3, 4), "uint8", "ipos"),
+     I(()))
+case("promo_div_by_int", lambda L, x, k: x / k, A34,
+     D((3, 1), "int64", "int"))
+case("promo_div_int_by_float", lambda L, k, x: L.div(k, x),
+     D((4,), "int16", "int"), P34)
+case("promo_pow_int_exponent", lambda L, x, k: L.pow(x, k), P34,
+     D((3, 4), "int64", "ipos"))
+case("promo_pow_int_base", lambda L, k, y: L.pow(k, y),
+     D((3, 1), "int64", "ipos"), I((4,)))
+case("promo_where_int_float", lambda L, k, x: L.where(L.tensor(MASK), k, x),
+     D((3, 4), "int64", "int"), I((4,)))
+case("promo_where_f32_f64", lambda L, x, y: L.where(L.tensor(MASK), x, y),
+     D((3, 1), F32), I((4,)))
+case("promo_mul_f32_f64_bcast", lambda L, x, y: x * y, D((3, 1), F32),
+     I((2, 1, 4)))
+case("promo_div_f64_f32", lambda L, x, y: x / y, D((3, 1), F64),
+     I((1, 4), "pos"))
+case("promo_add_0d_f64", lambda L, x, s: x + s, A34, D((), F64))
+case("promo_mul_0d_f32_by_f64", lambda L, s, y: s * y, D((), F32), T34)
+case("promo_int_times_0d_float", lambda L, k, s: k * s,
+     D((3, 4), "int64", "int"), I(()))
+case("promo_bf16_mul", lambda L, x, y: x * y, D((3, 4), BF16),
+     D((4,), BF16))
+case("promo_bf16_add_f32", lambda L, x, y: x + y, D((3, 1), BF16),
+     D((4,), F32))
+case("promo_bf16_div_f16", lambda L, x, y: x / y, D((3, 4), BF16),
+     D((4,), F16, "pos"))
+case("promo_bf16_sub_param", lambda L, x, y: L.sub(x, y, alpha=2.0),
+     D((3, 1), BF16), I((4,)))
+case("promo_bf16_pow_scalar", lambda L, x: L.pow(x, 1.5), D((3, 4), BF16,
+                                                             "pos"))
+case("promo_bf16_where_f16", lambda L, x, y: L.where(L.tensor(MASK), x, y),
+     D((3, 1), BF16), D((4,), F16))
+case("promo_bf16_exp_int", lambda L, x, k: L.exp(x) * k, D((3, 4), BF16),
+     D((4,), "int32", "int"))
+case("promo_f16_mul_int8", lambda L, x, k: x * k, D((3, 4), F16),
+     D((3, 1), "int8", "int"))
+case("promo_f16_pow_tensor", lambda L, x, y: L.pow(x, y), D((3, 4), F16,
+                                                           "pos"), I((4,)))
+case("promo_f16_div_param", lambda L, x, y: y / x, D((1, 4), F16, "pos"),
+     I((3, 1)))
+case("promo_f16_where_scalar", lambda L, x: L.where(L.tensor(MASK), x, 0.5),
+     D((3, 4), F16))

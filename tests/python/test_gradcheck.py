@@ -1,8 +1,13 @@
 """Gradients of every differentiable op, driven by grad_table.CASES: a
 finite-difference check of a random vector-Jacobian product in float64
 (first and second order), fastt.autograd.gradcheck itself, and the
-gradients torch computes on the same inputs (float64 and float32). To add
-an op, add a row to grad_table.py."""
+gradients torch computes on the same inputs (float64 and float32): values,
+shapes and dtypes (a gradient has its input's dtype, not the promoted one).
+Rows with fixed-dtype inputs (dtype promotion: bfloat16, float16, int/bool
+with float, float32 with float64) run the finite-difference checks only
+when every input is exact enough (float64, integer, bool); torch checks
+them all, at the tolerance of their lowest-precision dtype. To add an op,
+add a row to grad_table.py."""
 import itertools
 
 import numpy as np
@@ -46,6 +51,12 @@ def make_array(rng, spec):
     elif spec.dom == "zeros":  # 'any' with exact zeros at fixed places
         v = sign * rng.uniform(0.5, 1.5, n)
         v[[k for k in (1, 6, 7) if k < n]] = 0.0
+    elif spec.dom == "int":  # nonzero integers, for integer dtypes
+        v = sign * rng.integers(1, 4, n)
+    elif spec.dom == "ipos":
+        v = rng.integers(1, 5, n).astype(np.float64)
+    elif spec.dom == "bool":
+        v = (np.arange(n) % 3 == 1).astype(np.float64)
     else:
         raise ValueError(spec.dom)
     return v.reshape(shape).astype(np.float64)
@@ -56,16 +67,20 @@ def build(L, arrays, specs, dtype, requires_grad=True):
     's' a stride-2 slice made a leaf (both non-contiguous)."""
     out = []
     for arr, spec in zip(arrays, specs):
+        dt = getattr(L, spec.dtype) if spec.dtype else dtype
+        if spec.dtype == "bool":
+            arr = arr != 0
         if spec.layout == "t" and arr.ndim >= 2:
             base = L.tensor(np.ascontiguousarray(np.swapaxes(arr, -1, -2)),
-                            dtype=dtype)
+                            dtype=dt)
             t = base.transpose(arr.ndim - 2, arr.ndim - 1)
         elif spec.layout == "s" and arr.ndim >= 1:
-            wide = np.zeros(arr.shape[:-1] + (arr.shape[-1] * 2,))
+            wide = np.zeros(arr.shape[:-1] + (arr.shape[-1] * 2,),
+                            dtype=arr.dtype)
             wide[..., ::2] = arr
-            t = L.tensor(wide, dtype=dtype)[..., ::2]
+            t = L.tensor(wide, dtype=dt)[..., ::2]
         else:
-            t = L.tensor(arr, dtype=dtype)
+            t = L.tensor(arr, dtype=dt)
         if requires_grad and spec.grad:
             t.requires_grad_()
         out.append(t)
@@ -91,17 +106,47 @@ def to_np(t):
     return np.asarray(t.detach().double().numpy(), dtype=np.float64)
 
 
-def mark(case, reason=None):
-    reason = case.xfail or reason
-    if reason:
+def mark(case, xfail=None):
+    """A param for the row; xfail = (exception type, reason) makes it a
+    strict xfail that only that exception satisfies."""
+    xfail = case.xfail or xfail
+    if xfail:
+        raises, reason = xfail
         return pytest.param(case, id=case.name,
-                            marks=pytest.mark.xfail(reason=reason,
-                                                    strict=False))
+                            marks=pytest.mark.xfail(raises=raises,
+                                                    reason=reason,
+                                                    strict=True))
     return pytest.param(case, id=case.name)
 
 
-PARAMS = [mark(c) for c in CASES]
-GG_PARAMS = [mark(c, c.gg_xfail) for c in CASES if c.gradgrad]
+# Fixed dtypes a float64 finite difference can check exactly.
+EXACT = {None, "float64", "bool", "uint8", "int8", "int16", "int32", "int64"}
+
+
+def exact(case):
+    return all(s.dtype in EXACT for s in case.inputs)
+
+
+# Per-dtype (rtol, atol) floors for the comparison with torch.
+DTYPE_TOL = {"float16": (2e-3, 2e-3), "bfloat16": (1.6e-2, 1.6e-2),
+             "float32": (1e-4, 1e-5)}
+
+
+def torch_tol(case, dtype):
+    """The row's tolerance for `dtype`, no tighter than its
+    lowest-precision fixed dtype's."""
+    rtol, atol = case.tol64 if dtype == "float64" else case.tol32
+    for s in case.inputs:
+        r, a = DTYPE_TOL.get(s.dtype, (0, 0))
+        rtol, atol = max(rtol, r), max(atol, a)
+    return max(rtol, 1e-6), max(atol, 1e-9)
+
+
+PARAMS = [mark(c) for c in CASES if exact(c)]
+GG_PARAMS = [mark(c, c.gg_xfail) for c in CASES if c.gradgrad and exact(c)]
+# torch=False rows have nothing to compare with: not collected (a skip
+# would fail under CI).
+TORCH_PARAMS = [mark(c) for c in CASES if c.torch]
 
 
 def diff_index(case):
@@ -221,20 +266,19 @@ def test_fastt_gradcheck(case: GradCase):
 # ------------------------------------------------------------ torch ---
 @pytest.mark.skipif(torch is None, reason="torch not installed")
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
-@pytest.mark.parametrize("case", PARAMS)
+@pytest.mark.parametrize("case", TORCH_PARAMS)
 def test_matches_torch(case: GradCase, dtype):
-    if not case.torch:
-        pytest.skip("torch does not differentiate this form")
     arrays = arrays_for(case, seed=7)
     xf = build(fastt, arrays, case.inputs, getattr(fastt, dtype))
     xt = build(torch, arrays, case.inputs, getattr(torch, dtype))
     of = outputs(case.fn(fastt, *xf))
     ot = outputs(case.fn(torch, *xt))
     assert len(of) == len(ot)
-    rtol, atol = case.tol64 if dtype == "float64" else case.tol32
-    rtol, atol = max(rtol, 1e-6), max(atol, 1e-9)
+    rtol, atol = torch_tol(case, dtype)
     for a, b in zip(of, ot):
         assert tuple(a.shape) == tuple(b.shape)
+        assert str(a.dtype).split(".")[-1] == str(b.dtype).split(".")[-1], \
+            f"{case.name}: output dtype {a.dtype} vs torch {b.dtype}"
         assert_close(to_np(a), b.detach().double().numpy(), rtol, atol,
                      f"{case.name}: forward")
         assert a.requires_grad == b.requires_grad, case.name
@@ -253,19 +297,24 @@ def test_matches_torch(case: GradCase, dtype):
             assert a is None or not to_np(a).any(), f"{case.name}: {k}"
             continue
         assert a is not None, f"{case.name}: input {k} got no gradient"
-        assert tuple(a.shape) == tuple(b.shape)
-        assert str(a.dtype).split(".")[-1] == str(b.dtype).split(".")[-1]
+        assert tuple(a.shape) == tuple(b.shape), \
+            f"{case.name}: grad of input {k} has shape {a.shape}, torch's " \
+            f"{b.shape}"
+        assert str(a.dtype).split(".")[-1] == str(b.dtype).split(".")[-1], \
+            f"{case.name}: grad of input {k} is {a.dtype}, torch's {b.dtype}"
+        assert a.dtype == xf[k].dtype, \
+            f"{case.name}: grad of input {k} is {a.dtype}, not {xf[k].dtype}"
         assert_close(to_np(a), b.double().numpy(), rtol, atol,
                      f"{case.name}: grad of input {k} ({dtype})")
 
 
 @pytest.mark.skipif(torch is None, reason="torch not installed")
-@pytest.mark.parametrize("case", PARAMS)
+@pytest.mark.parametrize("case", TORCH_PARAMS)
 def test_backward_accumulates_like_torch(case: GradCase):
     """loss.backward() twice (retain_graph) into .grad, non-leaf and leaf
-    paths, vs torch: catches formulas that write into their inputs."""
-    if not case.torch:
-        pytest.skip("torch does not differentiate this form")
+    paths, vs torch: catches formulas that write into their inputs. The
+    inputs that do not require grad (integer ones) get no .grad, and
+    asking autograd.grad for them raises as in torch."""
     arrays = arrays_for(case, seed=11)
     xf = build(fastt, arrays, case.inputs, fastt.float64)
     xt = build(torch, arrays, case.inputs, torch.float64)
@@ -278,14 +327,27 @@ def test_backward_accumulates_like_torch(case: GradCase):
     lf.backward()
     lt.backward(retain_graph=True)
     lt.backward()
+    rtol, atol = (1e-7, 1e-9) if exact(case) else torch_tol(case, "float64")
     for k in diff_index(case):
         a, b = xf[k].grad, xt[k].grad
         if b is None:
             assert a is None or not to_np(a).any()
             continue
         assert a is not None, f"{case.name}: input {k} has no .grad"
-        assert_close(to_np(a), b.numpy(), 1e-7, 1e-9,
+        assert a.dtype == xf[k].dtype, (case.name, k, a.dtype)
+        assert_close(to_np(a), b.double().numpy(), rtol, atol,
                      f"{case.name}: .grad of input {k}")
+    for k, s in enumerate(case.inputs):
+        if s.grad:
+            continue
+        assert xf[k].grad is None and not xf[k].requires_grad, (case.name, k)
+        if xf[k].dtype.is_floating_point:
+            continue
+        with pytest.raises(RuntimeError, match="only Tensors of floating"):
+            xf[k].requires_grad_()
+        out = outputs(case.fn(fastt, *xf))[0]
+        with pytest.raises(RuntimeError, match="does not require grad"):
+            fastt.autograd.grad(out.sum(), [xf[k]])
 
 
 # -------------------------------------------- gradcheck's own checks --
