@@ -55,7 +55,7 @@ inline bool cpu_scalar_tensor(const Tensor& t) {
 [[noreturn]] FASTT_NOINLINE void throw_device_mismatch(Op op, Device a,
                                                        Device b) {
   throw RuntimeError(fmt::format(
-      "{}: expected all tensors to be on the same device, but found at "
+      "{}: Expected all tensors to be on the same device, but found at "
       "least two devices, {} and {}!",
       op_name(op), a.str(), b.str()));
 }

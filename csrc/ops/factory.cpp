@@ -482,7 +482,7 @@ Tensor& bernoulli_(Tensor& t, const Tensor& p, Generator* generator) {
               "but got {}",
               dtype_name(p.dtype()));
   FASTT_CHECK(p.device() == t.device(), RuntimeError,
-              "bernoulli_: expected all tensors to be on the same device, but "
+              "bernoulli_: Expected all tensors to be on the same device, but "
               "found at least two devices, {} and {}!",
               t.device().str(), p.device().str());
   int64_t shape[kMaxDims];

@@ -26,7 +26,7 @@ void check_companion(const Tensor& t, const Tensor& x, const char* op,
                      const char* what) {
   if (!t.defined()) return;
   FASTT_CHECK(t.device() == x.device(), RuntimeError,
-              "{}: expected all tensors to be on the same device, but found "
+              "{}: Expected all tensors to be on the same device, but found "
               "at least two devices, {} and {}! ({})",
               op, x.device().str(), t.device().str(), what);
   FASTT_CHECK(t.dtype() == x.dtype(), RuntimeError,
@@ -132,7 +132,7 @@ void loss_dims(const Tensor& input, const Tensor& target, int64_t reduction,
               "{}: expected target dtype to be Long or Byte, but got {}", op,
               torch_type_name(target.dtype()));
   FASTT_CHECK(target.device() == input.device(), RuntimeError,
-              "{}: expected all tensors to be on the same device, but found "
+              "{}: Expected all tensors to be on the same device, but found "
               "at least two devices, {} and {}!",
               op, input.device().str(), target.device().str());
   if (nd == 1) {
@@ -564,7 +564,7 @@ Tensor embedding_backward(const Tensor& grad, const Tensor& indices,
               "(indices {}), but got {}",
               op, shape_str(indices.sizes()), shape_str(grad.sizes()));
   FASTT_CHECK(grad.device() == indices.device(), RuntimeError,
-              "{}: expected all tensors to be on the same device, but found "
+              "{}: Expected all tensors to be on the same device, but found "
               "at least two devices, {} and {}!",
               op, grad.device().str(), indices.device().str());
   KernelFn fn =
