@@ -72,12 +72,26 @@ def assert_close(dev_result, cpu_result, rtol=None, atol=None, what=""):
     if isinstance(cpu_result, (tuple, list)):
         assert isinstance(dev_result, (tuple, list)), what
         assert len(dev_result) == len(cpu_result), what
-        for d, c in zip(dev_result, cpu_result):
+        for d, c in zip(dev_result, cpu_result, strict=True):
             assert_close(d, c, rtol, atol, what)
         return
+    if cpu_result is None:
+        assert dev_result is None, what
+        return
     if not isinstance(cpu_result, fastt.Tensor):
-        assert dev_result == pytest.approx(cpu_result, rel=rtol or 1e-6,
-                                           abs=atol or 1e-6), what
+        # A Python number (an .item(), a returned size or count): ints and
+        # bools exactly, floats within rtol/atol (1e-6 when not given; an
+        # explicit 0 means exact).
+        assert not isinstance(dev_result, fastt.Tensor), what
+        if isinstance(cpu_result, (bool, int)):
+            assert type(dev_result) is type(cpu_result), (
+                f"{what}: {type(dev_result).__name__} result, expected "
+                f"{type(cpu_result).__name__}")
+            assert dev_result == cpu_result, (what, dev_result, cpu_result)
+            return
+        assert dev_result == pytest.approx(
+            cpu_result, rel=1e-6 if rtol is None else rtol,
+            abs=1e-6 if atol is None else atol, nan_ok=True), what
         return
     assert isinstance(dev_result, fastt.Tensor), what
     assert dev_result.device.type == fastt.device(DEVICE).type, (
@@ -128,7 +142,8 @@ def check_grad(fn, *args, rtol=None, atol=None, what=""):
     cpu_out, cpu_grads = run(cpu_in)
     dev_out, dev_grads = run(dev_in)
     assert_close(dev_out, cpu_out, rtol, atol, what + " (forward)")
-    for i, (d, c) in enumerate(zip(dev_grads, cpu_grads)):
+    assert cpu_grads, f"{what}: no input requires grad"
+    for i, (d, c) in enumerate(zip(dev_grads, cpu_grads, strict=True)):
         assert_close(d, c, rtol, atol, f"{what} (grad of input {i})")
 
 

@@ -9,8 +9,8 @@ import pytest
 
 import fastt
 import fastt.nn.functional as F
-from cuda_util import (DEVICE, check, check_grad, requires_device, to_dev,
-                       tol)
+from cuda_util import (DEVICE, assert_close, check, check_grad,
+                       requires_device, to_dev, tol)
 
 pytestmark = requires_device
 
@@ -151,11 +151,16 @@ def test_unary_unsupported_dtype_raises_like_cpu():
                                                 fastt.float32),
                       (fastt.abs, fastt.bool)):
         x = make((4,), dtype)
-        with pytest.raises(Exception) as cpu_err:
+        want = (f"{fn.__name__}: not implemented for dtype "
+                f"'{str(dtype).split('.')[-1]}' on device")
+        with pytest.raises(NotImplementedError, match=want) as cpu_err:
             fn(x)
-        with pytest.raises(Exception) as dev_err:
+        with pytest.raises(NotImplementedError, match=want) as dev_err:
             fn(to_dev(x))
-        assert type(dev_err.value) is type(cpu_err.value)
+        # The same message, naming the device the op ran on.
+        dev_type = fastt.device(DEVICE).type
+        assert str(dev_err.value) == str(cpu_err.value).replace(
+            "'cpu'", f"'{dev_type}'")
 
 
 # --------------------------------------------------------------- binary --
@@ -615,6 +620,19 @@ def test_tolerance_table_is_used():
     # Guards the helpers this file relies on (a broken tol() would make
     # every float comparison exact or vacuous).
     assert tol(fastt.float32)[0] > 0 and tol(fastt.int32) == (0.0, 0.0)
+
+
+def test_assert_close_numbers_can_fail():
+    """Python-number results: ints and bools exactly (and of the same
+    type), floats within the tolerance given, exactly when it is 0."""
+    assert_close(3, 3)
+    assert_close(1.0, 1.0 + 1e-9)  # default: 1e-6
+    for dev, cpu, kw in ((3, 4, {}), (True, 1, {}), (1, True, {}),
+                         (3.0, 3, {}), (1.0 + 1e-9, 1.0, dict(rtol=0, atol=0)),
+                         (None, 1, {}), ((1, 2), (1, 2, 3), {}),
+                         (fastt.tensor(1.0), 1.0, {})):
+        with pytest.raises(AssertionError):
+            assert_close(dev, cpu, **kw)
 
 
 # ----------------------------------------- real-GPU hazards (review) --

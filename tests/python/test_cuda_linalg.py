@@ -238,15 +238,6 @@ def test_matmul_grads(dtype):
     check_grad(F.linear, x, w, b, rtol=r, atol=a, what="linear")
 
 
-def _tf32_switch():
-    backends = getattr(fastt, "backends", None)
-    cuda = getattr(backends, "cuda", None)
-    matmul = getattr(cuda, "matmul", None)
-    if matmul is None or not hasattr(matmul, "allow_tf32"):
-        pytest.skip("fastt.backends.cuda.matmul.allow_tf32 not exposed")
-    return matmul
-
-
 def test_tf32_defaults_like_torch():
     # Read at import by cuda_util, before it turned the cuDNN one off.
     from cuda_util import CUDNN_TF32_DEFAULT
@@ -262,7 +253,7 @@ def test_tf32_defaults_like_torch():
 
 
 def test_tf32_switch():
-    matmul = _tf32_switch()
+    matmul = fastt.backends.cuda.matmul
     assert matmul.allow_tf32 is False  # off by default, like torch
     a = mrand(64, 512, seed=1)
     b = mrand(512, 48, seed=2)

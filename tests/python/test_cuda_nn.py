@@ -165,7 +165,7 @@ def test_layer_norm(dtype, cols, affine):
         cpu = _C._layer_norm_backward(g, x, [cols], mean, rstd, w, b, mask)
         dev = _C._layer_norm_backward(*to_dev((g, x, [cols], mean, rstd, w,
                                                b)), mask)
-        for d, c in zip(dev, cpu):
+        for d, c in zip(dev, cpu, strict=True):
             assert (d is None) == (c is None)
             if c is not None:
                 assert_close(d, c, *gtol(dtype, 4.0), what=f"mask {mask}")
@@ -207,7 +207,7 @@ def test_rms_norm(dtype, cols, weighted):
     for mask in [(True, True), (True, False), (False, True)]:
         cpu = _C._rms_norm_backward(g, x, [cols], rstd, w, mask)
         dev = _C._rms_norm_backward(*to_dev((g, x, [cols], rstd, w)), mask)
-        for d, c in zip(dev, cpu):
+        for d, c in zip(dev, cpu, strict=True):
             assert (d is None) == (c is None)
             if c is not None:
                 assert_close(d, c, *gtol(dtype, 4.0), what=f"mask {mask}")
@@ -507,21 +507,26 @@ def module_pair(make, seed=0):
 
 
 def compare_grads(cpu, dev, rtol, atol):
-    for (name, pc), (_, pd) in zip(cpu.named_parameters(),
-                                   dev.named_parameters()):
+    """Every parameter's gradient, by name; at least one must exist."""
+    cpu_p = list(cpu.named_parameters())
+    dev_p = list(dev.named_parameters())
+    assert [n for n, _ in dev_p] == [n for n, _ in cpu_p]
+    assert any(p.grad is not None for _, p in cpu_p), "no gradients"
+    for (name, pc), (_, pd) in zip(cpu_p, dev_p, strict=True):
         assert (pc.grad is None) == (pd.grad is None), name
         if pc.grad is not None:
             assert_close(pd.grad, pc.grad, rtol, atol, what=name)
 
 
 def run_both(cpu, dev, inputs, loss_fn, rtol, atol):
+    """Forward on both, compares every output (a tuple's too: MHA's
+    attention weights), then backward of loss_fn(outputs) and every
+    parameter gradient."""
     out_c = cpu(*inputs)
     out_d = dev(*to_dev(inputs))
-    oc = out_c[0] if isinstance(out_c, tuple) else out_c
-    od = out_d[0] if isinstance(out_d, tuple) else out_d
-    assert_close(od, oc, rtol, atol, what="forward")
-    loss_fn(oc).backward()
-    loss_fn(od).backward()
+    assert_close(out_d, out_c, rtol, atol, what="forward")
+    loss_fn(out_c).backward()
+    loss_fn(out_d).backward()
     compare_grads(cpu, dev, rtol, atol)
 
 
@@ -562,7 +567,9 @@ def test_multihead_attention():
     kv = rand(3, 9, 16, seed=46)
 
     def loss(o):
-        return (o * o).sum()
+        out, weights = o  # both outputs carry gradient to the parameters
+        assert weights is not None and tuple(weights.shape) == (3, 7, 9)
+        return (out * out).sum() + (weights * weights).sum()
     # Loose: the attention matmuls may run in TF32 on the device.
     run_both(cpu, dev, (q, kv, kv), loss, 2e-3, 1e-4)
 

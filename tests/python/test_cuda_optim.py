@@ -80,7 +80,7 @@ def run_optimizer(name, kwargs, params, grads_per_step):
     ps = [p.clone() for p in params]
     opt = getattr(optim, name)(ps, **kwargs)
     for grads in grads_per_step:
-        for p, g in zip(ps, grads):
+        for p, g in zip(ps, grads, strict=True):
             p.grad = g
         opt.step()
     return ps, opt
@@ -91,9 +91,9 @@ def compare_runs(name, kwargs, params, grads_per_step, dtype):
     dev_p, dev_opt = run_optimizer(name, kwargs, to_dev(params),
                                    to_dev(grads_per_step))
     rtol, atol = tolerance(dtype)
-    for i, (d, c) in enumerate(zip(dev_p, cpu_p)):
+    for i, (d, c) in enumerate(zip(dev_p, cpu_p, strict=True)):
         assert_close(d, c, rtol, atol, f"{name} param {i}")
-    for i, (d, c) in enumerate(zip(dev_p, cpu_p)):
+    for i, (d, c) in enumerate(zip(dev_p, cpu_p, strict=True)):
         ds, cs = dev_opt.state[d], cpu_opt.state[c]
         assert set(ds) == set(cs)
         for key in STATE_KEYS:
@@ -167,14 +167,14 @@ def test_mixed_dtypes_and_groups():
     grads = [make_grads(params, s) for s in range(3)]
     dev_params = to_dev(params)
     cpu_opt, dev_opt = build(params), build(dev_params)
-    for gc, gd in zip(grads, to_dev(grads)):
-        for p, g in zip(params, gc):
+    for gc, gd in zip(grads, to_dev(grads), strict=True):
+        for p, g in zip(params, gc, strict=True):
             p.grad = g
-        for p, g in zip(dev_params, gd):
+        for p, g in zip(dev_params, gd, strict=True):
             p.grad = g
         cpu_opt.step()
         dev_opt.step()
-    for d, c in zip(dev_params, params):
+    for d, c in zip(dev_params, params, strict=True):
         assert_close(d, c, *tolerance(c.dtype), what=str(c.dtype))
 
 
@@ -199,7 +199,7 @@ def test_fused_calls_on_strided_tensors(dtype):
                           decoupled_weight_decay=True)
         return ps + m + v
 
-    for d, c in zip(run(True), run(False)):
+    for d, c in zip(run(True), run(False), strict=True):
         assert_close(d, c, *tolerance(dtype))
 
 
@@ -220,7 +220,7 @@ def test_c_kernels_directly():
                          0.05)
         return [p] + bufs
 
-    for d, c in zip(run(to_dev), run(lambda x: x)):
+    for d, c in zip(run(to_dev), run(lambda x: x), strict=True):
         assert_close(d, c, *tolerance(fastt.float32))
 
 
@@ -266,7 +266,7 @@ def test_mixed_device_group_raises(config):
     assert "_step_ (" in str(err.value)
     assert name in str(err.value)
     assert "cpu" in str(err.value) and "cuda" in str(err.value)
-    for p, b in zip(ps, before):  # nothing was updated
+    for p, b in zip(ps, before, strict=True):  # nothing was updated
         np.testing.assert_array_equal(p.cpu().numpy(), b)
     for st in opt.state.values():
         if "step" in st:
@@ -317,7 +317,7 @@ def test_state_dict_round_trip_on_device(config):
                 assert st["step"].device.type == "cpu"
     saved_cpu_p = [p.clone() for p in cpu_p]
     for gs in grads[3:]:  # the reference: the CPU optimizer goes on
-        for p, g in zip(cpu_p, gs):
+        for p, g in zip(cpu_p, gs, strict=True):
             p.grad = g
         cpu_opt.step()
 
@@ -332,10 +332,10 @@ def test_state_dict_round_trip_on_device(config):
                 else:
                     assert t.device == p.device, key
         for gs in to_dev(grads[3:]):
-            for p, g in zip(ps, gs):
+            for p, g in zip(ps, gs, strict=True):
                 p.grad = g
             opt.step()
-        for d, c in zip(ps, cpu_p):
+        for d, c in zip(ps, cpu_p, strict=True):
             assert_close(d, c, *tolerance(fastt.float32))
 
 
@@ -346,7 +346,8 @@ def test_moving_model_after_optimizer_creation():
     cpu_model = nn.Linear(7, 5)
     dev_model = nn.Linear(7, 5)
     with fastt.no_grad():
-        for a, b in zip(cpu_model.parameters(), dev_model.parameters()):
+        for a, b in zip(cpu_model.parameters(), dev_model.parameters(),
+                        strict=True):
             b.copy_(a)
     dev_opt = optim.Adam(dev_model.parameters(), lr=0.01)
     dev_model.to(DEVICE)
@@ -358,7 +359,8 @@ def test_moving_model_after_optimizer_creation():
             opt.zero_grad()
             model(xx).square().sum().backward()
             opt.step()
-    for d, c in zip(dev_model.parameters(), cpu_model.parameters()):
+    for d, c in zip(dev_model.parameters(), cpu_model.parameters(),
+                    strict=True):
         assert_close(d, c, *tolerance(fastt.float32))
     for st in dev_opt.state.values():
         assert st["exp_avg"].device.type == fastt.device(DEVICE).type

@@ -70,7 +70,7 @@ def test_sum(shape, dim, dtype, keepdim):
     check(lambda t: fastt.sum(noncontig(t), **kw), x)
 
 
-ONE_DIM = [(c, i) for c, i in zip(CASES, IDS)
+ONE_DIM = [(c, i) for c, i in zip(CASES, IDS, strict=True)
            if c[1] is None or isinstance(c[1], int)]
 
 
@@ -143,7 +143,7 @@ def test_amax_amin(shape, dim, dtype, keepdim):
 
 @pytest.mark.parametrize("shape,dim", [c for c in CASES
                                        if isinstance(c[1], int)],
-                         ids=[i for c, i in zip(CASES, IDS)
+                         ids=[i for c, i in zip(CASES, IDS, strict=True)
                               if isinstance(c[1], int)])
 @pytest.mark.parametrize("dtype", ALL10, ids=str)
 @pytest.mark.parametrize("keepdim", [False, True])

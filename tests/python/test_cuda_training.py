@@ -29,7 +29,7 @@ def close_curves(dev, cpu, rtol, what):
 
 def close_params(dev_model, cpu_model, rtol, what):
     for (name, d), (_, c) in zip(dev_model.named_parameters(),
-                                 cpu_model.named_parameters()):
+                                 cpu_model.named_parameters(), strict=True):
         assert d.device.type == fastt.device(DEVICE).type, name
         np.testing.assert_allclose(to_numpy(d), to_numpy(c), rtol=rtol,
                                    atol=rtol, err_msg=f"{what}: {name}")
