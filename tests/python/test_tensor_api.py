@@ -35,8 +35,8 @@ def test_device_objects():
     assert fastt.device("cuda", 0) == fastt.device("cuda:0")
     assert fastt.ones(2).device == fastt.device("cpu")
     assert fastt.ones(2).device == "cpu"
-    with pytest.raises(RuntimeError, match="Expected one of cpu, cuda.* device "
-                       "type at start of device string: tpu"):
+    with pytest.raises(RuntimeError, match="Expected one of cpu, cuda.* "
+                       "device type at start of device string: tpu"):
         fastt.device("tpu")
     with pytest.raises(RuntimeError, match="Invalid device string: 'cuda:x'"):
         fastt.device("cuda:x")
