@@ -187,6 +187,11 @@ def test_chrome_trace(tmp_path):
     kernels = [e for e in evs if e["cat"] == "kernel"]
     taxes = [e for e in evs if e["cat"] == "framework_tax"]
     assert len(kernels) == len(taxes) == n
+    assert all(e["dur"] > 0 for e in kernels)  # every kernel took time
+    assert [e["dur"] for e in kernels] == [ev.kernel_ns / 1e3
+                                           for ev in sorted(
+                                               prof.events(),
+                                               key=lambda v: v.t_start)]
     assert {e["name"] for e in kernels} == {ev.name for ev in prof.events()}
     assert all(e["name"].endswith(" [tax]") for e in taxes)
     fwd = [e for e in evs if e["cat"] == "user_range"]
