@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sanitizer runs: ASan+UBSan (build-asan: Catch2 tests, then a subset of the
 # Python tests with libasan preloaded) and TSan (build-tsan: [threads] and
-# [allocator] Catch2 tests). Usage: scripts/sanitize.sh [asan|tsan|all]
+# [allocator] Catch2 tests; every test case that starts a std::thread must
+# carry [threads], checked first). Usage: scripts/sanitize.sh [asan|tsan|all]
 # (default all); "tsan-omp" adds the slow TSan pass with OpenMP threads.
 # Add a Python test file to the ASan run by appending it to PY_TESTS below.
 set -uo pipefail
@@ -88,6 +89,27 @@ asan_py() {
 }
 
 # ---------------- TSan ----------------
+# TSan runs the [threads] and [allocator] cases only, so a test case that
+# starts threads without the [threads] tag would never be race-checked.
+tsan_tags() {  # tsan_tags [DIR (tests/cpp)]
+  "$PY" - "${1:-tests/cpp}" <<'EOF'
+import glob, re, sys
+bad = []
+for f in sorted(glob.glob(sys.argv[1] + "/*.cpp")):
+    src = open(f).read()
+    starts = [m.start() for m in re.finditer(r"^TEST_CASE\(", src, re.M)]
+    for i, p in enumerate(starts):
+        body = src[p:starts[i + 1] if i + 1 < len(starts) else len(src)]
+        head = body[:body.index("{")]
+        if (re.search(r"std::(thread|jthread|async)\b|pthread_create", body)
+                and "[threads]" not in head):
+            bad.append("%s:%d" % (f, src.count("\n", 0, p) + 1))
+if bad:
+    print("test cases that start threads but lack the [threads] tag:")
+    print("\n".join("  " + b for b in bad))
+    sys.exit(1)
+EOF
+}
 tsan_build() {
   configure build-tsan -DFASTT_SANITIZE_THREAD=ON -DFASTT_BUILD_PYTHON=OFF &&
   $NICE cmake --build build-tsan -j"$JOBS" --target fastt_tests
@@ -123,6 +145,7 @@ if [[ $WHAT == asan || $WHAT == all ]]; then
   fi
 fi
 if [[ $WHAT == tsan || $WHAT == all ]]; then
+  step "threads tests tagged [threads]" tsan_tags
   step "tsan build" tsan_build &&
     step "tsan C++ [threads],[allocator], 1 OpenMP thread, no supp" \
       tsan_strict

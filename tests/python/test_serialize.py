@@ -44,6 +44,7 @@ def assert_same(a, b):
     assert a.dtype == b.dtype
     assert tuple(a.shape) == tuple(b.shape)
     assert as_list(a) == as_list(b)
+    assert raw_bytes(a) == raw_bytes(b)  # bit-exact, int64 beyond 2**53 too
 
 
 def header_of(data):
