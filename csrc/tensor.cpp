@@ -864,9 +864,11 @@ Tensor& Tensor::fill_(const Scalar& value) {
   if (autograd::should_record(*this))  // the old values get no gradient
     return autograd::copy_(*this, fastt::full({}, value, dtype(), device()));
   check_no_internal_overlap(*this, "fill_");
-  // As torch's fill kernel: float16/bfloat16 take the value through float
-  // unchecked (an overflow is inf); other dtypes range-check it.
-  if (dtype() != DType::Float16 && dtype() != DType::BFloat16)
+  // As torch: its one-element fill (scalar_fill, also what setitem of a
+  // number and linspace with one step use) converts float16/bfloat16
+  // unchecked, an overflow is inf; every other fill range-checks.
+  if (numel() != 1 ||
+      (dtype() != DType::Float16 && dtype() != DType::BFloat16))
     check_scalar_fits(value, dtype(), "fill_");
   if (numel() > 0) {
     KernelArgs args;

@@ -774,6 +774,13 @@ static Tensor clamp_impl(const Tensor& a, const Operand* lo,
       if (ins[k].t) st.add(*ins[k].t);
       else st.add(*ins[k].s);
     }
+    if (st.result() == DType::Bool && n == 2 && ins[1].t) {
+      // One tensor bound: torch runs maximum/minimum, which take bool.
+      Tensor r = lo ? maximum(a, *ins[1].t) : minimum(a, *ins[1].t);
+      if (!out) return r;
+      out->copy_(r);
+      return *out;
+    }
     FASTT_CHECK(st.result() != DType::Bool, NotImplementedError,
                 "clamp: not implemented for dtype 'bool'");
   }

@@ -292,24 +292,28 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step,
     const int64_t xs = to_int64(start, "arange"),
                   xe = to_int64(end, "arange"),
                   xst = to_int64(step, "arange");
-    FASTT_CHECK(xst != 0, RuntimeError, "arange: step must be nonzero");
-    FASTT_CHECK((xst > 0 && xe >= xs) || (xst < 0 && xe <= xs), RuntimeError,
-                "arange: upper bound and larger bound inconsistent with step "
-                "sign");
-    // torch also checks the uncast bounds: arange(0, 0.5, -1) raises.
-    const double ds = start.to_double(), de = end.to_double();
-    FASTT_CHECK((xst > 0 && de >= ds) || (xst < 0 && de <= ds), RuntimeError,
+    // torch checks the uncast bounds and step (arange(0, 0.5, -1) raises,
+    // arange(0, 5, 0.5, dtype=int32) is ten zeros: the values step by the
+    // cast step); int64 also checks the cast ones and sizes from them.
+    const double ds = start.to_double(), de = end.to_double(),
+                 dst = step.to_double();
+    FASTT_CHECK(dst != 0, RuntimeError, "arange: step must be nonzero");
+    FASTT_CHECK((dst > 0 && de >= ds) || (dst < 0 && de <= ds), RuntimeError,
                 "arange: upper bound and lower bound inconsistent with step "
                 "sign");
     if (dt == DType::Int64) {
+      FASTT_CHECK(xst != 0, RuntimeError, "arange: step must be nonzero");
+      FASTT_CHECK((xst > 0 && xe >= xs) || (xst < 0 && xe <= xs),
+                  RuntimeError,
+                  "arange: upper bound and larger bound inconsistent with "
+                  "step sign");
       const __int128 sgn = xst > 0 ? 1 : -1;
       const __int128 n = (__int128(xe) - xs + xst - sgn) / xst;
       FASTT_CHECK(n <= std::numeric_limits<int64_t>::max(), RuntimeError,
                   "arange: invalid size, possible overflow?");
       size = int64_t(n);
     } else {
-      const double n = std::ceil((end.to_double() - start.to_double()) /
-                                 step.to_double());
+      const double n = std::ceil((de - ds) / dst);
       FASTT_CHECK(n >= 0 && n <= 9.2e18, RuntimeError,
                   "arange: invalid size, possible overflow?");
       size = int64_t(n);

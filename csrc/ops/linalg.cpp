@@ -47,17 +47,6 @@ inline void check_input(const char* op, const Tensor& input,
               op, dtype_name(input.dtype()), dtype_name(m.dtype()));
 }
 
-// Like torch: integer products take integer alpha/beta only.
-inline void check_scalars(DType dt, const Scalar& beta, const Scalar& alpha) {
-  if (is_floating(dt)) return;
-  FASTT_CHECK(!beta.is_floating(), RuntimeError,
-              "For integral input tensors, argument beta must not be a "
-              "floating point number.");
-  FASTT_CHECK(!alpha.is_floating(), RuntimeError,
-              "For integral input tensors, argument alpha must not be a "
-              "floating point number.");
-}
-
 std::string dims_str(IntList sizes) {
   return fmt::format("{}", fmt::join(sizes.begin(), sizes.end(), "x"));
 }
@@ -101,6 +90,8 @@ inline const Tensor& blas_ready(const Tensor& t, Tensor& keep) {
 }
 
 // The one kernel call. `addend` (out's shape) or nullptr: out is the addend.
+// As torch's CPU addmm/baddbmm, alpha/beta are not checked: integer
+// products use them truncated (beta=0.5 is 0 and skips the addend).
 // flags: bit 1 reads a transposed, bit 2 reads b transposed.
 void run_gemm(Tensor& out, const Tensor& a, const Tensor& b,
               const Tensor* addend, const Scalar& alpha, const Scalar& beta,
@@ -296,7 +287,6 @@ Tensor addmm(const Tensor& input, const Tensor& m1, const Tensor& m2,
     throw_shapes("addmm", m1.sizes(), m2.sizes());
   check_pair("addmm", m1, m2);
   check_input("addmm", input, m1);
-  check_scalars(m1.dtype(), beta, alpha);
   Tensor addend = input.expand({M, N});
   Tensor out = Tensor::empty({M, N}, m1.dtype(), m1.device());
   Tensor ka, kb;
@@ -328,7 +318,6 @@ Tensor baddbmm(const Tensor& input, const Tensor& b1, const Tensor& b2,
               Bt, K, b2.sizes()[0], b2.sizes()[1]);
   check_pair("baddbmm", b1, b2);
   check_input("baddbmm", input, b1);
-  check_scalars(b1.dtype(), beta, alpha);
   Tensor addend = input.expand({Bt, M, N});
   Tensor out = Tensor::empty({Bt, M, N}, b1.dtype(), b1.device());
   Tensor ka, kb;

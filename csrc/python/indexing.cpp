@@ -180,6 +180,13 @@ PyObject* tensor_getitem(PyObject* self, PyObject* index) {
   FASTT_PY_END
 }
 
+// torch's slicePrefix1sDims: a value's leading size-1 dims are dropped
+// before it broadcasts to the indexed shape (x[0] = y[None] works).
+static Tensor drop_leading_ones(Tensor v) {
+  while (v.dim() > 0 && v.sizes()[0] == 1) v = v.select(0, 0);
+  return v;
+}
+
 int tensor_setitem(PyObject* self, PyObject* index, PyObject* value) {
   FASTT_PY_BEGIN
   if (!value) {
@@ -196,7 +203,7 @@ int tensor_setitem(PyObject* self, PyObject* index, PyObject* value) {
       v = Tensor::empty({}, t.dtype(), t.device());
       v.fill_(s);
     } else {
-      v = to_tensor_like(value, "value");
+      v = drop_leading_ones(to_tensor_like(value, "value"));
     }
     maybe_release_gil(r.view.numel(), [&]() -> Tensor& {
       return fastt::index_put_(r.view, r.adv, v);
@@ -208,7 +215,7 @@ int tensor_setitem(PyObject* self, PyObject* index, PyObject* value) {
   if (is_scalar) {
     maybe_release_gil(v.numel(), [&]() -> Tensor& { return v.fill_(s); });
   } else {
-    Tensor src = to_tensor_like(value, "value");
+    Tensor src = drop_leading_ones(to_tensor_like(value, "value"));
     maybe_release_gil(v.numel(), [&]() -> Tensor& { return v.copy_(src); });
   }
   return 0;

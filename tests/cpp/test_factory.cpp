@@ -635,7 +635,7 @@ TEST_CASE("factory and random errors", "[factory]") {
   REQUIRE_THROWS_AS(arange(0, 5, 0), RuntimeError);
   REQUIRE_THROWS_AS(arange(0.0, 5.0, 0.0), RuntimeError);
   CHECK(error_of([] { arange(0, 5, -1); })
-            .find("upper bound and larger bound inconsistent with step "
+            .find("upper bound and lower bound inconsistent with step "
                   "sign") != std::string::npos);
   REQUIRE_THROWS_AS(arange(5.0, 0.0, 0.5), RuntimeError);
   REQUIRE_THROWS_AS(arange(0.0, INFINITY, 1.0), RuntimeError);

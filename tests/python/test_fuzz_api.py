@@ -405,6 +405,11 @@ LISTED_DIVERGENCES = [
      r"same number of dimensions|Expected index .* to be no larger|Size "
      r"does not match at dimension", "empty",
      EMPTY_SKIPS + " (advanced indexing, gather/scatter/index_add)"),
+    ("*", "*", r"negative dimension|isn't allowed in a leading, non-existing "
+     r"dimension|expects floating point dtype|expected sequence of length",
+     "empty", EMPTY_SKIPS + " (repeat/expand with a negative size: torch "
+     "even returns a shape with -1; randn of an integer dtype; a ragged "
+     "list whose first row is empty)"),
     ("getitem", "*", r"an index can only have a single ellipsis", "always",
      "torch accepts several ellipses (each expands to the same dims, an "
      "artifact of its indexing loop); fastt raises IndexError like NumPy"),
@@ -428,6 +433,8 @@ def _has_empty(v):
     """Whether v (torch's arguments or result) holds an empty tensor."""
     if isinstance(v, torch.Tensor):
         return v.numel() == 0
+    if isinstance(v, list) and not v:  # an empty index list
+        return True
     if isinstance(v, (tuple, list)):
         return any(map(_has_empty, v))
     if isinstance(v, dict):
@@ -1234,8 +1241,14 @@ def test_clamp_bool_promoted_by_bounds():
     assert r.dtype == fastt.int64 and r.tolist() == [1, 0]
     assert fastt.clamp(b, 0.5).tolist() == [1.0, 0.5]
     assert fastt.clamp(b, max=fastt.tensor(2)).tolist() == [1, 0]
+    # One tensor bound on bool: maximum/minimum, as torch.
+    assert fastt.clamp(b, None, fastt.tensor(False)).tolist() == [False] * 2
+    assert fastt.clamp(b, fastt.tensor(True)).tolist() == [True] * 2
+    assert b.clone().clamp_(None, fastt.tensor(False)).tolist() == [False] * 2
     with pytest.raises(NotImplementedError):  # a bool result: as torch
         fastt.clamp(b, False, True)
+    with pytest.raises(NotImplementedError):
+        fastt.clamp(b, fastt.tensor(False), fastt.tensor(True))
     with pytest.raises(RuntimeError):  # int64 result into bool
         b.clone().clamp_(0, 1)
 
@@ -1252,13 +1265,17 @@ def test_tensor_big_python_int_into_float():
             fastt.tensor([big], **dt)
 
 
-def test_half_fill_overflows_to_inf():
+def test_half_one_element_fill_overflows_to_inf():
+    # torch's one-element fill converts float16/bfloat16 unchecked.
     for dt in (fastt.float16, fastt.bfloat16):
         assert math.isinf(fastt.full((1,), 1e300, dtype=dt).item())
         assert math.isinf(fastt.zeros(1, dtype=dt).fill_(1e300).item())
+        assert math.isinf(fastt.linspace(1e300, 0, 1, dtype=dt).item())
         x = fastt.zeros(2, dtype=dt)
         x[0] = 1e300
         assert math.isinf(x[0].item()) and x[1].item() == 0.0
+        with pytest.raises(RuntimeError):  # the kernel path checks
+            fastt.full((2,), 1e300, dtype=dt)
     for dt in (fastt.float32, fastt.int16):  # checked, as torch
         with pytest.raises(RuntimeError):
             fastt.full((1,), 1e300, dtype=dt)
@@ -1271,6 +1288,40 @@ def test_linspace_checks_only_the_bounds_it_uses():
     for a, b, n in ((big, 0, 1), (0, big, 2)):
         with pytest.raises(RuntimeError):
             fastt.linspace(a, b, n, dtype=fastt.int16)
+
+
+def test_setitem_drops_leading_ones_of_the_value():
+    x = fastt.zeros((), dtype=fastt.int8)
+    x[()] = fastt.ones(1, 1, dtype=fastt.int8)
+    assert x.item() == 1
+    y = fastt.zeros(2, 3)
+    y[0] = fastt.ones(1, 3)
+    y[:, 1] = fastt.full((1, 1, 2), 2.0)
+    y[[0, 1], 2] = fastt.full((1, 2), 3.0)
+    y[fastt.tensor([False, True]), 0] = fastt.full((1, 1), 4.0)
+    assert y.tolist() == [[1.0, 2.0, 3.0], [4.0, 2.0, 3.0]]
+    with pytest.raises(RuntimeError):
+        x[()] = fastt.ones(2, dtype=fastt.int8)
+
+
+def test_integer_addmm_truncates_float_beta_alpha():
+    i = fastt.ones(2, 2, dtype=fastt.int32)
+    assert fastt.addmm(i, i, i, beta=0.5, alpha=2).tolist() == [[4, 4]] * 2
+    assert fastt.addmm(i, i, i, alpha=0.5).tolist() == [[1, 1]] * 2
+    b = fastt.ones(1, 2, 2, dtype=fastt.int32)
+    assert fastt.baddbmm(b, b, b, beta=0.0).tolist() == [[[2, 2]] * 2]
+
+
+def test_integer_arange_checks_the_uncast_step():
+    # torch: checks on the double values, then steps by the cast step
+    # (ten zeros); int64 also checks the cast step.
+    assert fastt.arange(0, 5, 0.5, dtype=fastt.int32).tolist() == [0] * 10
+    assert fastt.arange(0, 5, 1.5, dtype=fastt.uint8).tolist() == [0, 1, 2,
+                                                                   3]
+    for a, b, st, dt in ((0, 5, 0.5, fastt.int64), (0, 5, 1e-300, fastt.int16),
+                         (5, 0, 0.5, fastt.int16), (0, 0.5, -1, fastt.int32)):
+        with pytest.raises(RuntimeError):
+            fastt.arange(a, b, st, dtype=dt)
 
 
 def test_zz_fuzz_case_count():
