@@ -10,8 +10,8 @@ import pytest
 
 import fastt
 from op_table import (ALL, OPS, REDUCTIONS, SHAPES_BINARY, SHAPES_UNARY,
-                      TOL, common_dtype, dtype_cases, promote, random_array, result_dtype,
-                      to_fastt)
+                      TOL, common_dtype, dtype_cases, promote, random_array,
+                      result_dtype, to_fastt)
 
 try:
     import torch
@@ -131,7 +131,8 @@ def test_op_against_torch(op, dtypes):
         assert _name(out.dtype) == _name(ref.dtype), \
             f"{op.name} {dtypes} {case}: dtype {out.dtype} vs torch " \
             f"{ref.dtype}"
-        expected = (ref.float() if ref.dtype == torch.bfloat16 else ref).numpy()
+        expected = (ref.float() if ref.dtype == torch.bfloat16
+                    else ref).numpy()
         try:
             _compare(out, expected)
         except AssertionError as e:
