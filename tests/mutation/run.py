@@ -17,6 +17,11 @@ dies of a signal (a planted bug that crashes the suite turns CI red just
 the same; the table says "crash"). A hang past the timeout counts as
 caught too ("timeout"). Any other pytest status (usage or collection
 error, no tests) is an error of the check itself and fails it.
+
+The tests run from a private snapshot taken at the start. For a local run
+while a test elsewhere is red mid-edit, FASTT_MUTATION_PYTEST_ARGS adds
+pytest arguments (e.g. "--deselect tests/python/test_x.py::test_y"); CI
+sets none.
 """
 import argparse
 import hashlib
