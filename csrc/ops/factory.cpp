@@ -349,13 +349,14 @@ Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps,
   FASTT_CHECK(steps >= 0, RuntimeError,
               "linspace: number of steps must be non-negative");
   const DType dt = dtype ? *dtype : default_dtype();
-  KernelFn fn = lookup_kernel(Op::linspace, device.type, dt);
-  // As torch: the bounds are range-checked only when both are used (one
-  // step is fill_(start), zero steps read neither).
+  // As torch: the kernel (its dtype) and the bounds' range are checked only
+  // when both bounds are used (one step is fill_(start), zero steps read
+  // neither: linspace(0, 1, 1, dtype=bool) works).
   Tensor out = Tensor::empty(IntList(steps), dt, device);
   if (steps == 1) {
     out.fill_(start);
   } else if (steps > 1) {
+    KernelFn fn = lookup_kernel(Op::linspace, device.type, dt);
     check_scalar_fits(start, dt, "linspace");
     check_scalar_fits(end, dt, "linspace");
     KernelArgs args;

@@ -8,6 +8,7 @@
 #include "common.h"
 #include "csrc/generator.h"
 #include "csrc/ops/elementwise.h"
+#include "csrc/ops/factory.h"
 #include "csrc/parallel.h"
 
 namespace fastt {
@@ -317,6 +318,22 @@ static PyObject* f_where(PyObject*, PyObject* const* args, Py_ssize_t nargs,
   FASTT_PY_END
 }
 
+// A clamp bound beside a tensor bound. A Python number there (torch
+// rejects it beside a dimensioned tensor) is a wrapped number: a 0-d
+// tensor of the dtype that input, the other bound and the number promote
+// to, so it never widens the result.
+static Tensor bound_tensor(const Tensor& input, PyObject* bound,
+                           PyObject* other, const char* what) {
+  Scalar s;
+  if (is_tensor(bound) || !try_scalar(bound, &s))
+    return to_tensor_like(bound, what);
+  ResultTypeState st;
+  st.add(input);
+  if (given(other) && is_tensor(other)) st.add(unwrap(other));
+  st.add(s);
+  return fastt::full({}, s, st.result(), input.device());
+}
+
 static PyObject* clamp_impl(PyObject* self, PyObject* const* args,
                             Py_ssize_t nargs, PyObject* kwnames,
                             const char* name, bool inplace) {
@@ -331,9 +348,16 @@ static PyObject* clamp_impl(PyObject* self, PyObject* const* args,
   FASTT_CHECK(has_min || has_max, RuntimeError,
               "{}: At least one of 'min' or 'max' must not be None", name);
   Tensor& t = unwrap_mut(self);
-  if ((has_min && is_tensor(a[0])) || (has_max && is_tensor(a[1]))) {
-    Tensor lo = has_min ? to_tensor_like(a[0], "min") : Tensor();
-    Tensor hi = has_max ? to_tensor_like(a[1], "max") : Tensor();
+  const bool tmin = has_min && is_tensor(a[0]);
+  const bool tmax = has_max && is_tensor(a[1]);
+  // torch: beside a number bound, a 0-d tensor bound is a number too (its
+  // clamp(Tensor, Scalar?, Scalar?) overload takes it), so it does not
+  // take part in the dtype promotion.
+  const bool as_numbers = has_min && has_max && tmin != tmax &&
+                          unwrap(tmin ? a[0] : a[1]).dim() == 0;
+  if ((tmin || tmax) && !as_numbers) {
+    Tensor lo = has_min ? bound_tensor(t, a[0], a[1], "min") : Tensor();
+    Tensor hi = has_max ? bound_tensor(t, a[1], a[0], "max") : Tensor();
     if (inplace) {
       fastt::clamp_(t, lo, hi);
       return return_self(self);
@@ -342,8 +366,8 @@ static PyObject* clamp_impl(PyObject* self, PyObject* const* args,
     return wrap(fastt::clamp(t, lo, hi));
   }
   Scalar lo, hi;
-  if (has_min) lo = to_scalar(a[0], "min");
-  if (has_max) hi = to_scalar(a[1], "max");
+  if (has_min) lo = tmin ? unwrap(a[0]).item() : to_scalar(a[0], "min");
+  if (has_max) hi = tmax ? unwrap(a[1]).item() : to_scalar(a[1], "max");
   if (inplace) {
     fastt::clamp_(t, has_min ? &lo : nullptr, has_max ? &hi : nullptr);
     return return_self(self);
