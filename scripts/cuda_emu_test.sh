@@ -45,8 +45,8 @@ if [ "$FULL_RUN" = 1 ]; then
     exit 1
   fi
   total=$(wc -l < "$FASTT_EMU_COVERAGE")
-  allowed=$(grep -v '^\s*#' tests/cuda_emu/unrun_allowed.txt |
-    awk 'NF {print $1 " " $2}' | sort -u)
+  allowed=$(awk '!/^[[:space:]]*#/ && NF {print $1 " " $2}' \
+    tests/cuda_emu/unrun_allowed.txt | sort -u)
   unrun=$(awk '$3 == 0 {print $1 " " $2}' "$FASTT_EMU_COVERAGE" | sort -u)
   unlisted=$(comm -23 <(printf '%s\n' "$unrun" | sed '/^$/d') \
     <(printf '%s\n' "$allowed" | sed '/^$/d'))
