@@ -365,6 +365,12 @@ KNOWN_LENIENT = [
      "fastt bounds max_pool2d padding by half the dilated kernel (torch's "
      "max_pool2d without indices does too; its with-indices path uses the "
      "undilated kernel)"),
+    ("addmm", r"result type Float can't be cast to the desired output",
+     "integer addmm with a float beta and an empty product: torch's "
+     "empty-product path runs mul_(beta) and rejects the float, its "
+     "general path truncates beta as fastt does for both"),
+    ("baddbmm", r"result type Float can't be cast to the desired output",
+     "as addmm"),
     ("addcdiv", r"Integer division with addcdiv is no longer supported",
      "fastt.addcdiv does true division for integer tensor1/tensor2"),
     ("clamp", r"invalid combination of arguments",
@@ -581,8 +587,9 @@ def test_fuzz_binary(data):
     y = c.operand(tuple(x.t.shape))
     mode = c.draw(st.sampled_from(["fn", "method", "inplace", "op"]), "mode")
     kind = "loose"
-    if name in ("floor_divide", "remainder", "fmod") and \
-            str(x.t.dtype) in ("torch.float16", "torch.bfloat16"):
+    if name == "floor_divide" and \
+            str(x.t.dtype) in ("torch.float16", "torch.bfloat16") and \
+            not (isinstance(y, P) and y.t.dim() > 0):
         kind = "meta"  # see test_known_bug_half_floor_divide_scalar
     if first_scalar and mode == "fn" and not isinstance(y, P):
         x, y = c.draw(scalars), x
