@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "autograd/formulas.h"
 #include "autograd/functions.h"
 #include "autograd/node.h"
 #include "csrc/mutation.h"
@@ -53,11 +54,6 @@ int64_t reduced_count(const Node& n) {
   return c;
 }
 
-Tensor fit(const Tensor& g, IntList shape, DType dt) {
-  Tensor r = sum_to(g, shape);
-  return r.dtype() == dt ? r : r.to(dt);
-}
-
 }  // namespace
 
 Tensor sum_to(const Tensor& g, IntList shape) {
@@ -82,21 +78,13 @@ Tensor sum_to(const Tensor& g, IntList shape) {
 // ====================================================== recording ====
 
 // ---- elementwise ----
-Tensor unary(GradFn fn, Tensor (*op)(const Tensor&), const Tensor& a) {
+Tensor unary(GradFn fn, Save save, Tensor (*op)(const Tensor&),
+             const Tensor& a) {
   Tensor out = no_grad([&] { return op(a); });
   if (!differentiable(out)) return out;
   NodeRef n = make_node(fn, {&a});
-  switch (fn) {
-    case GradFn::Exp: case GradFn::Expm1: case GradFn::Sqrt:
-    case GradFn::Rsqrt: case GradFn::Tanh: case GradFn::Sigmoid:
-    case GradFn::Relu: case GradFn::Reciprocal:
-      n->save(0, out, true);
-      break;
-    case GradFn::Neg: case GradFn::ZeroGrad:
-      break;
-    default:
-      n->save(0, a);
-  }
+  if (save == Save::Out) n->save(0, out, true);
+  else if (save != Save::None) n->save(0, a);
   set_history(out, n.get());
   return out;
 }
@@ -163,8 +151,9 @@ Tensor clamp(const Tensor& a, const Tensor& lo, const Tensor& hi) {
   return out;
 }
 
-Tensor binary(GradFn fn, const Tensor* a, const Tensor* b, const Scalar* sa,
-              const Scalar* sb, const Scalar& alpha, Compute compute) {
+Tensor binary(GradFn fn, Save save, const Tensor* a, const Tensor* b,
+              const Scalar* sa, const Scalar* sb, const Scalar& alpha,
+              Compute compute) {
   Tensor out = no_grad(compute);
   if (!differentiable(out)) return out;
   NodeRef n = make_node(fn, {a, b});
@@ -173,18 +162,11 @@ Tensor binary(GradFn fn, const Tensor* a, const Tensor* b, const Scalar* sa,
   if (b) n->set_shape1(b->sizes());
   n->i0 = sa ? 2 : sb ? 1 : 0;  // which side is a Python scalar
   n->f0 = sa ? sa->to<double>() : sb ? sb->to<double>() : 0;
-  switch (fn) {
-    case GradFn::Add: case GradFn::Sub:
-      break;
-    case GradFn::Pow:
-      n->save(0, *a);
-      n->save(1, *b);
-      n->save(2, out, true);
-      break;
-    default:
-      if (a) n->save(0, *a);
-      if (b) n->save(1, *b);
+  if (save != Save::None) {
+    if (a) n->save(0, *a);
+    if (b) n->save(1, *b);
   }
+  if (save == Save::InOut) n->save(2, out, true);
   set_history(out, n.get());
   return out;
 }
@@ -671,7 +653,17 @@ void matmul_backward(const Tensor& g, const Tensor& a, const Tensor& b,
 
 }  // namespace
 
+// The row-declared formulas by GradFn (null: a case of the switch below).
+constexpr Formula kRowFormulas[] = {
+#define FASTT_GRAD_FN(name, str) nullptr,
+#define FASTT_ROW_GRAD_FN(name) &formula_##name,
+#include "grad_fns.def"
+#undef FASTT_GRAD_FN
+#undef FASTT_ROW_GRAD_FN
+};
+
 void apply_formula(Node& n, Tensor* go, Tensor* gi) {
+  if (Formula f = kRowFormulas[size_t(n.fn)]) return f(n, go, gi);
   const Tensor& g = go[0];
   switch (n.fn) {
     // ---- unary ----

@@ -9,12 +9,11 @@
 #include <utility>
 #include <vector>
 
+#include "autograd/grad_fn.h"
 #include "csrc/tensor.h"
 
 namespace fastt {
 namespace autograd {
-
-enum class GradFn : uint16_t;
 
 // A non-owning reference to a callable (no allocation, unlike
 // std::function): valid only during the call it is passed to.
@@ -40,8 +39,9 @@ class FnRef<R(A...)> {
 using Compute = FnRef<Tensor()>;
 
 // ---- elementwise ----
-// Unary ops (exp, relu, ...) by kernel op name; see formulas.cpp.
-Tensor unary(GradFn fn, Tensor (*op)(const Tensor&), const Tensor& a);
+// Unary ops (exp, relu, ...): `save` is the row's (elementwise.def).
+Tensor unary(GradFn fn, Save save, Tensor (*op)(const Tensor&),
+             const Tensor& a);
 Tensor gelu(const Tensor& a, const char* approximate);
 Tensor leaky_relu(const Tensor& a, double slope);
 Tensor pow(const Tensor& a, const Scalar& e);
@@ -49,7 +49,9 @@ Tensor pow(const Scalar& a, const Tensor& e);
 Tensor clamp(const Tensor& a, const Scalar* lo, const Scalar* hi);
 Tensor clamp(const Tensor& a, const Tensor& lo, const Tensor& hi);
 // Binary ops: either side may be a scalar (pass nullptr for that tensor).
-Tensor binary(GradFn fn, const Tensor* a, const Tensor* b,
+// `save`: what the formula reads (In: the tensor inputs, InOut: also the
+// result as saved[2]).
+Tensor binary(GradFn fn, Save save, const Tensor* a, const Tensor* b,
               const Scalar* sa, const Scalar* sb, const Scalar& alpha,
               Compute compute);
 Tensor where(const Tensor& c, const Tensor* a, const Tensor* b,

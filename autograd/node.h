@@ -11,18 +11,13 @@
 #include <initializer_list>
 #include <vector>
 
+#include "autograd/grad_fn.h"
 #include "csrc/autograd.h"
 #include "csrc/tensor.h"
 
 namespace fastt {
 namespace autograd {
 
-enum class GradFn : uint16_t {
-#define FASTT_GRAD_FN(name, str) name,
-#include "grad_fns.def"
-#undef FASTT_GRAD_FN
-};
-const char* grad_fn_name(GradFn fn);
 
 // A short vector with N elements inline (most nodes have 1-3 inputs).
 template <class T, int N>

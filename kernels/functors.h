@@ -1,7 +1,7 @@
 // Element math written once, as FASTT_HD functors used by the CPU loops and
 // the CUDA kernels alike. Each takes and returns the op-math type (float
-// for the 16-bit floats). To add an op: a functor here, a row in ops.def,
-// a registration line in kernels/cpu/<family>.cpp.
+// for the 16-bit floats). To add an elementwise op: a functor here and a
+// row in csrc/ops/elementwise.def (which registers it on both backends).
 #pragma once
 #include <cmath>
 #include <cstdint>
@@ -176,6 +176,192 @@ struct BitwiseNot {
   }
 };
 
+// ---- unary, float results (integer inputs arrive promoted) ----
+struct Exp2 {
+  template <class T> FASTT_HD T operator()(T a) const { return std::exp2(a); }
+};
+struct Log10 {
+  template <class T> FASTT_HD T operator()(T a) const { return std::log10(a); }
+};
+struct Tan {
+  template <class T> FASTT_HD T operator()(T a) const { return std::tan(a); }
+};
+struct Asin {
+  template <class T> FASTT_HD T operator()(T a) const { return std::asin(a); }
+};
+struct Acos {
+  template <class T> FASTT_HD T operator()(T a) const { return std::acos(a); }
+};
+struct Atan {
+  template <class T> FASTT_HD T operator()(T a) const { return std::atan(a); }
+};
+struct Sinh {
+  template <class T> FASTT_HD T operator()(T a) const { return std::sinh(a); }
+};
+struct Cosh {
+  template <class T> FASTT_HD T operator()(T a) const { return std::cosh(a); }
+};
+struct Asinh {
+  template <class T> FASTT_HD T operator()(T a) const { return std::asinh(a); }
+};
+struct Acosh {
+  template <class T> FASTT_HD T operator()(T a) const { return std::acosh(a); }
+};
+struct Atanh {
+  template <class T> FASTT_HD T operator()(T a) const { return std::atanh(a); }
+};
+struct Erfc {
+  template <class T> FASTT_HD T operator()(T a) const { return std::erfc(a); }
+};
+// Inverse error function: CUDA's erfinv on the device; on the host a
+// rational first guess (M. Giles, "Approximating the erfinv function")
+// refined by Newton steps on erf, so float64 is accurate to a few ulp.
+template <class T> FASTT_HD T erfinv_host(T y) {
+  if (!(y > T(-1) && y < T(1))) {
+    if (y == T(1)) return T(INFINITY);
+    if (y == T(-1)) return T(-INFINITY);
+    return T(NAN);
+  }
+  const double yd = double(y);
+  double w = -std::log((1.0 - yd) * (1.0 + yd)), x;
+  if (w < 5.0) {
+    w -= 2.5;
+    double p = 2.81022636e-08;
+    p = 3.43273939e-07 + p * w;   p = -3.5233877e-06 + p * w;
+    p = -4.39150654e-06 + p * w;  p = 0.00021858087 + p * w;
+    p = -0.00125372503 + p * w;   p = -0.00417768164 + p * w;
+    p = 0.246640727 + p * w;      p = 1.50140941 + p * w;
+    x = p * yd;
+  } else {
+    w = std::sqrt(w) - 3.0;
+    double p = -0.000200214257;
+    p = 0.000100950558 + p * w;   p = 0.00134934322 + p * w;
+    p = -0.00367342844 + p * w;   p = 0.00573950773 + p * w;
+    p = -0.0076224613 + p * w;    p = 0.00943887047 + p * w;
+    p = 1.00167406 + p * w;       p = 2.83297682 + p * w;
+    x = p * yd;
+  }
+  for (int k = 0; k < 2; ++k)  // Newton: erf(x) - y over erf'(x)
+    x -= (std::erf(x) - yd) / (1.1283791670955126 * std::exp(-x * x));
+  return T(x);
+}
+struct Erfinv {
+  template <class T> FASTT_HD T operator()(T a) const {
+#ifdef __CUDA_ARCH__
+    return erfinv(a);
+#else
+    return erfinv_host(a);
+#endif
+  }
+};
+// lgamma_r on the host: glibc's lgamma writes the global signgam, a data
+// race when a parallel loop calls it from several threads.
+struct Lgamma {
+  template <class T> FASTT_HD T operator()(T a) const {
+#ifdef __CUDA_ARCH__
+    return std::lgamma(a);
+#else
+    int sign;
+    if constexpr (std::is_same<T, float>::value) return ::lgammaf_r(a, &sign);
+    else return T(::lgamma_r(double(a), &sign));
+#endif
+  }
+};
+// digamma: reflection below 0, recurrence up to 6, then the asymptotic
+// series; 0 gives -inf and negative integers NaN (torch's values).
+struct Digamma {
+  template <class T> FASTT_HD T operator()(T a) const {
+    double x = double(a), r = 0;
+    if (x == 0) return T(std::copysign(INFINITY, -x));
+    if (x < 0) {
+      if (x == std::floor(x)) return T(NAN);
+      const double pi = 3.14159265358979323846;
+      r = -pi / std::tan(pi * x);  // digamma(1 - x) - pi / tan(pi x)
+      x = 1 - x;
+    }
+    while (x < 6) {
+      r -= 1 / x;
+      x += 1;
+    }
+    const double f = 1 / (x * x);
+    const double t = f * (-1.0 / 12 + f * (1.0 / 120 + f * (-1.0 / 252 +
+                     f * (1.0 / 240 + f * (-1.0 / 132)))));
+    return T(r + std::log(x) - 0.5 / x + t);
+  }
+};
+// trigamma (polygamma(1, x)), digamma's derivative, the same way.
+struct Trigamma {
+  template <class T> FASTT_HD T operator()(T a) const {
+    double x = double(a), sign = 1, r = 0;
+    const double pi = 3.14159265358979323846;
+    if (x < 0.5) {  // psi1(x) = -psi1(1 - x) + pi^2 / sin^2(pi x)
+      const double s = std::sin(pi * x);
+      r = pi * pi / (s * s);
+      sign = -1;
+      x = 1 - x;
+    }
+    double acc = 0;
+    while (x < 6) {
+      acc += 1 / (x * x);
+      x += 1;
+    }
+    const double f = 1 / (x * x);
+    const double t = 1 / x + f / 2 + (1 / x) * f * (1.0 / 6 + f * (-1.0 / 30 +
+                     f * (1.0 / 42 + f * (-1.0 / 30))));
+    return T(r + sign * (acc + t));
+  }
+};
+struct Deg2rad {
+  template <class T> FASTT_HD T operator()(T a) const {
+    return a * T(0.017453292519943295);
+  }
+};
+struct Rad2deg {
+  template <class T> FASTT_HD T operator()(T a) const {
+    return a * T(57.295779513082323);
+  }
+};
+struct Frac {
+  template <class T> FASTT_HD T operator()(T a) const {
+    return a - std::trunc(a);
+  }
+};
+// ---- unary, bool results (any input dtype) ----
+struct IsNan {
+  template <class T> FASTT_HD bool operator()(T a) const {
+    if constexpr (is_float_v<T>) return a != a; else return false;
+  }
+};
+struct IsInf {
+  template <class T> FASTT_HD bool operator()(T a) const {
+    if constexpr (is_float_v<T>) return std::isinf(a); else return false;
+  }
+};
+struct IsFinite {
+  template <class T> FASTT_HD bool operator()(T a) const {
+    if constexpr (is_float_v<T>) return std::isfinite(a); else return true;
+  }
+};
+struct IsPosInf {
+  template <class T> FASTT_HD bool operator()(T a) const {
+    if constexpr (is_float_v<T>) return a > T(0) && std::isinf(a);
+    else return false;
+  }
+};
+struct IsNegInf {
+  template <class T> FASTT_HD bool operator()(T a) const {
+    if constexpr (is_float_v<T>) return a < T(0) && std::isinf(a);
+    else return false;
+  }
+};
+struct Signbit {
+  template <class T> FASTT_HD bool operator()(T a) const {
+    if constexpr (is_float_v<T>) return std::signbit(a);
+    else if constexpr (std::is_signed<T>::value) return a < T(0);
+    else return false;
+  }
+};
+
 // ---- binary ----
 // alpha is pre-converted to the op-math type by the kernel.
 template <class A>
@@ -321,6 +507,88 @@ struct Minimum {
       if (b != b) return b;
     }
     return a < b ? a : b;
+  }
+};
+struct Fmax {  // NaN-ignoring: the other operand wins over a NaN
+  template <class T> FASTT_HD T operator()(T a, T b) const {
+    if constexpr (is_float_v<T>) {
+      if (a != a) return b;
+      if (b != b) return a;
+    }
+    return a > b ? a : b;
+  }
+};
+struct Fmin {
+  template <class T> FASTT_HD T operator()(T a, T b) const {
+    if constexpr (is_float_v<T>) {
+      if (a != a) return b;
+      if (b != b) return a;
+    }
+    return a < b ? a : b;
+  }
+};
+struct Hypot {
+  template <class T> FASTT_HD T operator()(T a, T b) const {
+    return std::hypot(a, b);
+  }
+};
+// log(exp(a) + exp(b)) without overflow; equal infinities stay themselves.
+struct Logaddexp {
+  template <class T> FASTT_HD T operator()(T a, T b) const {
+    if (std::isinf(a) && a == b) return a;
+    const T m = a > b ? a : b;
+    const T d = a > b ? b - a : a - b;
+    if (d != d) return a + b;  // a NaN
+    return m + std::log1p(std::exp(d));
+  }
+};
+struct Logaddexp2 {
+  template <class T> FASTT_HD T operator()(T a, T b) const {
+    if (std::isinf(a) && a == b) return a;
+    const T m = a > b ? a : b;
+    const T d = a > b ? b - a : a - b;
+    if (d != d) return a + b;
+    return m + std::log1p(std::exp2(d)) * T(1.4426950408889634);
+  }
+};
+struct Copysign {
+  template <class T> FASTT_HD T operator()(T a, T b) const {
+    return std::copysign(a, b);
+  }
+};
+struct Nextafter {  // float32/float64 only: 16-bit steps need their bits
+  template <class T> FASTT_HD T operator()(T a, T b) const {
+    return std::nextafter(a, b);
+  }
+};
+struct Heaviside {  // the step: values where a == 0
+  template <class T> FASTT_HD T operator()(T a, T b) const {
+    if constexpr (std::is_same<T, bool>::value) return a ? true : b;
+    else return a == T(0) ? b : T(a > T(0));
+  }
+};
+// Shifts as torch: a count outside [0, bits) gives 0 (left) or the sign
+// fill (right); the left shift wraps in the unsigned type.
+struct LeftShift {
+  template <class T> FASTT_HD T operator()(T a, T b) const {
+    using U = typename std::make_unsigned<T>::type;
+    constexpr T kBits = T(sizeof(T) * 8);
+    if constexpr (std::is_signed<T>::value) {
+      if (b < T(0)) return T(0);
+    }
+    if (b >= kBits) return T(0);
+    return T(U(U(a) << b));
+  }
+};
+struct RightShift {
+  template <class T> FASTT_HD T operator()(T a, T b) const {
+    constexpr T kBits = T(sizeof(T) * 8);
+    if constexpr (std::is_signed<T>::value) {
+      if (b < T(0) || b >= kBits) return a < T(0) ? T(-1) : T(0);
+    } else {
+      if (b >= kBits) return T(0);
+    }
+    return T(a >> b);
   }
 };
 struct Atan2 {

@@ -350,27 +350,6 @@ Params alpha_params(const Scalar& alpha) {
   return p;
 }
 
-// Rule per binary op (the table column is the compute dtype).
-constexpr Rule rule_of(Op op) {
-  switch (op) {
-    case Op::div:
-    case Op::atan2:
-      return Rule::Float;
-    case Op::eq: case Op::ne: case Op::lt: case Op::le: case Op::gt:
-    case Op::ge: case Op::logical_and: case Op::logical_or:
-    case Op::logical_xor: case Op::logical_not:
-      return Rule::Bool;
-    case Op::exp: case Op::expm1: case Op::log: case Op::log1p:
-    case Op::log2: case Op::sqrt: case Op::rsqrt: case Op::sin:
-    case Op::cos: case Op::tanh: case Op::sigmoid: case Op::silu:
-    case Op::erf: case Op::reciprocal: case Op::gelu: case Op::gelu_tanh:
-    case Op::leaky_relu:
-      return Rule::Float;
-    default:
-      return Rule::Same;
-  }
-}
-
 // torch's alpha_check: no float alpha for integral results, and a bool
 // alpha only for bool results.
 FASTT_NOINLINE void check_alpha(Op op, DType result, const Scalar& alpha) {
@@ -429,53 +408,44 @@ bool can_cast(DType from, DType to) {
   return true;
 }
 
-// ---- autograd: which formula each kernel op records ----
+// ---- the per-op facts of the rows (elementwise.def), indexed by Op ----
 using autograd::GradFn;
+using autograd::Save;
 constexpr GradFn kNotDifferentiable = GradFn::AccumulateGrad;
-constexpr GradFn grad_fn_of(Op op) {
-  switch (op) {
-    case Op::neg: return GradFn::Neg;
-    case Op::abs: return GradFn::Abs;
-    case Op::exp: return GradFn::Exp;
-    case Op::expm1: return GradFn::Expm1;
-    case Op::log: return GradFn::Log;
-    case Op::log1p: return GradFn::Log1p;
-    case Op::log2: return GradFn::Log2;
-    case Op::sqrt: return GradFn::Sqrt;
-    case Op::rsqrt: return GradFn::Rsqrt;
-    case Op::sin: return GradFn::Sin;
-    case Op::cos: return GradFn::Cos;
-    case Op::tanh: return GradFn::Tanh;
-    case Op::sigmoid: return GradFn::Sigmoid;
-    case Op::relu: return GradFn::Relu;
-    case Op::silu: return GradFn::Silu;
-    case Op::erf: return GradFn::Erf;
-    case Op::reciprocal: return GradFn::Reciprocal;
-    case Op::square: return GradFn::Square;
-    case Op::sign: case Op::floor: case Op::ceil: case Op::round:
-    case Op::trunc: return GradFn::ZeroGrad;
-    case Op::mul: return GradFn::Mul;
-    case Op::div: return GradFn::Div;
-    case Op::remainder: return GradFn::Remainder;
-    case Op::fmod: return GradFn::Fmod;
-    case Op::maximum: return GradFn::Maximum;
-    case Op::minimum: return GradFn::Minimum;
-    case Op::atan2: return GradFn::Atan2;
-    case Op::add: return GradFn::Add;
-    case Op::sub: return GradFn::Sub;
-    default: return kNotDifferentiable;
-  }
-}
+struct OpFacts {
+  Rule rule;      // how the result dtype follows from the promoted inputs
+  GradFn grad;    // the formula it records (kNotDifferentiable: none)
+  Save save;      // what the recording keeps for it
+};
+#define FASTT_EW_FACT_NotDiff kNotDifferentiable, Save::None
+#define FASTT_EW_FACT_Uses(fn, s) GradFn::fn, Save::s
+#define FASTT_EW_FACT_Grad(fn, s) GradFn::fn, Save::s
+constexpr OpFacts kOpFacts[] = {
+#define FASTT_OP(name, family) {Rule::Same, kNotDifferentiable, Save::None},
+#define FASTT_EW(name, kind, functor, dtypes, rule, grad, python) \
+  {Rule::rule, FASTT_EW_FACT_##grad},
+#include "../ops.def"
+#undef FASTT_EW
+#undef FASTT_OP
+};
+#undef FASTT_EW_FACT_NotDiff
+#undef FASTT_EW_FACT_Uses
+#undef FASTT_EW_FACT_Grad
+static_assert(sizeof(kOpFacts) / sizeof(kOpFacts[0]) == kNumOps,
+              "one fact row per op");
+constexpr Rule rule_of(Op op) { return kOpFacts[size_t(op)].rule; }
+constexpr GradFn grad_fn_of(Op op) { return kOpFacts[size_t(op)].grad; }
+constexpr Save save_of(Op op) { return kOpFacts[size_t(op)].save; }
 #define FASTT_RECORDS(op, ...) \
   (grad_fn_of(op) != kNotDifferentiable && autograd::should_record(__VA_ARGS__))
 
-// ---- unary ----
+// ---- unary: the entry points of the Unary rows ----
 // square of bool is int64 in torch (it is pow(x, 2)); the test folds away
 // for every other op.
-#define FASTT_DEFINE_UNARY(name)                                     \
+#define FASTT_DEFINE_UNARY(name, python)                             \
   Tensor name(const Tensor& a) {                                     \
     if (FASTT_RECORDS(Op::name, a))                                  \
-      return autograd::unary(grad_fn_of(Op::name),                   \
+      return autograd::unary(grad_fn_of(Op::name), save_of(Op::name), \
                              static_cast<Tensor (*)(const Tensor&)>(  \
                                  &name),                             \
                              a);                                     \
@@ -484,19 +454,18 @@ constexpr GradFn grad_fn_of(Op op) {
       return unary(Op::name, rule_of(Op::name), a.to(DType::Int64)); \
     return unary(Op::name, rule_of(Op::name), a);                    \
   }                                                                  \
+  FASTT_EW_INPLACE_##python(                                         \
   Tensor& name##_(Tensor& a) {                                       \
     if (FASTT_RECORDS(Op::name, a))                                  \
       return autograd::inplace(a, #name "_", [](const Tensor& s) {   \
         return name(s);                                              \
       });                                                            \
     return unary_out(Op::name, rule_of(Op::name), a, a);             \
-  }                                                                  \
+  })                                                                 \
   Tensor& name##_out(Tensor& out, const Tensor& a) {                 \
     autograd::check_out(#name, autograd::should_record(a, out));     \
     return unary_out(Op::name, rule_of(Op::name), out, a);           \
   }
-FASTT_UNARY_OPS(FASTT_DEFINE_UNARY)
-#undef FASTT_DEFINE_UNARY
 
 static Op gelu_op(const char* approximate) {
   if (!approximate || std::strcmp(approximate, "none") == 0) return Op::gelu;
@@ -551,26 +520,27 @@ Tensor activation_backward(const char* op, const Tensor& grad,
   return binary(k, Rule::Float, grad, saved);
 }
 
-// ---- binary ----
-#define FASTT_DEFINE_BINARY_AS(name, op)                                   \
+// ---- binary: the entry points of the Binary rows ----
+#define FASTT_REC_BINARY(op, a, b, sa, sb, call)                           \
+  autograd::binary(grad_fn_of(op), save_of(op), a, b, sa, sb, 1,           \
+                   [&] { return call; })
+#define FASTT_DEFINE_BINARY_AS(name, op, python)                           \
   Tensor name(const Tensor& a, const Tensor& b) {                          \
     if (FASTT_RECORDS(op, a, b))                                           \
-      return autograd::binary(grad_fn_of(op), &a, &b, nullptr, nullptr, 1, \
-                              [&] { return name(a, b); });                 \
+      return FASTT_REC_BINARY(op, &a, &b, nullptr, nullptr, name(a, b));   \
     return binary(op, rule_of(op), a, b);                                  \
   }                                                                        \
   Tensor name(const Tensor& a, const Scalar& b) {                          \
     if (FASTT_RECORDS(op, a))                                              \
-      return autograd::binary(grad_fn_of(op), &a, nullptr, nullptr, &b, 1, \
-                              [&] { return name(a, b); });                 \
+      return FASTT_REC_BINARY(op, &a, nullptr, nullptr, &b, name(a, b));   \
     return binary(op, rule_of(op), a, b);                                  \
   }                                                                        \
   Tensor name(const Scalar& a, const Tensor& b) {                          \
     if (FASTT_RECORDS(op, b))                                              \
-      return autograd::binary(grad_fn_of(op), nullptr, &b, &a, nullptr, 1, \
-                              [&] { return name(a, b); });                 \
+      return FASTT_REC_BINARY(op, nullptr, &b, &a, nullptr, name(a, b));   \
     return binary(op, rule_of(op), a, b);                                  \
   }                                                                        \
+  FASTT_EW_INPLACE_##python(                                               \
   Tensor& name##_(Tensor& a, const Tensor& b) {                            \
     if (FASTT_RECORDS(op, a, b))                                           \
       return autograd::inplace(a, #name "_",                               \
@@ -582,39 +552,53 @@ Tensor activation_backward(const char* op, const Tensor& grad,
       return autograd::inplace(a, #name "_",                               \
                                [&](const Tensor& s) { return name(s, b); }); \
     return binary_inplace(op, rule_of(op), a, b);                          \
-  }                                                                        \
+  })                                                                       \
   Tensor& name##_out(Tensor& out, const Tensor& a, const Tensor& b) {      \
     autograd::check_out(#name, autograd::should_record(a, b, out));        \
     return binary_out(op, rule_of(op), out, a, b);                         \
   }
-#define FASTT_DEFINE_BINARY(name) FASTT_DEFINE_BINARY_AS(name, Op::name)
-FASTT_DEFINE_BINARY(mul)
-FASTT_DEFINE_BINARY(div)
-FASTT_DEFINE_BINARY_AS(floor_divide, Op::div_floor)
-FASTT_DEFINE_BINARY(remainder)
-FASTT_DEFINE_BINARY(fmod)
-FASTT_DEFINE_BINARY(maximum)
-FASTT_DEFINE_BINARY(minimum)
-FASTT_DEFINE_BINARY(atan2)
-FASTT_DEFINE_BINARY(eq)
-FASTT_DEFINE_BINARY(ne)
-FASTT_DEFINE_BINARY(lt)
-FASTT_DEFINE_BINARY(le)
-FASTT_DEFINE_BINARY(gt)
-FASTT_DEFINE_BINARY(ge)
-FASTT_DEFINE_BINARY(logical_and)
-FASTT_DEFINE_BINARY(logical_or)
-FASTT_DEFINE_BINARY(logical_xor)
-FASTT_DEFINE_BINARY(bitwise_and)
-FASTT_DEFINE_BINARY(bitwise_or)
-FASTT_DEFINE_BINARY(bitwise_xor)
-#undef FASTT_DEFINE_BINARY
+
+// Every Unary and Binary row's entry points.
+#define FASTT_EW(name, kind, functor, dtypes, rule, grad, python) \
+  FASTT_EW_DEFINE_##kind(name, python)
+#define FASTT_EW_DEFINE_Unary(name, python) FASTT_DEFINE_UNARY(name, python)
+#define FASTT_EW_DEFINE_Binary(name, python) \
+  FASTT_DEFINE_BINARY_AS(name, Op::name, python)
+#define FASTT_EW_DEFINE_UnaryKernel(name, python)
+#define FASTT_EW_DEFINE_BinaryKernel(name, python)
+#include "elementwise.def"
+#undef FASTT_EW
+FASTT_DEFINE_BINARY_AS(floor_divide, Op::div_floor, PyAll)
+#undef FASTT_DEFINE_UNARY
+#undef FASTT_DEFINE_BINARY_AS
+
+// heaviside: the Binary forms for two tensors of one dtype (torch).
+static void check_heaviside(const Tensor& a, const Tensor& v) {
+  require_defined(a, "heaviside");
+  require_defined(v, "heaviside");
+  FASTT_CHECK(a.dtype() == v.dtype(), RuntimeError,
+              "heaviside is not yet implemented for tensors with different "
+              "dtypes.");
+}
+Tensor heaviside(const Tensor& a, const Tensor& v) {
+  check_heaviside(a, v);
+  return binary(Op::heaviside, Rule::Same, a, v);
+}
+Tensor& heaviside_(Tensor& a, const Tensor& v) {
+  check_heaviside(a, v);
+  return binary_inplace(Op::heaviside, Rule::Same, a, v);
+}
+Tensor& heaviside_out(Tensor& out, const Tensor& a, const Tensor& v) {
+  check_heaviside(a, v);
+  autograd::check_out("heaviside", autograd::should_record(a, v, out));
+  return binary_out(Op::heaviside, Rule::Same, out, a, v);
+}
 
 // pow: a negative integer exponent on an integer tensor is an error.
 Tensor pow(const Tensor& a, const Tensor& b) {
   if (autograd::should_record(a, b))
-    return autograd::binary(GradFn::Pow, &a, &b, nullptr, nullptr, 1,
-                            [&] { return pow(a, b); });
+    return autograd::binary(GradFn::Pow, Save::InOut, &a, &b, nullptr,
+                            nullptr, 1, [&] { return pow(a, b); });
   return binary(Op::pow, Rule::Same, a, b);
 }
 Tensor pow(const Tensor& a, const Scalar& b) {
@@ -644,10 +628,13 @@ Tensor& pow_out(Tensor& out, const Tensor& a, const Tensor& b) {
   return binary_out(Op::pow, Rule::Same, out, a, b);
 }
 
+constexpr GradFn alpha_grad_fn(Op op) {
+  return op == Op::add ? GradFn::Add : GradFn::Sub;
+}
 #define FASTT_DEFINE_ALPHA(name)                                             \
   Tensor name(const Tensor& a, const Tensor& b, const Scalar& alpha) {       \
     if (autograd::should_record(a, b))                                       \
-      return autograd::binary(grad_fn_of(Op::name), &a, &b, nullptr,         \
+      return autograd::binary(alpha_grad_fn(Op::name), Save::None, &a, &b, nullptr,         \
                               nullptr, alpha,                                \
                               [&] { return name(a, b, alpha); });            \
     return binary(Op::name, Rule::Same, a, b,                                \
@@ -655,7 +642,7 @@ Tensor& pow_out(Tensor& out, const Tensor& a, const Tensor& b) {
   }                                                                          \
   Tensor name(const Tensor& a, const Scalar& b, const Scalar& alpha) {       \
     if (autograd::should_record(a))                                          \
-      return autograd::binary(grad_fn_of(Op::name), &a, nullptr, nullptr,    \
+      return autograd::binary(alpha_grad_fn(Op::name), Save::None, &a, nullptr, nullptr,    \
                               &b, alpha,                                     \
                               [&] { return name(a, b, alpha); });            \
     return binary(Op::name, Rule::Same, a, b,                                \
@@ -663,7 +650,7 @@ Tensor& pow_out(Tensor& out, const Tensor& a, const Tensor& b) {
   }                                                                          \
   Tensor name(const Scalar& a, const Tensor& b, const Scalar& alpha) {       \
     if (autograd::should_record(b))                                          \
-      return autograd::binary(grad_fn_of(Op::name), nullptr, &b, &a,         \
+      return autograd::binary(alpha_grad_fn(Op::name), Save::None, nullptr, &b, &a,         \
                               nullptr, alpha,                                \
                               [&] { return name(a, b, alpha); });            \
     return binary(Op::name, Rule::Same, a, b,                                \

@@ -6,35 +6,35 @@
 
 namespace fastt {
 
-// Unary ops whose result has the input's dtype (or bool for logical_not).
-#define FASTT_UNARY_SAME_OPS(X) \
-  X(neg) X(abs) X(relu) X(sign) X(floor) X(ceil) X(round) X(trunc) \
-  X(square) X(logical_not) X(bitwise_not)
-// Unary ops that promote integer inputs to the default float dtype.
-#define FASTT_UNARY_FLOAT_OPS(X)                                         \
-  X(exp) X(expm1) X(log) X(log1p) X(log2) X(sqrt) X(rsqrt) X(sin) X(cos) \
-  X(tanh) X(sigmoid) X(silu) X(erf) X(reciprocal)
-#define FASTT_UNARY_OPS(X) FASTT_UNARY_SAME_OPS(X) FASTT_UNARY_FLOAT_OPS(X)
-
-#define FASTT_DECLARE_UNARY(name)          \
-  Tensor name(const Tensor& a);            \
-  Tensor& name##_(Tensor& a);              \
+// The rows of elementwise.def, declared: kind Unary gives name(a),
+// name_(a) (rows with an in-place form) and name_out(out, a); kind Binary
+// gives the tensor/scalar forms, name_ and name_out.
+#define FASTT_EW(name, kind, functor, dtypes, rule, grad, python) \
+  FASTT_EW_DECLARE_##kind(name, python)
+#define FASTT_EW_DECLARE_Unary(name, python)        \
+  Tensor name(const Tensor& a);                     \
+  FASTT_EW_INPLACE_##python(Tensor& name##_(Tensor& a);) \
   Tensor& name##_out(Tensor& out, const Tensor& a);
-FASTT_UNARY_OPS(FASTT_DECLARE_UNARY)
-#undef FASTT_DECLARE_UNARY
+#define FASTT_EW_DECLARE_Binary(name, python)                    \
+  Tensor name(const Tensor& a, const Tensor& b);                 \
+  Tensor name(const Tensor& a, const Scalar& b);                 \
+  Tensor name(const Scalar& a, const Tensor& b);                 \
+  FASTT_EW_INPLACE_##python(Tensor& name##_(Tensor& a, const Tensor& b); \
+                            Tensor& name##_(Tensor& a, const Scalar& b);) \
+  Tensor& name##_out(Tensor& out, const Tensor& a, const Tensor& b);
+#define FASTT_EW_DECLARE_UnaryKernel(name, python)
+#define FASTT_EW_DECLARE_BinaryKernel(name, python)
+// Which python columns have an in-place form (div: PyHand, has one).
+#define FASTT_EW_INPLACE_PyAll(...) __VA_ARGS__
+#define FASTT_EW_INPLACE_PyAllNum(...) __VA_ARGS__
+#define FASTT_EW_INPLACE_PyHand(...) __VA_ARGS__
+#define FASTT_EW_INPLACE_PyNoInplace(...)
+#define FASTT_EW_INPLACE_PyPlain(...)
+#include "elementwise.def"
+#undef FASTT_EW
 
-// approximate: "none" (erf form) or "tanh".
-Tensor gelu(const Tensor& a, const char* approximate = "none");
-Tensor& gelu_(Tensor& a, const char* approximate = "none");
-Tensor leaky_relu(const Tensor& a, double negative_slope = 0.01);
-Tensor& leaky_relu_(Tensor& a, double negative_slope = 0.01);
-
-// Binary ops with a plain (a, b) signature.
-#define FASTT_BINARY_OPS(X)                                              \
-  X(mul) X(div) X(floor_divide) X(remainder) X(fmod) X(pow) X(maximum) \
-  X(minimum) X(atan2) X(eq) X(ne) X(lt) X(le) X(gt) X(ge) X(logical_and) \
-  X(logical_or) X(logical_xor) X(bitwise_and) X(bitwise_or) X(bitwise_xor)
-
+// Binary ops whose entry points are hand-written (same forms as above).
+#define FASTT_BINARY_HAND_OPS(X) X(floor_divide) X(pow)
 #define FASTT_DECLARE_BINARY(name)                                     \
   Tensor name(const Tensor& a, const Tensor& b);                       \
   Tensor name(const Tensor& a, const Scalar& b);                       \
@@ -42,8 +42,19 @@ Tensor& leaky_relu_(Tensor& a, double negative_slope = 0.01);
   Tensor& name##_(Tensor& a, const Tensor& b);                         \
   Tensor& name##_(Tensor& a, const Scalar& b);                         \
   Tensor& name##_out(Tensor& out, const Tensor& a, const Tensor& b);
-FASTT_BINARY_OPS(FASTT_DECLARE_BINARY)
+FASTT_BINARY_HAND_OPS(FASTT_DECLARE_BINARY)
 #undef FASTT_DECLARE_BINARY
+
+// heaviside(input, values): both tensors of one dtype, like torch.
+Tensor heaviside(const Tensor& a, const Tensor& values);
+Tensor& heaviside_(Tensor& a, const Tensor& values);
+Tensor& heaviside_out(Tensor& out, const Tensor& a, const Tensor& values);
+
+// approximate: "none" (erf form) or "tanh".
+Tensor gelu(const Tensor& a, const char* approximate = "none");
+Tensor& gelu_(Tensor& a, const char* approximate = "none");
+Tensor leaky_relu(const Tensor& a, double negative_slope = 0.01);
+Tensor& leaky_relu_(Tensor& a, double negative_slope = 0.01);
 
 // add/sub take alpha: a + alpha * b.
 #define FASTT_DECLARE_ALPHA(name)                                          \

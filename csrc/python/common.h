@@ -152,7 +152,8 @@ PyObject* call_with_input_kw(MethodFn m, const char* name,
 // operator (2 + t). For a number args[0] and a tensor args[1], calls m on a
 // 0-d tensor of the dtype they promote to (so the result's dtype and values
 // are the operator's); anything else goes to m unchanged.
-// Only the functions torch allows this for (name): others go to m as is.
+// Only the functions torch allows this for use it (FASTT_FN_NUMBER_INPUT:
+// the PyAllNum rows of elementwise.def, add, sub, div, floor_divide).
 PyObject* call_with_number_input(MethodFn m, const char* name,
                                  PyObject* const* args, Py_ssize_t nargs,
                                  PyObject* kwnames);

@@ -359,24 +359,14 @@ PyObject* call_with_input_kw(MethodFn m, const char* name,
   return r;
 }
 
-// torch's python_arg_parser allows numbers as tensors for these.
-static bool allows_number_input(const char* name) {
-  static const char* const kNames[] = {
-      "add", "sub", "mul", "div", "floor_divide", "remainder", "pow",
-      "bitwise_and", "bitwise_or", "bitwise_xor"};
-  for (const char* n : kNames)
-    if (std::strcmp(n, name) == 0) return true;
-  return false;
-}
-
 PyObject* call_with_number_input(MethodFn m, const char* name,
                                  PyObject* const* args, Py_ssize_t nargs,
                                  PyObject* kwnames) {
+  static_cast<void>(name);  // for a debugger: the function being called
   PyObject* input;
   FASTT_PY_BEGIN
   Scalar s;
-  if (nargs < 2 || !is_tensor(args[1]) || !allows_number_input(name) ||
-      !try_scalar(args[0], &s))
+  if (nargs < 2 || !is_tensor(args[1]) || !try_scalar(args[0], &s))
     return m(args[0], args + 1, nargs - 1, kwnames);
   const Tensor& other = unwrap(args[1]);
   ResultTypeState st;

@@ -1,11 +1,13 @@
 // Tensor methods and the matching fastt.* functions. Each op is written once
 // as a method body m_<name>(self, args...); FASTT_FN makes the function form
-// (fastt.add(input, other) == input.add(other)). To add an op: write (or
-// macro-generate) m_<name>, then add it to g_tensor_methods and, when torch
+// (fastt.add(input, other) == input.add(other)). The elementwise rows
+// (csrc/ops/elementwise.def) are bound from their python column; for any
+// other op: write m_<name>, then add it to g_tensor_methods and, when torch
 // has the function, to g_module_functions.
 #include <cstring>
 
 #include "common.h"
+#include "csrc/dispatch.h"
 #include "csrc/generator.h"
 #include "csrc/ops/elementwise.h"
 #include "csrc/ops/factory.h"
@@ -35,7 +37,7 @@ static inline Tensor& out_broadcast(PyObject* o, const Tensor& a,
 }
 
 // ---- Unary elementwise: name(), name_(), name(out=) ----
-#define FASTT_BIND_UNARY(name)                                              \
+#define FASTT_BIND_UNARY_OUT(name)                                              \
   FASTT_METHOD(name) {                                                      \
     FASTT_PY_BEGIN                                                          \
     const Tensor& t = to_tensor(self, "input");                             \
@@ -54,7 +56,23 @@ static inline Tensor& out_broadcast(PyObject* o, const Tensor& a,
     }                                                                       \
     return wrap(fastt::name(t));                                            \
     FASTT_PY_END                                                            \
-  }                                                                         \
+  }
+
+// PyPlain rows: no out= (torch's isnan, isinf, isfinite).
+#define FASTT_BIND_UNARY_PLAIN(name)                                        \
+  FASTT_METHOD(name) {                                                      \
+    FASTT_PY_BEGIN                                                          \
+    const Tensor& t = to_tensor(self, "input");                             \
+    if (FASTT_UNLIKELY(nargs != 0 || kwnames)) {                            \
+      static const Signature sig{#name, {}, 0};                             \
+      PyObject* none[1];                                                    \
+      parse_args(sig, args, nargs, kwnames, none);                          \
+    }                                                                       \
+    return wrap(maybe_release_gil(t.numel(),                                \
+                                  [&] { return fastt::name(t); }));         \
+    FASTT_PY_END                                                            \
+  }
+#define FASTT_BIND_UNARY_INPLACE(name)                                     \
   FASTT_METHOD(name##_) {                                                   \
     FASTT_PY_BEGIN                                                          \
     to_tensor(self, "input");                                               \
@@ -64,12 +82,10 @@ static inline Tensor& out_broadcast(PyObject* o, const Tensor& a,
     return return_self(self);                                               \
     FASTT_PY_END                                                            \
   }                                                                         \
-  FASTT_FN(name)                                                            \
   FASTT_FN(name##_)
-FASTT_UNARY_OPS(FASTT_BIND_UNARY)
 
 // ---- Binary elementwise: name(other, *, out=), name_(other) ----
-#define FASTT_BIND_BINARY(name)                                             \
+#define FASTT_BIND_BINARY_M(name)                                             \
   FASTT_METHOD(name) {                                                      \
     FASTT_PY_BEGIN                                                          \
     const Tensor& t = to_tensor(self, "input");                             \
@@ -94,7 +110,9 @@ FASTT_UNARY_OPS(FASTT_BIND_UNARY)
     return wrap(maybe_release_gil(t.numel(),                                \
                                   [&] { return fastt::name(t, s); }));      \
     FASTT_PY_END                                                            \
-  }                                                                         \
+  }
+
+#define FASTT_BIND_BINARY_INPLACE(name)                                    \
   FASTT_METHOD(name##_) {                                                   \
     FASTT_PY_BEGIN                                                          \
     to_tensor(self, "input");                                               \
@@ -114,14 +132,64 @@ FASTT_UNARY_OPS(FASTT_BIND_UNARY)
     return return_self(self);                                               \
     FASTT_PY_END                                                            \
   }                                                                         \
-  FASTT_FN_NUMBER_INPUT(name)                                               \
   FASTT_FN(name##_)
-// div is bound by hand below (rounding_mode).
-#define FASTT_BINARY_NO_DIV(X)                                             \
-  X(mul) X(floor_divide) X(remainder) X(fmod) X(pow) X(maximum) X(minimum) \
-  X(atan2) X(eq) X(ne) X(lt) X(le) X(gt) X(ge) X(logical_and) X(logical_or) \
-  X(logical_xor) X(bitwise_and) X(bitwise_or) X(bitwise_xor)
-FASTT_BINARY_NO_DIV(FASTT_BIND_BINARY)
+
+// The rows of csrc/ops/elementwise.def, bound by their python column.
+#define FASTT_EW(name, kind, functor, dtypes, rule, grad, python) \
+  FASTT_EW_BIND_##python(FASTT_EW_ARITY_##kind, name)
+#define FASTT_EW_ARITY_Unary UNARY
+#define FASTT_EW_ARITY_UnaryKernel UNARY
+#define FASTT_EW_ARITY_Binary BINARY
+#define FASTT_EW_ARITY_BinaryKernel BINARY
+#define FASTT_EW_BIND_PyAll(arity, name) FASTT_EW_BIND_ALL(arity, name, FASTT_FN)
+#define FASTT_EW_BIND_PyAllNum(arity, name) \
+  FASTT_EW_BIND_ALL(arity, name, FASTT_FN_NUMBER_INPUT)
+#define FASTT_EW_BIND_ALL(arity, name, fn) \
+  FASTT_EW_BIND_NOINPLACE(arity, name, fn) FASTT_EW_BIND_INPLACE_##arity(name)
+#define FASTT_EW_BIND_PyNoInplace(arity, name) \
+  FASTT_EW_BIND_NOINPLACE(arity, name, FASTT_FN)
+#define FASTT_EW_BIND_NOINPLACE(arity, name, fn) \
+  FASTT_EW_BIND_METHOD_##arity(name) fn(name)
+#define FASTT_EW_BIND_PyPlain(arity, name) FASTT_BIND_UNARY_PLAIN(name) FASTT_FN(name)
+#define FASTT_EW_BIND_PyHand(arity, name)
+#define FASTT_EW_BIND_METHOD_UNARY(name) FASTT_BIND_UNARY_OUT(name)
+#define FASTT_EW_BIND_METHOD_BINARY(name) FASTT_BIND_BINARY_M(name)
+#define FASTT_EW_BIND_INPLACE_UNARY(name) FASTT_BIND_UNARY_INPLACE(name)
+#define FASTT_EW_BIND_INPLACE_BINARY(name) FASTT_BIND_BINARY_INPLACE(name)
+#include "csrc/ops/elementwise.def"
+#undef FASTT_EW
+// floor_divide (the div_floor row's function) is bound like a PyAllNum row.
+FASTT_BIND_BINARY_M(floor_divide)
+FASTT_FN_NUMBER_INPUT(floor_divide)
+FASTT_BIND_BINARY_INPLACE(floor_divide)
+
+// heaviside(values): a tensor only, no Python number (torch).
+FASTT_METHOD(heaviside) {
+  FASTT_PY_BEGIN
+  const Tensor& t = to_tensor(self, "input");
+  static const Signature sig{"heaviside", {"values", "$out"}, 1};
+  PyObject* a[2] = {nargs == 1 ? args[0] : nullptr, nullptr};
+  if (nargs != 1 || kwnames) parse_args(sig, args, nargs, kwnames, a);
+  const Tensor& v = to_tensor(a[0], "values");
+  if (given(a[1])) {
+    to_tensor(a[1], "out");
+    fastt::heaviside_out(out_broadcast(a[1], t, v, "heaviside"), t, v);
+    return return_self(a[1]);
+  }
+  return wrap(fastt::heaviside(t, v));
+  FASTT_PY_END
+}
+FASTT_METHOD(heaviside_) {
+  FASTT_PY_BEGIN
+  to_tensor(self, "input");
+  static const Signature sig{"heaviside_", {"values"}, 1};
+  PyObject* a[1] = {nargs == 1 ? args[0] : nullptr};
+  if (nargs != 1 || kwnames) parse_args(sig, args, nargs, kwnames, a);
+  fastt::heaviside_(unwrap_mut(self), to_tensor(a[0], "values"));
+  return return_self(self);
+  FASTT_PY_END
+}
+FASTT_FN(heaviside)
 
 // ---- add / sub with alpha ----
 #define FASTT_BIND_ALPHA(name)                                              \
@@ -1186,6 +1254,47 @@ static PyObject* f_result_type(PyObject*, PyObject* const* args,
   FASTT_PY_END
 }
 
+// fastt._C._ew_rows(): the elementwise rows (csrc/ops/elementwise.def) as
+// (name, kind, rule, grad, python, cpu dtypes, cuda dtypes), the dtypes read
+// from the dispatch table, for the tests' coverage checks.
+static PyObject* dtypes_registered(Op op, ::fastt::DeviceType dev) {
+  PyObject* l = PyList_New(0);
+  if (!l) return nullptr;
+  for (int t = 0; t < kNumDTypes; ++t) {
+    if (!registered_kernel(op, dev, DType(t))) continue;
+    PyObject* d = dtype_object(DType(t));  // a new reference
+    if (PyList_Append(l, d) < 0) {
+      Py_DECREF(d);
+      Py_DECREF(l);
+      return nullptr;
+    }
+    Py_DECREF(d);
+  }
+  return l;
+}
+static PyObject* f_ew_rows(PyObject*, PyObject*) {
+  PyObject* rows = PyList_New(0);
+  if (!rows) return nullptr;
+#define FASTT_EW(name, kind, functor, dtypes, rule, grad, python)          \
+  {                                                                        \
+    PyObject* cpu = dtypes_registered(Op::name, ::fastt::DeviceType::CPU);          \
+    PyObject* cu = cpu ? dtypes_registered(Op::name, ::fastt::DeviceType::CUDA)     \
+                       : nullptr;                                          \
+    PyObject* row = cu ? Py_BuildValue("(sssssNN)", #name, #kind, #rule,   \
+                                       #grad, #python, cpu, cu)            \
+                       : nullptr;                                          \
+    if (!row || PyList_Append(rows, row) < 0) {                            \
+      Py_XDECREF(row);                                                     \
+      Py_DECREF(rows);                                                     \
+      return nullptr;                                                      \
+    }                                                                      \
+    Py_DECREF(row);                                                        \
+  }
+#include "csrc/ops/elementwise.def"
+#undef FASTT_EW
+  return rows;
+}
+
 #define FASTT_KW(name, fn, doc) \
   {name, reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fn)), \
    METH_FASTCALL | METH_KEYWORDS, doc}
@@ -1206,9 +1315,20 @@ static PyObject* f_result_type(PyObject*, PyObject* const* args,
 #define FASTT_FN_ENTRY2(name) \
   FASTT_KW(#name, f_##name, nullptr), FASTT_KW(#name "_", f_##name##_, nullptr),
 
+// The rows' entries: the method (and function), plus the in-place form.
+#define FASTT_EW_ENTRIES_PyAll(entry, name) entry##2(name)
+#define FASTT_EW_ENTRIES_PyAllNum(entry, name) entry##2(name)
+#define FASTT_EW_ENTRIES_PyNoInplace(entry, name) entry(name)
+#define FASTT_EW_ENTRIES_PyPlain(entry, name) entry(name)
+#define FASTT_EW_ENTRIES_PyHand(entry, name)
+
 PyMethodDef g_tensor_methods[] = {
-    FASTT_UNARY_OPS(FASTT_METHOD_ENTRY2)
-    FASTT_BINARY_NO_DIV(FASTT_METHOD_ENTRY2)
+#define FASTT_EW(name, kind, functor, dtypes, rule, grad, python) \
+  FASTT_EW_ENTRIES_##python(FASTT_METHOD_ENTRY, name)
+#include "csrc/ops/elementwise.def"
+#undef FASTT_EW
+    FASTT_METHOD_ENTRY2(floor_divide)
+    FASTT_METHOD_ENTRY(heaviside) FASTT_METHOD_ENTRY(heaviside_)
     FASTT_METHOD_ENTRY2(add) FASTT_METHOD_ENTRY2(sub) FASTT_METHOD_ENTRY2(div)
     FASTT_KW("subtract", m_sub, nullptr),
     FASTT_KW("multiply", m_mul, nullptr),
@@ -1280,8 +1400,11 @@ PyMethodDef g_tensor_methods[] = {
 };
 
 PyMethodDef g_module_functions[] = {
-    FASTT_UNARY_OPS(FASTT_FN_ENTRY2)
-    FASTT_BINARY_NO_DIV(FASTT_FN_ENTRY2)
+#define FASTT_EW(name, kind, functor, dtypes, rule, grad, python) \
+  FASTT_EW_ENTRIES_##python(FASTT_FN_ENTRY, name)
+#include "csrc/ops/elementwise.def"
+#undef FASTT_EW
+    FASTT_FN_ENTRY2(floor_divide) FASTT_FN_ENTRY(heaviside)
     FASTT_FN_ENTRY(add) FASTT_FN_ENTRY(sub) FASTT_FN_ENTRY(div)
     FASTT_KW("subtract", f_sub, nullptr),
     FASTT_KW("multiply", f_mul, nullptr),
@@ -1321,6 +1444,7 @@ PyMethodDef g_module_functions[] = {
     FASTT_FAST("promote_types", f_promote_types, nullptr),
     FASTT_FAST("can_cast", f_can_cast, nullptr),
     FASTT_FAST("result_type", f_result_type, nullptr),
+    FASTT_NOARGS("_ew_rows", f_ew_rows, nullptr),
     {nullptr, nullptr, 0, nullptr},
 };
 

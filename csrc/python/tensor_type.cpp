@@ -150,6 +150,8 @@ FASTT_BINARY_SLOT(nb_pow2, pow)
 FASTT_BINARY_SLOT(nb_and, bitwise_and)
 FASTT_BINARY_SLOT(nb_or, bitwise_or)
 FASTT_BINARY_SLOT(nb_xor, bitwise_xor)
+FASTT_BINARY_SLOT(nb_lshift, bitwise_left_shift)
+FASTT_BINARY_SLOT(nb_rshift, bitwise_right_shift)
 FASTT_INPLACE_SLOT(nb_iadd, add_)
 FASTT_INPLACE_SLOT(nb_isub, sub_)
 FASTT_INPLACE_SLOT(nb_imul, mul_)
@@ -160,6 +162,8 @@ FASTT_INPLACE_SLOT(nb_ipow2, pow_)
 FASTT_INPLACE_SLOT(nb_iand, bitwise_and_)
 FASTT_INPLACE_SLOT(nb_ior, bitwise_or_)
 FASTT_INPLACE_SLOT(nb_ixor, bitwise_xor_)
+FASTT_INPLACE_SLOT(nb_ilshift, bitwise_left_shift_)
+FASTT_INPLACE_SLOT(nb_irshift, bitwise_right_shift_)
 
 static PyObject* nb_pow(PyObject* a, PyObject* b, PyObject* mod) {
   if (mod != Py_None) {
@@ -281,6 +285,8 @@ static PyNumberMethods g_number_methods = [] {
   m.nb_and = nb_and;
   m.nb_xor = nb_xor;
   m.nb_or = nb_or;
+  m.nb_lshift = nb_lshift;
+  m.nb_rshift = nb_rshift;
   m.nb_int = nb_int;
   m.nb_float = nb_float;
   m.nb_inplace_add = nb_iadd;
@@ -291,6 +297,8 @@ static PyNumberMethods g_number_methods = [] {
   m.nb_inplace_and = nb_iand;
   m.nb_inplace_xor = nb_ixor;
   m.nb_inplace_or = nb_ior;
+  m.nb_inplace_lshift = nb_ilshift;
+  m.nb_inplace_rshift = nb_irshift;
   m.nb_floor_divide = nb_floordiv;
   m.nb_true_divide = nb_truediv;
   m.nb_inplace_floor_divide = nb_ifloordiv;

@@ -1,4 +1,5 @@
-// Binary elementwise kernels. The op layer has already promoted both inputs
+// Binary elementwise kernels: the binary rows of csrc/ops/elementwise.def
+// expanded through BinaryAdapter, plus add/sub (alpha). The op layer has already promoted both inputs
 // to the compute dtype (the table's dtype column); comparisons and logical
 // ops write bool.
 #include "csrc/mutation.h"
@@ -10,18 +11,14 @@ namespace {
 using namespace cpu;
 namespace F = functors;
 
-template <class Fn>
-struct Same {
+// The CPU loop policy for the binary rows of csrc/ops/elementwise.def.
+template <Op kOp, class Fn, bool kBoolOut>
+struct BinaryAdapter {
   template <class T>
   struct K {
-    static void run(KernelArgs& a) { binary_loop<T, T>(a, Fn{}); }
-  };
-};
-template <class Fn>
-struct ToBool {
-  template <class T>
-  struct K {
-    static void run(KernelArgs& a) { binary_loop<bool, T>(a, Fn{}); }
+    static void run(KernelArgs& a) {
+      binary_loop<std::conditional_t<kBoolOut, bool, T>, T>(a, Fn{});
+    }
   };
 };
 // add/sub carry alpha (f0 for floats, i0 for integers); alpha == 1 takes
@@ -49,38 +46,14 @@ struct SubK {
 }  // namespace
 
 void register_binary_kernels() {
+#define FASTT_EW FASTT_EW_REGISTER_BINARY
+#define FASTT_EW_PICK_Same(...) __VA_ARGS__
+#define FASTT_EW_PICK_Float(...) __VA_ARGS__
+#define FASTT_EW_PICK_Bool(...) __VA_ARGS__
+#include "csrc/ops/elementwise.def"
+#undef FASTT_EW
   register_only<AddK>(Op::add, AllTypes{});
   register_only<SubK>(Op::sub, NumericTypes{});
-  register_only<Same<F::Mul>::K>(Op::mul, AllTypes{});
-  register_only<Same<F::Div>::K>(Op::div, FloatTypes{});
-  register_only<Same<F::DivFloor>::K>(Op::div_floor, NumericTypes{});
-  register_only<Same<F::DivTrunc>::K>(Op::div_trunc, NumericTypes{});
-  register_only<Same<F::Pow>::K>(Op::pow, AllTypes{});
-  register_only<Same<F::Remainder>::K>(Op::remainder, NumericTypes{});
-  register_only<Same<F::Fmod>::K>(Op::fmod, NumericTypes{});
-  register_only<Same<F::Maximum>::K>(Op::maximum, AllTypes{});
-  register_only<Same<F::Minimum>::K>(Op::minimum, AllTypes{});
-  register_only<Same<F::Atan2>::K>(Op::atan2, FloatTypes{});
-  register_only<Same<F::ReluBackward>::K>(Op::relu_backward, FloatTypes{});
-  register_only<Same<F::SigmoidBackward>::K>(Op::sigmoid_backward,
-                                             FloatTypes{});
-  register_only<Same<F::TanhBackward>::K>(Op::tanh_backward, FloatTypes{});
-  register_only<Same<F::SiluBackward>::K>(Op::silu_backward, FloatTypes{});
-  register_only<Same<F::GeluBackward>::K>(Op::gelu_backward, FloatTypes{});
-  register_only<Same<F::GeluTanhBackward>::K>(Op::gelu_tanh_backward,
-                                              FloatTypes{});
-  register_only<ToBool<F::Eq>::K>(Op::eq, AllTypes{});
-  register_only<ToBool<F::Ne>::K>(Op::ne, AllTypes{});
-  register_only<ToBool<F::Lt>::K>(Op::lt, AllTypes{});
-  register_only<ToBool<F::Le>::K>(Op::le, AllTypes{});
-  register_only<ToBool<F::Gt>::K>(Op::gt, AllTypes{});
-  register_only<ToBool<F::Ge>::K>(Op::ge, AllTypes{});
-  register_only<ToBool<F::LogicalAnd>::K>(Op::logical_and, AllTypes{});
-  register_only<ToBool<F::LogicalOr>::K>(Op::logical_or, AllTypes{});
-  register_only<ToBool<F::LogicalXor>::K>(Op::logical_xor, AllTypes{});
-  register_only<Same<F::BitwiseAnd>::K>(Op::bitwise_and, IntBoolTypes{});
-  register_only<Same<F::BitwiseOr>::K>(Op::bitwise_or, IntBoolTypes{});
-  register_only<Same<F::BitwiseXor>::K>(Op::bitwise_xor, IntBoolTypes{});
 }
 
 }  // namespace fastt

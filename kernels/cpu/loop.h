@@ -8,6 +8,7 @@
 
 #include "csrc/dispatch.h"
 #include "csrc/parallel.h"
+#include "kernels/dtype_sets.h"
 
 namespace fastt {
 namespace cpu {
@@ -154,26 +155,11 @@ inline void ternary_loop(const KernelArgs& a, F f) {
   });
 }
 
-// Dtype sets for registration.
-template <class... Ts>
-struct Types {};
-using FloatTypes = Types<Half, BFloat16, float, double>;
-using IntTypes = Types<uint8_t, int8_t, int16_t, int32_t, int64_t>;
-using IntBoolTypes = Types<bool, uint8_t, int8_t, int16_t, int32_t, int64_t>;
-using NumericTypes = Types<uint8_t, int8_t, int16_t, int32_t, int64_t, Half,
-                           BFloat16, float, double>;
-using SignedNumericTypes =
-    Types<int8_t, int16_t, int32_t, int64_t, Half, BFloat16, float, double>;
-using AllTypes = Types<bool, uint8_t, int8_t, int16_t, int32_t, int64_t, Half,
-                       BFloat16, float, double>;
-
 // Registers Kernel<T> for every T in the set and marks every other dtype
-// of the op's CPU row explicitly unsupported.
+// of the op's CPU row explicitly unsupported (kernels/dtype_sets.h).
 template <template <class> class Kernel, class... Ts>
-void register_only(Op op, Types<Ts...>) {
-  for (int t = 0; t < kNumDTypes; ++t)
-    mark_unsupported(op, DeviceType::CPU, DType(t), Unsupported::DType);
-  (register_kernel(op, DeviceType::CPU, dtype_of<Ts>, &Kernel<Ts>::run), ...);
+void register_only(Op op, Types<Ts...> set) {
+  register_only_on<DeviceType::CPU, Kernel>(op, set);
 }
 
 }  // namespace cpu

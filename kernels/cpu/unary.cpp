@@ -1,4 +1,5 @@
-// Unary elementwise kernels: one registration line per op, math in
+// Unary elementwise kernels: the unary rows of csrc/ops/elementwise.def
+// expanded through this file's loop policy (UnaryAdapter), math in
 // kernels/functors.h. Float-only ops see integer inputs already promoted
 // by the op layer (csrc/ops/elementwise.cpp).
 #include "kernels/cpu/vec_exp.h"  // first: it sets the file's FP options
@@ -29,41 +30,42 @@ FASTT_VEC_CLONES void exp_range(const float* x, float* o, int64_t n) {
     }
   }
 }
-template <ExpKind K, class Fn>
-struct ExpLike {
+// Functors with a vectorized float32 range (exp_range) for dense inputs.
+template <class Fn> struct VecExp { static constexpr bool kHas = false; };
+template <> struct VecExp<F::Exp> {
+  static constexpr bool kHas = true;
+  static constexpr ExpKind kKind = ExpKind::Exp;
+};
+template <> struct VecExp<F::Sigmoid> {
+  static constexpr bool kHas = true;
+  static constexpr ExpKind kKind = ExpKind::Sigmoid;
+};
+template <> struct VecExp<F::Silu> {
+  static constexpr bool kHas = true;
+  static constexpr ExpKind kKind = ExpKind::Silu;
+};
+
+// The CPU loop policy for the unary rows of csrc/ops/elementwise.def.
+template <Op kOp, class Fn, bool kBoolOut>
+struct UnaryAdapter {
   template <class T>
-  struct K_ {
+  struct K {
     static void run(KernelArgs& a) {
-      if constexpr (std::is_same<T, float>::value) {
+      using O = std::conditional_t<kBoolOut, bool, T>;
+      if constexpr (VecExp<Fn>::kHas && std::is_same<T, float>::value) {
         if (a.contiguous) {
           float* o = reinterpret_cast<float*>(a.data[0]);
           const float* x = reinterpret_cast<const float*>(a.data[1]);
           parallel_for(0, a.numel, kGrainSize, [&](int64_t b, int64_t e) {
-            exp_range<K>(x + b, o + b, e - b);
+            exp_range<VecExp<Fn>::kKind>(x + b, o + b, e - b);
           });
           return;
         }
       }
-      unary_loop<T, T>(a, Fn{});
+      if (FASTT_MUTANT(UnarySkipLast) && !kBoolOut && a.contiguous)
+        --a.numel;
+      unary_loop<O, T>(a, Fn{});
     }
-  };
-};
-
-template <class Fn>
-struct Same {  // out dtype == in dtype
-  template <class T>
-  struct K {
-    static void run(KernelArgs& a) {
-      if (FASTT_MUTANT(UnarySkipLast) && a.contiguous) --a.numel;
-      unary_loop<T, T>(a, Fn{});
-    }
-  };
-};
-template <class Fn>
-struct ToBool {
-  template <class T>
-  struct K {
-    static void run(KernelArgs& a) { unary_loop<bool, T>(a, Fn{}); }
   };
 };
 template <class T>
@@ -76,35 +78,10 @@ struct LeakyReluK {
 }  // namespace
 
 void register_unary_kernels() {
-  register_only<Same<F::Neg>::K>(Op::neg, NumericTypes{});  // uint8 wraps
-  register_only<Same<F::Abs>::K>(Op::abs, NumericTypes{});
-  register_only<ExpLike<ExpKind::Exp, F::Exp>::K_>(Op::exp, FloatTypes{});
-  register_only<Same<F::Expm1>::K>(Op::expm1, FloatTypes{});
-  register_only<Same<F::Log>::K>(Op::log, FloatTypes{});
-  register_only<Same<F::Log1p>::K>(Op::log1p, FloatTypes{});
-  register_only<Same<F::Log2>::K>(Op::log2, FloatTypes{});
-  register_only<Same<F::Sqrt>::K>(Op::sqrt, FloatTypes{});
-  register_only<Same<F::Rsqrt>::K>(Op::rsqrt, FloatTypes{});
-  register_only<Same<F::Sin>::K>(Op::sin, FloatTypes{});
-  register_only<Same<F::Cos>::K>(Op::cos, FloatTypes{});
-  register_only<Same<F::Tanh>::K>(Op::tanh, FloatTypes{});
-  register_only<ExpLike<ExpKind::Sigmoid, F::Sigmoid>::K_>(Op::sigmoid,
-                                                           FloatTypes{});
-  register_only<Same<F::Relu>::K>(Op::relu, NumericTypes{});
+#define FASTT_EW FASTT_EW_REGISTER_UNARY
+#include "csrc/ops/elementwise.def"
+#undef FASTT_EW
   register_only<LeakyReluK>(Op::leaky_relu, FloatTypes{});
-  register_only<Same<F::Gelu>::K>(Op::gelu, FloatTypes{});
-  register_only<Same<F::GeluTanh>::K>(Op::gelu_tanh, FloatTypes{});
-  register_only<ExpLike<ExpKind::Silu, F::Silu>::K_>(Op::silu, FloatTypes{});
-  register_only<Same<F::Erf>::K>(Op::erf, FloatTypes{});
-  register_only<Same<F::Sign>::K>(Op::sign, AllTypes{});
-  register_only<Same<F::Floor>::K>(Op::floor, NumericTypes{});
-  register_only<Same<F::Ceil>::K>(Op::ceil, NumericTypes{});
-  register_only<Same<F::Round>::K>(Op::round, NumericTypes{});
-  register_only<Same<F::Trunc>::K>(Op::trunc, NumericTypes{});
-  register_only<Same<F::Reciprocal>::K>(Op::reciprocal, FloatTypes{});
-  register_only<Same<F::Square>::K>(Op::square, NumericTypes{});
-  register_only<ToBool<F::LogicalNot>::K>(Op::logical_not, AllTypes{});
-  register_only<Same<F::BitwiseNot>::K>(Op::bitwise_not, IntBoolTypes{});
 }
 
 }  // namespace fastt

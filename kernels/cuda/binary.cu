@@ -1,5 +1,5 @@
-// CUDA binary elementwise kernels: the CPU's binary.cpp registrations, same
-// dtypes, same functors. The op layer has already promoted both inputs to
+// CUDA binary elementwise kernels: the binary rows of
+// csrc/ops/elementwise.def (the CPU's list), same functors. The op layer has already promoted both inputs to
 // the compute dtype (the table's dtype column). Comparisons and logical ops
 // (bool results) live in compare.cu, to keep each file's compile short.
 #include "kernels/cuda/loop.cuh"
@@ -11,12 +11,13 @@ namespace {
 namespace F = functors;
 
 // The op name rides as a template argument so a launch error names it.
-template <Op kOp, class Fn>
-struct Same {
+template <Op kOp, class Fn, bool kBoolOut>
+struct BinaryAdapter {
   template <class T>
   struct K {
     static void run(KernelArgs& a) {
-      launch_elementwise<T, T, T>(a, Fn{}, op_name(kOp));
+      launch_elementwise<std::conditional_t<kBoolOut, bool, T>, T, T>(
+          a, Fn{}, op_name(kOp));
     }
   };
 };
@@ -43,35 +44,20 @@ struct SubK {
   }
 };
 
-#define FASTT_SAME(op, Fn, types) \
-  register_only<Same<Op::op, F::Fn>::K>(Op::op, types{})
-
 }  // namespace
 
+// The binary rows of csrc/ops/elementwise.def with a non-bool result (the
+// bool ones are compare.cu's), and add/sub.
 void register_binary_cuda_kernels() {
+#define FASTT_EW FASTT_EW_REGISTER_BINARY
+#define FASTT_EW_PICK_Same(...) __VA_ARGS__
+#define FASTT_EW_PICK_Float(...) __VA_ARGS__
+#define FASTT_EW_PICK_Bool(...)
+#include "csrc/ops/elementwise.def"
+#undef FASTT_EW
   register_only<AddK>(Op::add, AllTypes{});
   register_only<SubK>(Op::sub, NumericTypes{});
-  FASTT_SAME(mul, Mul, AllTypes);
-  FASTT_SAME(div, Div, FloatTypes);
-  FASTT_SAME(div_floor, DivFloor, NumericTypes);
-  FASTT_SAME(div_trunc, DivTrunc, NumericTypes);
-  FASTT_SAME(pow, Pow, AllTypes);
-  FASTT_SAME(remainder, Remainder, NumericTypes);
-  FASTT_SAME(fmod, Fmod, NumericTypes);
-  FASTT_SAME(maximum, Maximum, AllTypes);
-  FASTT_SAME(minimum, Minimum, AllTypes);
-  FASTT_SAME(atan2, Atan2, FloatTypes);
-  FASTT_SAME(relu_backward, ReluBackward, FloatTypes);
-  FASTT_SAME(sigmoid_backward, SigmoidBackward, FloatTypes);
-  FASTT_SAME(tanh_backward, TanhBackward, FloatTypes);
-  FASTT_SAME(silu_backward, SiluBackward, FloatTypes);
-  FASTT_SAME(gelu_backward, GeluBackward, FloatTypes);
-  FASTT_SAME(gelu_tanh_backward, GeluTanhBackward, FloatTypes);
-  FASTT_SAME(bitwise_and, BitwiseAnd, IntBoolTypes);
-  FASTT_SAME(bitwise_or, BitwiseOr, IntBoolTypes);
-  FASTT_SAME(bitwise_xor, BitwiseXor, IntBoolTypes);
 }
-#undef FASTT_SAME
 
 }  // namespace cuda
 }  // namespace fastt

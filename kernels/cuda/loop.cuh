@@ -18,6 +18,7 @@
 
 #include "csrc/dispatch.h"
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/dtype_sets.h"
 #include "kernels/cuda/runtime.h"
 
 namespace fastt {
@@ -244,24 +245,11 @@ void launch_elementwise(const KernelArgs& a, F f, const char* what) {
   FASTT_CUDA_CHECK_LAUNCH(what);
 }
 
-// Dtype sets for registration (the CPU's, kernels/cpu/loop.h, repeated for
-// device code without the CPU loop machinery).
-template <class... Ts>
-struct Types {};
-using FloatTypes = Types<Half, BFloat16, float, double>;
-using IntBoolTypes = Types<bool, uint8_t, int8_t, int16_t, int32_t, int64_t>;
-using NumericTypes = Types<uint8_t, int8_t, int16_t, int32_t, int64_t, Half,
-                           BFloat16, float, double>;
-using AllTypes = Types<bool, uint8_t, int8_t, int16_t, int32_t, int64_t, Half,
-                       BFloat16, float, double>;
-
 // Registers Kernel<T>::run for every T in the set on the CUDA column and
-// marks the op's other CUDA dtypes unsupported for that dtype.
+// marks the op's other CUDA dtypes unsupported (kernels/dtype_sets.h).
 template <template <class> class Kernel, class... Ts>
-void register_only(Op op, Types<Ts...>) {
-  for (int t = 0; t < kNumDTypes; ++t)
-    mark_unsupported(op, DeviceType::CUDA, DType(t), Unsupported::DType);
-  (register_kernel(op, DeviceType::CUDA, dtype_of<Ts>, &Kernel<Ts>::run), ...);
+void register_only(Op op, Types<Ts...> set) {
+  register_only_on<DeviceType::CUDA, Kernel>(op, set);
 }
 
 }  // namespace cuda

@@ -91,6 +91,25 @@ case("floor", lambda L, x: L.floor(x), I((3, 4), "frac"))
 case("ceil", lambda L, x: L.ceil(x), I((3, 4), "frac"))
 case("round", lambda L, x: L.round(x), I((3, 4), "frac"))
 case("trunc", lambda L, x: L.trunc(x), I((3, 4), "frac"))
+case("exp2", lambda L, x: L.exp2(x), A34)
+case("log10", lambda L, x: L.log10(x), P34)
+case("tan", lambda L, x: L.tan(x), I((3, 4), "unit"))
+case("asin", lambda L, x: L.asin(x), I((3, 4), "unit"))
+case("acos", lambda L, x: x.acos(), I((3, 4), "unit", "t"))
+case("atan", lambda L, x: L.atan(x), A34)
+case("sinh", lambda L, x: L.sinh(x), A34)
+case("cosh", lambda L, x: L.cosh(x), S34)
+case("asinh", lambda L, x: L.asinh(x), A34)
+case("acosh", lambda L, x: L.acosh(x), I((3, 4), "gt1"))
+case("atanh", lambda L, x: L.atanh(x), I((3, 4), "unit"))
+case("erfc", lambda L, x: L.erfc(x), A34)
+case("erfinv", lambda L, x: L.erfinv(x), I((3, 4), "unit"))
+case("lgamma", lambda L, x: L.lgamma(x), P34)
+# digamma's derivative (trigamma) is not differentiable in fastt yet.
+case("digamma", lambda L, x: L.digamma(x), P34, gradgrad=False)
+case("deg2rad", lambda L, x: L.deg2rad(x), A34)
+case("rad2deg", lambda L, x: x.rad2deg(), T34)
+case("frac", lambda L, x: L.frac(x), I((3, 4), "frac"))
 case("unary_0d", lambda L, x: L.exp(x) * L.sin(x), I(()))
 case("unary_empty", lambda L, x: L.tanh(x), I((0, 3)))
 
@@ -150,6 +169,17 @@ case("div_self_chain", lambda L, x, y: (x * y) / (x + 3.0), P34, A34)
 case("mul_float32_float64", lambda L, x, y: x * y.float(), A34, A34,
      eps=1e-2, fd_tol=(1e-3, 1e-4))
 case("atan2", lambda L, x, y: L.atan2(x, y), A34, A34)
+case("hypot", lambda L, x, y: L.hypot(x, y), A34, T34)
+case("hypot_bcast", lambda L, x, y: L.hypot(x, y), I((3, 1)), I((4,)))
+case("logaddexp", lambda L, x, y: L.logaddexp(x, y), A34, A34)
+case("logaddexp_bcast", lambda L, x, y: L.logaddexp(x, y), I((3, 1)),
+     I((1, 4)))
+case("logaddexp2", lambda L, x, y: L.logaddexp2(x, y), A34, S34)
+case("copysign", lambda L, x, y: L.copysign(x, y), A34, A34)
+case("copysign_scalar", lambda L, x: L.copysign(x, -1.5), A34)
+case("fmax", lambda L, x, y: L.fmax(x, y), A34, A34, gradgrad=False)
+case("fmin", lambda L, x, y: L.fmin(x, y), I((3, 1)), I((1, 4)),
+     gradgrad=False)
 
 
 def _scalar(L, v, like):

@@ -122,11 +122,25 @@ def _floor_div(a, b):
     return np.floor_divide(a, b)
 
 
+def _special(name):
+    """scipy.special's function (scipy comes with scikit-learn, a test
+    dependency), loaded when the reference first runs."""
+    def ref(*xs):
+        import scipy.special
+        return getattr(scipy.special, name)(*xs)
+    return ref
+
+
+_lgamma = np.vectorize(lambda v: math.lgamma(v) if v > 0 or v != int(v)
+                       else math.inf, otypes=[np.float64])
+_erfc = np.vectorize(math.erfc, otypes=[np.float64])
+
+
 OPS = [
     unary("neg", np.negative, NUMERIC),
     unary("abs", np.abs, NUMERIC),
     unary("relu", _relu, NUMERIC),
-    unary("sign", np.sign, NUMERIC),
+    unary("sign", lambda x: x if x.dtype == bool else np.sign(x), ALL),
     unary("floor", np.floor, NUMERIC),
     unary("ceil", np.ceil, NUMERIC),
     unary("round", np.round, NUMERIC),
@@ -149,6 +163,32 @@ OPS = [
     unary("erf", _erf, ALL, domain=(-3, 3), result="float"),
     unary("reciprocal", lambda x: 1 / x, ALL, domain=(0.5, 4),
           result="float"),
+    unary("exp2", np.exp2, ALL, domain=(-5, 5), result="float"),
+    unary("log10", np.log10, ALL, domain=(0.1, 10), result="float"),
+    unary("tan", np.tan, ALL, domain=(-1.2, 1.2), result="float"),
+    unary("asin", np.arcsin, ALL, domain=(-0.95, 0.95), result="float"),
+    unary("acos", np.arccos, ALL, domain=(-0.95, 0.95), result="float"),
+    unary("atan", np.arctan, ALL, result="float"),
+    unary("sinh", np.sinh, ALL, domain=(-5, 5), result="float"),
+    unary("cosh", np.cosh, ALL, domain=(-5, 5), result="float"),
+    unary("asinh", np.arcsinh, ALL, result="float"),
+    unary("acosh", np.arccosh, ALL, domain=(1.05, 10), result="float"),
+    unary("atanh", np.arctanh, ALL, domain=(-0.95, 0.95), result="float"),
+    unary("erfc", _erfc, ALL, domain=(-3, 3), result="float"),
+    unary("erfinv", _special("erfinv"), ALL, domain=(-0.95, 0.95),
+          result="float"),
+    unary("lgamma", _lgamma, ALL, domain=(0.1, 10), result="float"),
+    unary("digamma", _special("digamma"), ALL, domain=(0.1, 10),
+          result="float"),
+    unary("deg2rad", np.deg2rad, ALL, result="float"),
+    unary("rad2deg", np.rad2deg, ALL, domain=(-3, 3), result="float"),
+    unary("frac", lambda x: x - np.trunc(x), FLOATS),
+    unary("isnan", np.isnan, ALL, result="bool"),
+    unary("isinf", np.isinf, ALL, result="bool"),
+    unary("isfinite", np.isfinite, ALL, result="bool"),
+    unary("isposinf", np.isposinf, ALL, result="bool"),
+    unary("isneginf", np.isneginf, ALL, result="bool"),
+    unary("signbit", np.signbit, ALL, result="bool"),
     unary("logical_not", np.logical_not, ALL, result="bool"),
     unary("bitwise_not", np.invert, BOOL + INTS),
     binary("add", np.add, NUMERIC),
@@ -157,12 +197,21 @@ OPS = [
     binary("div", np.true_divide, ALL, nonzero_rhs=True, result="float"),
     binary("floor_divide", _floor_div, SIGNED_INTS + FLOATS,
            nonzero_rhs=True),
-    binary("remainder", np.remainder, SIGNED_INTS + FLOATS, nonzero_rhs=True),
-    binary("fmod", np.fmod, SIGNED_INTS + FLOATS, nonzero_rhs=True),
+    binary("remainder", np.remainder, NUMERIC, nonzero_rhs=True),
+    binary("fmod", np.fmod, NUMERIC, nonzero_rhs=True),
     binary("maximum", np.maximum, ALL),
     binary("minimum", np.minimum, ALL),
     binary("atan2", np.arctan2, ALL, result="float"),
     binary("pow", np.power, NUMERIC, domain=(0.5, 2)),
+    binary("fmax", np.fmax, ALL),
+    binary("fmin", np.fmin, ALL),
+    binary("hypot", np.hypot, FLOATS),
+    binary("logaddexp", np.logaddexp, FLOATS),
+    binary("logaddexp2", np.logaddexp2, FLOATS),
+    binary("copysign", np.copysign, ALL, result="float"),
+    binary("nextafter", np.nextafter, ("float32", "float64")),
+    binary("bitwise_left_shift", np.left_shift, INTS, domain=(0, 7)),
+    binary("bitwise_right_shift", np.right_shift, INTS, domain=(0, 7)),
     binary("eq", np.equal, ALL, result="bool"),
     binary("ne", np.not_equal, ALL, result="bool"),
     binary("lt", np.less, ALL, result="bool"),

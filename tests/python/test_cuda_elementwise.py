@@ -49,37 +49,43 @@ def ids(dtypes):
     return [name(d) for d in dtypes]
 
 
-# ---------------------------------------------------------------- unary --
-UNARY = [  # (name, fn, dtypes the CPU registers)
-    ("neg", fastt.neg, NUMERIC),
-    ("abs", fastt.abs, NUMERIC),
-    ("exp", fastt.exp, FLOATS),
-    ("expm1", fastt.expm1, FLOATS),
-    ("log", fastt.log, FLOATS),
-    ("log1p", fastt.log1p, FLOATS),
-    ("log2", fastt.log2, FLOATS),
-    ("sqrt", fastt.sqrt, FLOATS),
-    ("rsqrt", fastt.rsqrt, FLOATS),
-    ("sin", fastt.sin, FLOATS),
-    ("cos", fastt.cos, FLOATS),
-    ("tanh", fastt.tanh, FLOATS),
-    ("sigmoid", fastt.sigmoid, FLOATS),
-    ("relu", fastt.relu, NUMERIC),
-    ("leaky_relu", lambda x: F.leaky_relu(x, 0.2), FLOATS),
-    ("gelu", fastt.gelu, FLOATS),
-    ("gelu_tanh", lambda x: fastt.gelu(x, approximate="tanh"), FLOATS),
-    ("silu", F.silu, FLOATS),
-    ("erf", fastt.erf, FLOATS),
-    ("sign", fastt.sign, ALL),
-    ("floor", fastt.floor, NUMERIC),
-    ("ceil", fastt.ceil, NUMERIC),
-    ("round", fastt.round, NUMERIC),
-    ("trunc", fastt.trunc, NUMERIC),
-    ("reciprocal", fastt.reciprocal, FLOATS),
-    ("square", fastt.square, NUMERIC),
-    ("logical_not", fastt.logical_not, ALL),
-    ("bitwise_not", fastt.bitwise_not, INTBOOL),
-]
+# ------------------------------------------------------------ the rows --
+# The unary and binary rows of csrc/ops/elementwise.def (fastt._C._ew_rows,
+# with the dtypes the dispatch table registers: the CPU's list is the
+# CUDA column's too, tests/python/test_op_rows.py). A row bound by hand
+# names its callable here; the fused *_backward rows run through autograd
+# (test_activation_backward_ops).
+def _div_floor(a, b):
+    return fastt.div(a, b, rounding_mode="floor")
+
+
+def _div_trunc(a, b):
+    return fastt.div(a, b, rounding_mode="trunc")
+
+
+def _digamma_grad(x):  # the trigamma kernel: digamma's derivative
+    x = x.detach().requires_grad_(True)
+    fastt.digamma(x).sum().backward()
+    return x.grad
+
+
+HAND = {"gelu": fastt.gelu,
+        "gelu_tanh": lambda x: fastt.gelu(x, approximate="tanh"),
+        "trigamma": _digamma_grad, "div": fastt.div,
+        "div_floor": _div_floor, "div_trunc": _div_trunc,
+        "heaviside": fastt.heaviside}
+_ROWS = [(r[0], r[1], [getattr(fastt, _name) for _name in
+                       (str(d).split(".")[-1] for d in r[5])])
+         for r in fastt._C._ew_rows() if not r[0].endswith("_backward")]
+
+
+def _fn(op):
+    return HAND[op] if op in HAND else getattr(fastt, op)
+
+
+# (name, fn, dtypes the rows register)
+UNARY = [(n, _fn(n), ds) for n, k, ds in _ROWS if k.startswith("Unary")] + [
+    ("leaky_relu", lambda x: F.leaky_relu(x, 0.2), FLOATS)]
 UNARY_CASES = [(n, f, d) for n, f, ds in UNARY for d in ds]
 
 
@@ -164,40 +170,11 @@ def test_unary_unsupported_dtype_raises_like_cpu():
 
 
 # --------------------------------------------------------------- binary --
-def _div_floor(a, b):
-    return fastt.div(a, b, rounding_mode="floor")
-
-
-def _div_trunc(a, b):
-    return fastt.div(a, b, rounding_mode="trunc")
-
-
-BINARY = [  # (name, fn, dtypes, divisor must be nonzero for ints)
-    ("add", fastt.add, ALL, False),
-    ("sub", fastt.sub, NUMERIC, False),
-    ("mul", fastt.mul, ALL, False),
-    ("div", fastt.div, FLOATS, False),
-    ("div_floor", _div_floor, NUMERIC, True),
-    ("div_trunc", _div_trunc, NUMERIC, True),
-    ("pow", fastt.pow, ALL, False),
-    ("remainder", fastt.remainder, NUMERIC, True),
-    ("fmod", fastt.fmod, NUMERIC, True),
-    ("maximum", fastt.maximum, ALL, False),
-    ("minimum", fastt.minimum, ALL, False),
-    ("atan2", fastt.atan2, FLOATS, False),
-    ("eq", fastt.eq, ALL, False),
-    ("ne", fastt.ne, ALL, False),
-    ("lt", fastt.lt, ALL, False),
-    ("le", fastt.le, ALL, False),
-    ("gt", fastt.gt, ALL, False),
-    ("ge", fastt.ge, ALL, False),
-    ("logical_and", fastt.logical_and, ALL, False),
-    ("logical_or", fastt.logical_or, ALL, False),
-    ("logical_xor", fastt.logical_xor, ALL, False),
-    ("bitwise_and", fastt.bitwise_and, INTBOOL, False),
-    ("bitwise_or", fastt.bitwise_or, INTBOOL, False),
-    ("bitwise_xor", fastt.bitwise_xor, INTBOOL, False),
-]
+# (name, fn, dtypes, divisor must be nonzero for ints)
+NONZERO = ("div_floor", "div_trunc", "remainder", "fmod")
+BINARY = [("add", fastt.add, ALL, False), ("sub", fastt.sub, NUMERIC, False)] \
+    + [(n, _fn(n), ds, n in NONZERO) for n, k, ds in _ROWS
+       if k.startswith("Binary")]
 BINARY_CASES = [(n, f, d, nz) for n, f, ds, nz in BINARY for d in ds]
 
 
@@ -252,13 +229,16 @@ def _scalar_for(op, dtype):
     return 1.75
 
 
-@pytest.mark.parametrize("op,fn,dtype,nz", BINARY_CASES,
-                         ids=[f"{n}-{name(d)}" for n, _, d, _ in BINARY_CASES])
+# heaviside takes no Python number (torch).
+SCALAR_CASES = [c for c in BINARY_CASES if c[0] != "heaviside"]
+
+
+@pytest.mark.parametrize("op,fn,dtype,nz", SCALAR_CASES,
+                         ids=[f"{n}-{name(d)}" for n, _, d, _ in SCALAR_CASES])
 def test_binary_python_scalar(op, fn, dtype, nz):
     """A Python number operand rides in the kernel parameters (host
     scalar), on either side, on dense and strided tensors."""
-    a = make((45, 65), dtype, seed=2,
-             nonzero=op in ("div_floor", "div_trunc", "remainder", "fmod"))
+    a = make((45, 65), dtype, seed=2, nonzero=op in NONZERO)
     if op == "pow" and dtype in INTS:
         a = make((45, 65), dtype, seed=2, low=0, high=4)
     s = _scalar_for(op, dtype)

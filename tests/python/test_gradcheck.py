@@ -38,6 +38,10 @@ def make_array(rng, spec):
         v = sign * rng.uniform(0.2, 2.0, n)
     elif spec.dom == "pos":
         v = rng.uniform(0.5, 2.0, n)
+    elif spec.dom == "unit":  # inside (-1, 1): asin, atanh, erfinv
+        v = sign * rng.uniform(0.1, 0.8, n)
+    elif spec.dom == "gt1":  # above 1: acosh
+        v = rng.uniform(1.2, 3.0, n)
     elif spec.dom == "frac":
         v = rng.integers(-3, 4, n) + sign * rng.uniform(0.1, 0.4, n)
     elif spec.dom in ("big", "rem"):  # grid never within 0.1 of k*0.25

@@ -41,3 +41,16 @@ def test_stub_covers_tensor_methods():
     _, methods = _stub_names()
     public = {n for n in dir(fastt.Tensor) if not n.startswith("_")}
     assert public - methods == set()
+
+
+def test_stub_generated_lines_are_current():
+    """The elementwise rows' stub lines are generated (scripts/gen_stubs.py):
+    a row added or changed without rerunning the script fails here."""
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))))
+    r = subprocess.run([sys.executable,
+                        os.path.join(root, "scripts", "gen_stubs.py"),
+                        "--check"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
