@@ -215,15 +215,16 @@ struct Erfc {
 };
 // Inverse error function: CUDA's erfinv on the device; on the host a
 // rational first guess (M. Giles, "Approximating the erfinv function")
-// refined by Newton steps on erf, so float64 is accurate to a few ulp.
+// refined by Newton steps, on erfc near +-1 where erf(x) - y would cancel:
+// float64 is accurate to a few ulp.
 template <class T> FASTT_HD T erfinv_host(T y) {
   if (!(y > T(-1) && y < T(1))) {
     if (y == T(1)) return T(INFINITY);
     if (y == T(-1)) return T(-INFINITY);
     return T(NAN);
   }
-  const double yd = double(y);
-  double w = -std::log((1.0 - yd) * (1.0 + yd)), x;
+  const double yd = double(y), ay = yd < 0 ? -yd : yd;
+  double w = -std::log((1.0 - ay) * (1.0 + ay)), x;
   if (w < 5.0) {
     w -= 2.5;
     double p = 2.81022636e-08;
@@ -231,7 +232,7 @@ template <class T> FASTT_HD T erfinv_host(T y) {
     p = -4.39150654e-06 + p * w;  p = 0.00021858087 + p * w;
     p = -0.00125372503 + p * w;   p = -0.00417768164 + p * w;
     p = 0.246640727 + p * w;      p = 1.50140941 + p * w;
-    x = p * yd;
+    x = p * ay;
   } else {
     w = std::sqrt(w) - 3.0;
     double p = -0.000200214257;
@@ -239,11 +240,14 @@ template <class T> FASTT_HD T erfinv_host(T y) {
     p = -0.00367342844 + p * w;   p = 0.00573950773 + p * w;
     p = -0.0076224613 + p * w;    p = 0.00943887047 + p * w;
     p = 1.00167406 + p * w;       p = 2.83297682 + p * w;
-    x = p * yd;
+    x = p * ay;
   }
-  for (int k = 0; k < 2; ++k)  // Newton: erf(x) - y over erf'(x)
-    x -= (std::erf(x) - yd) / (1.1283791670955126 * std::exp(-x * x));
-  return T(x);
+  for (int k = 0; k < 3; ++k) {  // Newton over erf'(x) = 2/sqrt(pi) e^-x^2
+    const double d = 1.1283791670955126 * std::exp(-x * x);
+    if (ay > 0.5) x += (std::erfc(x) - (1.0 - ay)) / d;  // 1 - ay is exact
+    else x -= (std::erf(x) - ay) / d;
+  }
+  return T(yd < 0 ? -x : x);
 }
 struct Erfinv {
   template <class T> FASTT_HD T operator()(T a) const {
@@ -267,8 +271,9 @@ struct Lgamma {
 #endif
   }
 };
-// digamma: reflection below 0, recurrence up to 6, then the asymptotic
-// series; 0 gives -inf and negative integers NaN (torch's values).
+// digamma: reflection below 0, recurrence up to 10, then the asymptotic
+// series (error below 1e-16 there); 0 gives -inf and negative integers
+// NaN (torch's values).
 struct Digamma {
   template <class T> FASTT_HD T operator()(T a) const {
     double x = double(a), r = 0;
@@ -279,13 +284,14 @@ struct Digamma {
       r = -pi / std::tan(pi * x);  // digamma(1 - x) - pi / tan(pi x)
       x = 1 - x;
     }
-    while (x < 6) {
+    while (x < 10) {
       r -= 1 / x;
       x += 1;
     }
-    const double f = 1 / (x * x);
+    const double f = 1 / (x * x);  // - sum B2k / (2k x^2k), k = 1..6
     const double t = f * (-1.0 / 12 + f * (1.0 / 120 + f * (-1.0 / 252 +
-                     f * (1.0 / 240 + f * (-1.0 / 132)))));
+                     f * (1.0 / 240 + f * (-1.0 / 132 +
+                     f * (691.0 / 32760))))));
     return T(r + std::log(x) - 0.5 / x + t);
   }
 };
@@ -301,13 +307,14 @@ struct Trigamma {
       x = 1 - x;
     }
     double acc = 0;
-    while (x < 6) {
+    while (x < 10) {
       acc += 1 / (x * x);
       x += 1;
     }
-    const double f = 1 / (x * x);
-    const double t = 1 / x + f / 2 + (1 / x) * f * (1.0 / 6 + f * (-1.0 / 30 +
-                     f * (1.0 / 42 + f * (-1.0 / 30))));
+    const double f = 1 / (x * x);  // 1/x + 1/2x^2 + sum B2k / x^(2k+1)
+    const double t = 1 / x + f / 2 + (f / x) * (1.0 / 6 + f * (-1.0 / 30 +
+                     f * (1.0 / 42 + f * (-1.0 / 30 + f * (5.0 / 66 +
+                     f * (-691.0 / 2730))))));
     return T(r + sign * (acc + t));
   }
 };
@@ -511,20 +518,14 @@ struct Minimum {
 };
 struct Fmax {  // NaN-ignoring: the other operand wins over a NaN
   template <class T> FASTT_HD T operator()(T a, T b) const {
-    if constexpr (is_float_v<T>) {
-      if (a != a) return b;
-      if (b != b) return a;
-    }
-    return a > b ? a : b;
+    if constexpr (is_float_v<T>) return std::fmax(a, b);  // fmax(0, -0) = 0
+    else return a > b ? a : b;
   }
 };
 struct Fmin {
   template <class T> FASTT_HD T operator()(T a, T b) const {
-    if constexpr (is_float_v<T>) {
-      if (a != a) return b;
-      if (b != b) return a;
-    }
-    return a < b ? a : b;
+    if constexpr (is_float_v<T>) return std::fmin(a, b);
+    else return a < b ? a : b;
   }
 };
 struct Hypot {
