@@ -102,7 +102,7 @@ const UnaryCase kUnary[] = {
     UNARY(tanh, Float, [](double x) { return std::tanh(x); }, -4, 4, false),
     UNARY(sigmoid, Float, [](double x) { return 1 / (1 + std::exp(-x)); },
           -4, 4, false),
-    UNARY(silu, Float, [](double x) { return x / (1 + std::exp(-x)); }, -4, 4,
+    UNARY(silu, Same, [](double x) { return x / (1 + std::exp(-x)); }, -4, 4,
           false),
     UNARY(erf, Float, [](double x) { return std::erf(x); }, -4, 4, false),
     UNARY(reciprocal, Float, [](double x) { return 1 / x; }, -4, 4, true),
