@@ -6,6 +6,7 @@
 #include <functional>
 #include <vector>
 
+#include "macros.h"
 #include "tensor.h"
 
 namespace fastt {
@@ -13,11 +14,6 @@ namespace autograd {
 
 // Grad mode: on by default in every thread. Inference mode also turns grad
 // mode off (fastt keeps no separate inference-tensor state).
-#if defined(__GNUC__) && !defined(__CUDACC__)
-#define FASTT_TLS_IE __attribute__((tls_model("initial-exec")))
-#else
-#define FASTT_TLS_IE
-#endif
 extern FASTT_TLS_IE thread_local bool t_grad_enabled;
 extern FASTT_TLS_IE thread_local bool t_inference_mode;
 

@@ -17,3 +17,14 @@
 #define FASTT_UNLIKELY(x) (x)
 #define FASTT_NOINLINE
 #endif
+
+// Thread-locals of the hot path (grad mode, the current CUDA device and
+// stream) use the initial-exec TLS model: one thread-pointer-relative load,
+// no __tls_get_addr call. In a dlopen'ed library such variables come out of
+// glibc's small static TLS surplus: keep them few and small
+// (tests/python/test_static_tls.py).
+#if defined(__GNUC__) && !defined(__CUDACC__)
+#define FASTT_TLS_IE __attribute__((tls_model("initial-exec")))
+#else
+#define FASTT_TLS_IE
+#endif

@@ -14,7 +14,6 @@
 #include "autograd.h"
 #include "ops/factory.h"
 #include "autograd/functions.h"
-#include "autograd/node.h"
 
 namespace fastt {
 

@@ -21,6 +21,7 @@ using NumericTypes = Types<uint8_t, int8_t, int16_t, int32_t, int64_t, Half,
                            BFloat16, float, double>;
 using SignedNumericTypes =
     Types<int8_t, int16_t, int32_t, int64_t, Half, BFloat16, float, double>;
+using Int64FloatTypes = Types<int64_t, Half, BFloat16, float, double>;
 using AllTypes = Types<bool, uint8_t, int8_t, int16_t, int32_t, int64_t, Half,
                        BFloat16, float, double>;
 

@@ -13,14 +13,13 @@
 #include <string>
 
 #include "../dispatch.h"
-#include "kernels/cuda/cudnn_conv.h"
 #include "reduce.h"
 
 namespace fastt {
 
 // Null until a CUDA build with cuDNN registers them (kernels/cuda/
 // cudnn_conv.cpp); CPU tensors never ask.
-CudnnConvHooks g_cudnn_conv_hooks = {nullptr, nullptr, nullptr};
+ConvHooks g_conv_hooks = {nullptr, nullptr, nullptr};
 
 namespace {
 
@@ -320,8 +319,8 @@ Tensor conv_forward(const Tensor& x, const Tensor& weight, const Tensor& bias,
   KernelFn im2col_fn = kernel_for(Op::im2col, x, name);
   Tensor y = Tensor::empty({g.N, g.O, g.oh, g.ow}, x.dtype(), x.device());
   if (y.numel() == 0) return y;
-  if (x.device().is_cuda() && g_cudnn_conv_hooks.forward &&
-      g_cudnn_conv_hooks.forward(x, weight, bias.defined() ? &bias : nullptr,
+  if (x.device().is_cuda() && g_conv_hooks.forward &&
+      g_conv_hooks.forward(x, weight, bias.defined() ? &bias : nullptr,
                                  conv_desc(g), y))
     return y;
   const int64_t G = g.G, Og = g.Og(), CKg = g.Cg() * g.kk(), L = g.L();
@@ -375,8 +374,8 @@ Tensor conv_input_grad(const Tensor& gy, const Tensor& weight,
   KernelFn col2im_fn = kernel_for(Op::col2im, gy, name);
   Tensor gx = Tensor::empty({g.N, g.C, g.H, g.W}, gy.dtype(), gy.device());
   if (gx.numel() == 0) return gx;
-  if (gy.device().is_cuda() && g_cudnn_conv_hooks.input_grad &&
-      g_cudnn_conv_hooks.input_grad(gy, weight,
+  if (gy.device().is_cuda() && g_conv_hooks.input_grad &&
+      g_conv_hooks.input_grad(gy, weight,
                                     bias.defined() ? &bias : nullptr,
                                     conv_desc(g), gx))
     return gx;
@@ -421,8 +420,8 @@ Tensor conv_weight_grad(const Tensor& gy, const Tensor& x, const Geom& g,
       Tensor::empty({g.O, g.Cg(), g.kh, g.kw}, x.dtype(), x.device());
   if (gw.numel() == 0) return gw;
   if (g.N == 0) return gw.zero_();
-  if (x.device().is_cuda() && g_cudnn_conv_hooks.weight_grad &&
-      g_cudnn_conv_hooks.weight_grad(gy, x, conv_desc(g), gw))
+  if (x.device().is_cuda() && g_conv_hooks.weight_grad &&
+      g_conv_hooks.weight_grad(gy, x, conv_desc(g), gw))
     return gw;
   const int64_t G = g.G, Og = g.Og(), CKg = g.Cg() * g.kk(), L = g.L();
   Tensor gw3 = gw.view({G, Og, CKg});

@@ -118,4 +118,36 @@ enum WindowParam : int {
   kNumWindowParams
 };
 
+// ---- a device library's convolutions (cuDNN) ----
+// The convolutions ask these hooks first for tensors on a device whose
+// backend set them. Each hook fills a dense, preallocated result and
+// returns true, or returns false without writing (dtype, geometry, no
+// library in this build) and the im2col + gemm composition runs instead.
+//
+// One convolution in the composition's terms (csrc/ops/conv.cpp's Geom):
+// the windowed side x [N, C, H, W], the other side y [N, O, oh, ow] and
+// weight [O, C/G, kh, kw]; pad = the pad before the first row / column.
+struct ConvDesc {
+  int64_t N, C, H, W, O, G, kh, kw, oh, ow;
+  int64_t stride[2], pad[2], dil[2];
+};
+
+struct ConvHooks {
+  // y = conv(x, w) (+ bias[O])
+  bool (*forward)(const Tensor& x, const Tensor& w, const Tensor* bias,
+                  const ConvDesc& d, Tensor& y);
+  // x-side = conv's input gradient of gy (+ bias[C]): also the forward of
+  // conv_transpose2d
+  bool (*input_grad)(const Tensor& gy, const Tensor& w, const Tensor* bias,
+                     const ConvDesc& d, Tensor& gx);
+  // gw [O, C/G, kh, kw] = conv's weight gradient
+  bool (*weight_grad)(const Tensor& gy, const Tensor& x, const ConvDesc& d,
+                      Tensor& gw);
+};
+
+// Defined (all null) in csrc/ops/conv.cpp; set once by a backend's
+// registration (the CUDA backend's, when built with cuDNN:
+// kernels/cuda/cudnn_conv.cpp).
+extern ConvHooks g_conv_hooks;
+
 }  // namespace fastt

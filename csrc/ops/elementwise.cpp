@@ -10,7 +10,7 @@
 #include "loop_builder.h"
 #include "../mutation.h"
 #include "autograd/functions.h"
-#include "autograd/node.h"
+#include "csrc/autograd.h"
 
 namespace fastt {
 namespace {

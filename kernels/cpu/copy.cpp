@@ -62,8 +62,8 @@ struct FillK {
 }  // namespace
 
 void register_copy_kernels() {
-  register_only<CopyK>(Op::copy, AllTypes{});
-  register_only<FillK>(Op::fill, AllTypes{});
+#define FASTT_KERNELS_copy
+#include "kernels/kernels.def"
 }
 
 }  // namespace fastt

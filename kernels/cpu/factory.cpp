@@ -238,14 +238,8 @@ struct BernoulliK {
 }  // namespace
 
 void register_factory_kernels() {
-  register_only<ArangeK>(Op::arange, NumericTypes{});
-  register_only<LinspaceK>(Op::linspace, NumericTypes{});
-  register_only<EyeK>(Op::eye, AllTypes{});
-  register_only<UniformK>(Op::uniform, FloatTypes{});
-  register_only<NormalK>(Op::normal, FloatTypes{});
-  register_only<RandintK>(Op::randint, AllTypes{});
-  register_only<RandpermK>(Op::randperm, NumericTypes{});
-  register_only<BernoulliK>(Op::bernoulli, AllTypes{});
+#define FASTT_KERNELS_factory
+#include "kernels/kernels.def"
 }
 
 }  // namespace fastt

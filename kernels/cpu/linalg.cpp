@@ -544,7 +544,8 @@ struct Gemm {
 }  // namespace
 
 void register_linalg_kernels() {
-  register_only<Gemm>(Op::gemm, NumericTypes{});
+#define FASTT_KERNELS_linalg
+#include "kernels/kernels.def"
 }
 
 }  // namespace fastt

@@ -328,11 +328,8 @@ struct RmsNormBackwardKernel {
 }  // namespace
 
 void register_norm_kernels() {
-  register_only<LayerNormKernel>(Op::layer_norm, FloatTypes{});
-  register_only<LayerNormBackwardKernel>(Op::layer_norm_backward,
-                                         FloatTypes{});
-  register_only<RmsNormKernel>(Op::rms_norm, FloatTypes{});
-  register_only<RmsNormBackwardKernel>(Op::rms_norm_backward, FloatTypes{});
+#define FASTT_KERNELS_norm
+#include "kernels/kernels.def"
 }
 
 }  // namespace fastt

@@ -531,10 +531,8 @@ void set_optim_fma_enabled(bool on) { g_use_fma = on && cpu_has_fma(); }
 
 void register_optim_kernels() {
   g_use_fma = cpu_has_fma();
-  register_only<SgdKernel>(Op::sgd_step, FloatTypes{});
-  register_only<AdamKernel>(Op::adam_step, FloatTypes{});
-  register_only<RmspropKernel>(Op::rmsprop_step, FloatTypes{});
-  register_only<AdagradKernel>(Op::adagrad_step, FloatTypes{});
+#define FASTT_KERNELS_optim
+#include "kernels/kernels.def"
 }
 
 }  // namespace fastt

@@ -167,8 +167,8 @@ struct TopkK {
 }  // namespace
 
 void register_sort_kernels() {
-  register_only<SortK>(Op::sort, AllTypes{});
-  register_only<TopkK>(Op::topk, AllTypes{});
+#define FASTT_KERNELS_sort
+#include "kernels/kernels.def"
 }
 
 }  // namespace fastt

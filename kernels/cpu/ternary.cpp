@@ -44,11 +44,8 @@ struct AddcdivK {
 }  // namespace
 
 void register_ternary_kernels() {
-  register_only<WhereK>(Op::where, AllTypes{});
-  register_only<ClampK>(Op::clamp, NumericTypes{});
-  register_only<LerpK>(Op::lerp, FloatTypes{});
-  register_only<AddcmulK>(Op::addcmul, NumericTypes{});
-  register_only<AddcdivK>(Op::addcdiv, FloatTypes{});
+#define FASTT_KERNELS_ternary
+#include "kernels/kernels.def"
 }
 
 }  // namespace fastt

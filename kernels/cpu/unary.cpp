@@ -81,7 +81,8 @@ void register_unary_kernels() {
 #define FASTT_EW FASTT_EW_REGISTER_UNARY
 #include "csrc/ops/elementwise.def"
 #undef FASTT_EW
-  register_only<LeakyReluK>(Op::leaky_relu, FloatTypes{});
+#define FASTT_KERNELS_unary
+#include "kernels/kernels.def"
 }
 
 }  // namespace fastt

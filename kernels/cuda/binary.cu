@@ -55,8 +55,8 @@ void register_binary_cuda_kernels() {
 #define FASTT_EW_PICK_Bool(...)
 #include "csrc/ops/elementwise.def"
 #undef FASTT_EW
-  register_only<AddK>(Op::add, AllTypes{});
-  register_only<SubK>(Op::sub, NumericTypes{});
+#define FASTT_KERNELS_binary
+#include "kernels/kernels.def"
 }
 
 }  // namespace cuda

@@ -475,18 +475,8 @@ struct AdaptiveAvgPoolBackward {
 }  // namespace
 
 void register_conv_cuda_kernels() {
-  // The column kernels only move data; Op::gemm does the arithmetic.
-  register_only<Im2col>(Op::im2col, NumericTypes{});
-  register_only<Col2im>(Op::col2im, NumericTypes{});
-  register_only<ConvRows>(Op::conv_rows, NumericTypes{});
-  register_only<MaxPool>(Op::max_pool2d, NumericTypes{});
-  register_only<MaxPoolBackward>(Op::max_pool2d_backward, FloatTypes{});
-  register_only<AvgPool>(Op::avg_pool2d,
-                         Types<int64_t, Half, BFloat16, float, double>{});
-  register_only<AvgPoolBackward>(Op::avg_pool2d_backward, FloatTypes{});
-  register_only<AdaptiveAvgPool>(Op::adaptive_avg_pool2d, FloatTypes{});
-  register_only<AdaptiveAvgPoolBackward>(Op::adaptive_avg_pool2d_backward,
-                                         FloatTypes{});
+#define FASTT_KERNELS_conv
+#include "kernels/kernels.def"
   // conv1d / conv2d / conv_transpose2d ask cuDNN first when it is built in.
   register_cudnn_conv();
 }

@@ -42,37 +42,37 @@ struct SameBits {
 };
 
 template <class O>
-void copy_kernel(KernelArgs& a) {
-  if (a.dtypes[1] == dtype_of<O>) {
-    using B = typename BitsOf<sizeof(O)>::type;
-    launch_elementwise<B, B>(a, SameBits{}, "copy");
-    return;
+struct CopyK {
+  static void run(KernelArgs& a) {
+    if (a.dtypes[1] == dtype_of<O>) {
+      using B = typename BitsOf<sizeof(O)>::type;
+      launch_elementwise<B, B>(a, SameBits{}, "copy");
+      return;
+    }
+    visit_dtype(a.dtypes[1], [&](auto tag) {
+      using I = decltype(tag);
+      launch_elementwise<O, I>(a, ConvertF<O, I>{}, "copy");
+    });
   }
-  visit_dtype(a.dtypes[1], [&](auto tag) {
-    using I = decltype(tag);
-    launch_elementwise<O, I>(a, ConvertF<O, I>{}, "copy");
-  });
-}
+};
 
 template <class O>
-void fill_kernel(KernelArgs& a) {
-  // A fill is a unary loop whose input is the output itself (never read).
-  KernelArgs b = a;
-  b.nops = 2;
-  b.data[1] = b.data[0];
-  for (int i = 0; i < b.ndim; ++i) b.strides[1][i] = b.strides[0][i];
-  launch_elementwise<O, O>(b, FillF<O>{a.s0.to<O>()}, "fill");
-}
+struct FillK {
+  static void run(KernelArgs& a) {
+    // A fill is a unary loop whose input is the output itself (never read).
+    KernelArgs b = a;
+    b.nops = 2;
+    b.data[1] = b.data[0];
+    for (int i = 0; i < b.ndim; ++i) b.strides[1][i] = b.strides[0][i];
+    launch_elementwise<O, O>(b, FillF<O>{a.s0.to<O>()}, "fill");
+  }
+};
 
 }  // namespace
 
 void register_copy_cuda_kernels() {
-#define FASTT_DTYPE(name, type, str, cat)                                 \
-  register_kernel(Op::copy, DeviceType::CUDA, DType::name,                \
-                  &copy_kernel<type>);                                    \
-  register_kernel(Op::fill, DeviceType::CUDA, DType::name, &fill_kernel<type>);
-#include "csrc/dtype.def"
-#undef FASTT_DTYPE
+#define FASTT_KERNELS_copy
+#include "kernels/kernels.def"
 }
 
 }  // namespace cuda

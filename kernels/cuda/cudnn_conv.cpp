@@ -401,9 +401,9 @@ bool weight_grad(const Tensor& gy, const Tensor& x, const ConvDesc& c,
 }  // namespace
 
 void register_cudnn_conv() {
-  g_cudnn_conv_hooks.forward = &forward;
-  g_cudnn_conv_hooks.input_grad = &input_grad;
-  g_cudnn_conv_hooks.weight_grad = &weight_grad;
+  g_conv_hooks.forward = &forward;
+  g_conv_hooks.input_grad = &input_grad;
+  g_conv_hooks.weight_grad = &weight_grad;
 }
 
 #endif  // FASTT_WITH_CUDNN

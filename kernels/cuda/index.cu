@@ -696,20 +696,8 @@ void int64_min_max(const Tensor& t, int64_t* lo, int64_t* hi) {
 }
 
 void register_index_cuda_kernels() {
-  register_only<IndexK>(Op::index_select, AllTypes{});
-  register_only<IndexK>(Op::gather, AllTypes{});
-  register_only<IndexK>(Op::scatter, AllTypes{});
-  register_only<IndexK>(Op::scatter_add, AllTypes{});
-  register_only<IndexK>(Op::index_add, AllTypes{});
-  register_only<IndexK>(Op::index, AllTypes{});
-  register_only<IndexK>(Op::index_put, AllTypes{});
-  register_only<CatK>(Op::cat, AllTypes{});
-  register_only<MaskedSelectK>(Op::masked_select, AllTypes{});
-  register_only<NonzeroK>(Op::nonzero, AllTypes{});
-  register_only<Tri<true>::K>(Op::tril, AllTypes{});
-  register_only<Tri<false>::K>(Op::triu, AllTypes{});
-  register_only<FlipK>(Op::flip, AllTypes{});
-  register_only<RollK>(Op::roll, AllTypes{});
+#define FASTT_KERNELS_index
+#include "kernels/kernels.def"
 }
 
 }  // namespace cuda

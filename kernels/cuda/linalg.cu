@@ -435,7 +435,8 @@ struct Gemm {
 }  // namespace
 
 void register_linalg_cuda_kernels() {
-  register_only<Gemm>(Op::gemm, NumericTypes{});
+#define FASTT_KERNELS_linalg
+#include "kernels/kernels.def"
 }
 
 }  // namespace cuda

@@ -676,13 +676,8 @@ struct EmbeddingBackwardKernel {
 }  // namespace
 
 void register_loss_cuda_kernels() {
-  register_only<CrossEntropyKernel>(Op::cross_entropy, FloatTypes{});
-  register_only<CrossEntropyBackwardKernel>(Op::cross_entropy_backward,
-                                            FloatTypes{});
-  register_only<NllLossKernel>(Op::nll_loss, FloatTypes{});
-  register_only<NllLossBackwardKernel>(Op::nll_loss_backward, FloatTypes{});
-  register_only<EmbeddingBackwardKernel>(Op::embedding_backward,
-                                         FloatTypes{});
+#define FASTT_KERNELS_loss
+#include "kernels/kernels.def"
 }
 
 }  // namespace cuda

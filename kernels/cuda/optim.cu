@@ -455,10 +455,8 @@ struct AdagradKernel {
 }  // namespace
 
 void register_optim_cuda_kernels() {
-  register_only<SgdKernel>(Op::sgd_step, FloatTypes{});
-  register_only<AdamKernel>(Op::adam_step, FloatTypes{});
-  register_only<RmspropKernel>(Op::rmsprop_step, FloatTypes{});
-  register_only<AdagradKernel>(Op::adagrad_step, FloatTypes{});
+#define FASTT_KERNELS_optim
+#include "kernels/kernels.def"
 }
 
 }  // namespace cuda

@@ -266,13 +266,8 @@ using CumprodK = ScanK<T, false>;
 
 void register_reduce_cuda_kernels() {
   using namespace reduce_cuda;
-  register_only<SumK>(Op::sum, AllTypes{});
-  register_only<MeanK>(Op::mean, FloatTypes{});
-  register_only<ProdK>(Op::prod, AllTypes{});
-  register_only<Logical<true>::K>(Op::all, AllTypes{});
-  register_only<Logical<false>::K>(Op::any, AllTypes{});
-  register_only<CumsumK>(Op::cumsum, AllTypes{});
-  register_only<CumprodK>(Op::cumprod, AllTypes{});
+#define FASTT_KERNELS_reduce
+#include "kernels/kernels.def"
   register_reduce_extreme_cuda_kernels();
   register_reduce_stats_cuda_kernels();
 }

@@ -91,11 +91,8 @@ struct NormK {
 }  // namespace
 
 void register_reduce_extreme_cuda_kernels() {
-  register_only<ExtremeDim<true>::K>(Op::max_dim, AllTypes{});
-  register_only<ExtremeDim<false>::K>(Op::min_dim, AllTypes{});
-  register_only<ArgExtreme<true>::K>(Op::argmax, NumericTypes{});
-  register_only<ArgExtreme<false>::K>(Op::argmin, NumericTypes{});
-  register_only<NormK>(Op::norm, FloatTypes{});
+#define FASTT_KERNELS_reduce_extreme
+#include "kernels/kernels.def"
 }
 
 }  // namespace reduce_cuda

@@ -67,10 +67,8 @@ struct LogSumExpK {
 }  // namespace
 
 void register_reduce_stats_cuda_kernels() {
-  register_only<Extreme<true>::K>(Op::amax, AllTypes{});
-  register_only<Extreme<false>::K>(Op::amin, AllTypes{});
-  register_only<VarK>(Op::var, FloatTypes{});
-  register_only<LogSumExpK>(Op::logsumexp, FloatTypes{});
+#define FASTT_KERNELS_reduce_stats
+#include "kernels/kernels.def"
 }
 
 }  // namespace reduce_cuda

@@ -4,7 +4,7 @@
 #include <memory>
 #include <mutex>
 
-#include "csrc/autograd.h"  // FASTT_TLS_IE
+#include "csrc/macros.h"  // FASTT_TLS_IE
 #include "csrc/errors.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/device_error.h"

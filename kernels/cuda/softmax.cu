@@ -228,11 +228,8 @@ using LogSoftmaxBackwardKernel = SoftmaxBackwardK<T, true>;
 }  // namespace
 
 void register_softmax_cuda_kernels() {
-  register_only<SoftmaxKernel>(Op::softmax, FloatTypes{});
-  register_only<LogSoftmaxKernel>(Op::log_softmax, FloatTypes{});
-  register_only<SoftmaxBackwardKernel>(Op::softmax_backward, FloatTypes{});
-  register_only<LogSoftmaxBackwardKernel>(Op::log_softmax_backward,
-                                          FloatTypes{});
+#define FASTT_KERNELS_softmax
+#include "kernels/kernels.def"
 }
 
 }  // namespace cuda

@@ -220,8 +220,8 @@ struct TopkK {
 }  // namespace
 
 void register_sort_cuda_kernels() {
-  register_only<SortK>(Op::sort, AllTypes{});
-  register_only<TopkK>(Op::topk, AllTypes{});
+#define FASTT_KERNELS_sort
+#include "kernels/kernels.def"
 }
 
 }  // namespace cuda

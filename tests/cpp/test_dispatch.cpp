@@ -94,25 +94,3 @@ TEST_CASE("an unsupported combination raises NotImplementedError",
     }
   }
 }
-
-// A CUDA build registers every op for exactly the CPU's dtypes: the device
-// suite compares the two backends, so a dtype one of them lacks is either a
-// missing kernel or a stale registration. (Runs in every CUDA build, with
-// or without a GPU: registration needs no device.)
-TEST_CASE("the CUDA column registers the CPU's dtypes", "[dispatch]") {
-  if (device_hooks(DeviceType::CUDA).allocate == nullptr) {
-    SUCCEED("no CUDA backend in this build");
-    return;
-  }
-  std::string diff;
-  for (int op = 0; op < kNumOps; ++op)
-    for (DType dt : kAllDTypes) {
-      const bool cpu = registered_kernel(Op(op), DeviceType::CPU, dt);
-      const bool gpu = registered_kernel(Op(op), DeviceType::CUDA, dt);
-      if (cpu != gpu)
-        diff += std::string(op_name(Op(op))) + "/" + dtype_name(dt) +
-                (cpu ? " (CPU only) " : " (CUDA only) ");
-    }
-  INFO(diff);
-  CHECK(diff.empty());
-}

@@ -86,15 +86,6 @@ def test_op_table_dtypes_are_the_registered_ones(row):
         f"table takes {sorted(accepted(row))}")
 
 
-@pytest.mark.parametrize("row", ROWS, ids=[r[0] for r in ROWS])
-def test_one_registration_list_for_both_backends(row):
-    # The CUDA column comes from the same rows (compiled in or not: the
-    # emulated build and a GPU build register it, a CPU build leaves it
-    # empty).
-    cpu, cuda = row[5], row[6]
-    assert not cuda or cuda == cpu
-
-
 def _torch_dtypes(torch_name):
     from torch.testing._internal.common_methods_invocations import op_db
     for o in op_db:
