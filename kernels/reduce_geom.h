@@ -228,6 +228,19 @@ struct NormExtremeR {
   FASTT_HD V combine(V a, V b) const { return e.combine(a, b); }
 };
 
+// The vector norm of order p, by kind: sum(std::integral_constant<int, K>)
+// with K = p for p = 0, 1, 2 and K = 3 for any other finite p (sums of
+// |x|^p), extreme(std::bool_constant<p > 0>) for p = +-inf (max/min |x|).
+template <class Sum, class Extreme>
+inline void by_norm_order(double p, Sum&& sum, Extreme&& extreme) {
+  if (p == 0.0) sum(std::integral_constant<int, 0>{});
+  else if (p == 1.0) sum(std::integral_constant<int, 1>{});
+  else if (p == 2.0) sum(std::integral_constant<int, 2>{});
+  else if (std::isinf(p) && p > 0) extreme(std::true_type{});
+  else if (std::isinf(p)) extreme(std::false_type{});
+  else sum(std::integral_constant<int, 3>{});
+}
+
 // logsumexp, online: (running max, sum of exp(x - max)) in A.
 template <class A>
 struct LseState {

@@ -10,6 +10,7 @@
 
 #include "csrc/ops/conv.h"
 #include "kernels/cpu/loop.h"
+#include "kernels/window_geom.h"
 
 // Without this GCC keeps max_pool2d's float selects as branches (a
 // comparison could trap). No FP exception flags are read here.
@@ -20,31 +21,7 @@
 namespace fastt {
 namespace {
 using namespace cpu;
-
-struct Window {
-  int64_t kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, count_pad, divisor;
-};
-
-inline Window window_of(const KernelArgs& a) {
-  const int64_t* d = a.dims.data();
-  return {d[kWinKernelH],   d[kWinKernelW],   d[kWinStrideH], d[kWinStrideW],
-          d[kWinPadH],      d[kWinPadW],      d[kWinDilationH],
-          d[kWinDilationW], d[kWinOutH],      d[kWinOutW],
-          d[kWinCountPad],  d[kWinDivisor]};
-}
-
-// A 4-D tensor's sizes and strides (elements).
-struct Planes {
-  int64_t N, C, H, W;
-  int64_t sn, sc, sh, sw;
-  explicit Planes(const Tensor& t)
-      : N(t.sizes()[0]), C(t.sizes()[1]), H(t.sizes()[2]), W(t.sizes()[3]),
-        sn(t.strides()[0]), sc(t.strides()[1]), sh(t.strides()[2]),
-        sw(t.strides()[3]) {}
-  int64_t offset(int64_t plane) const {
-    return (plane / C) * sn + (plane % C) * sc;
-  }
-};
+using namespace window_geom;
 
 // Runs body(plane) over N*C planes, each worth `work` elements.
 template <class F>
@@ -120,7 +97,7 @@ inline V select(bool take, V a, V b) {
 template <class T>
 struct Im2col {
   static void run(KernelArgs& a) {
-    const Planes x(*a.in[0]);
+    const Planes x = planes_of(*a.in[0]);
     const Window w = window_of(a);
     const Tensor& cols = *a.out;
     const int64_t cn = cols.strides()[0], cr = cols.strides()[1];
@@ -279,7 +256,7 @@ struct MaxPool {
   static constexpr int64_t kBlock = 64;  // outputs per row block
 
   static void run(KernelArgs& a) {
-    const Planes x(*a.in[0]);
+    const Planes x = planes_of(*a.in[0]);
     const Window w = window_of(a);
     const T* X = static_cast<const T*>(a.in[0]->data_ptr());
     T* O = static_cast<T*>(a.out->data_ptr());
@@ -378,37 +355,11 @@ struct MaxPoolBackward {
   }
 };
 
-// The clipped window of avg_pool2d's output (oy, ox) and its divisor.
-struct AvgCell {
-  int64_t y0, y1, x0, x1, divisor;
-};
-inline AvgCell avg_cell(const Window& w, int64_t H, int64_t W, int64_t oy,
-                        int64_t ox) {
-  int64_t y0 = oy * w.sh - w.ph, x0 = ox * w.sw - w.pw;
-  int64_t y1 = std::min(y0 + w.kh, H + w.ph);
-  int64_t x1 = std::min(x0 + w.kw, W + w.pw);
-  const int64_t pool = (y1 - y0) * (x1 - x0);
-  y0 = std::max<int64_t>(y0, 0);
-  x0 = std::max<int64_t>(x0, 0);
-  y1 = std::min(y1, H);
-  x1 = std::min(x1, W);
-  int64_t div = w.divisor ? w.divisor
-                : w.count_pad ? pool
-                              : (y1 - y0) * (x1 - x0);
-  return {y0, y1, x0, x1, div};
-}
-
-// Sums in float for the 16-bit floats, int64 for integers (whose mean
-// truncates like torch's integer division).
-template <class T>
-using avg_acc_t =
-    std::conditional_t<std::is_integral<T>::value, int64_t, opmath_t<T>>;
-
 template <class T>
 struct AvgPool {
   static void run(KernelArgs& a) {
     using A = avg_acc_t<T>;
-    const Planes x(*a.in[0]);
+    const Planes x = planes_of(*a.in[0]);
     const Window w = window_of(a);
     const T* X = static_cast<const T*>(a.in[0]->data_ptr());
     T* O = static_cast<T*>(a.out->data_ptr());
@@ -474,7 +425,7 @@ template <class T>
 struct AdaptiveAvgPool {
   static void run(KernelArgs& a) {
     using M = opmath_t<T>;
-    const Planes x(*a.in[0]);
+    const Planes x = planes_of(*a.in[0]);
     const int64_t OH = a.out->sizes()[2], OW = a.out->sizes()[3];
     const T* X = static_cast<const T*>(a.in[0]->data_ptr());
     T* O = static_cast<T*>(a.out->data_ptr());

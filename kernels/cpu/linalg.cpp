@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "kernels/cpu/loop.h"
+#include "kernels/gemm_geom.h"
 
 namespace fastt {
 namespace {
@@ -47,14 +48,8 @@ constexpr int64_t kGemmGrain = 1 << 16;
 // Columns of the loop kernel's accumulator block (kept on the stack).
 constexpr int64_t kColBlock = 64;
 
-// One matrix product's geometry; strides in elements.
-struct Geom {
-  int64_t M, N, K;
-  int64_t sam, sak;  // A[m, k]
-  int64_t sbk, sbn;  // B[k, n]
-  int64_t scm, scn;  // C[m, n]
-  int64_t sim, sin;  // addend[m, n]
-};
+// One matrix product's geometry (kernels/gemm_geom.h).
+using Geom = GemmGeom;
 
 // Accumulator type of the loop kernel: float for half types, T for float
 // and double, uint64 for integers (wrapping arithmetic, no signed UB; the
@@ -328,22 +323,8 @@ struct GemmCall {
     const Tensor& tb = *a.in[1];
     const Tensor& tc = *a.out;
     const Tensor* ti = a.in[2];
-    const int nd = int(tc.dim());
-    nb = nd - 2;
-    const int64_t* sa = ta.strides().data() + nb;
-    const int64_t* sb = tb.strides().data() + nb;
-    const int64_t* sc = tc.strides().data() + nb;
-    g.M = tc.sizes()[nb];
-    g.N = tc.sizes()[nb + 1];
-    g.K = (a.i2 & 1) ? ta.sizes()[nb] : ta.sizes()[nb + 1];
-    g.sam = (a.i2 & 1) ? sa[1] : sa[0];
-    g.sak = (a.i2 & 1) ? sa[0] : sa[1];
-    g.sbk = (a.i2 & 2) ? sb[1] : sb[0];
-    g.sbn = (a.i2 & 2) ? sb[0] : sb[1];
-    g.scm = sc[0];
-    g.scn = sc[1];
-    g.sim = ti ? ti->strides()[nb] : 0;
-    g.sin = ti ? ti->strides()[nb + 1] : 0;
+    nb = int(tc.dim()) - 2;
+    g = gemm_geom(a);
     bsizes = tc.sizes().data();
     for (int d = 0; d < nb; ++d) batch *= bsizes[d];
     bstr[0] = ta.strides().data();

@@ -10,23 +10,16 @@
 
 #include "csrc/ops/nn.h"
 #include "kernels/cpu/loop.h"
+#include "kernels/nn_geom.h"
 #include "kernels/cpu/vec_exp.h"
 
 namespace fastt {
 namespace {
 using namespace cpu;
 using namespace nn_args;
+using namespace nn_geom;
 
 constexpr int64_t B = 64;  // positions per block when classes are strided
-
-template <class T>
-const T* cptr(const Tensor& t) {
-  return t.defined() ? static_cast<const T*>(t.data_ptr()) : nullptr;
-}
-template <class T>
-T* mptr(const Tensor& t) {
-  return t.defined() ? static_cast<T*>(t.data_ptr()) : nullptr;
-}
 
 // Splits `units` of work costing `cost` elements each into at most one
 // chunk per thread, runs body(begin, end, acc) on each with its own pair of
@@ -55,16 +48,6 @@ Sums chunked_sum(int64_t units, int64_t cost, F body) {
   }
   return total;
 }
-
-struct LossShape {
-  int64_t n, classes, inner, reduction, ignore;
-  explicit LossShape(const KernelArgs& a)
-      : n(a.dims[kDimN]),
-        classes(a.dims[kDimC]),
-        inner(a.dims[kDimInner]),
-        reduction(a.dims[kDimReduction]),
-        ignore(a.dims[kDimIgnore]) {}
-};
 
 // ---- cross-entropy ----
 // With m = max_c x_c, s = log sum_c exp(x_c - m) (so lse = m + s), target

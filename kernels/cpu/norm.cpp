@@ -6,21 +6,14 @@
 
 #include "csrc/ops/nn.h"
 #include "kernels/cpu/loop.h"
+#include "kernels/nn_geom.h"
 #include "kernels/cpu/vec_exp.h"
 
 namespace fastt {
 namespace {
 using namespace cpu;
 using namespace nn_args;
-
-template <class T>
-const T* cptr(const Tensor& t) {
-  return t.defined() ? static_cast<const T*>(t.data_ptr()) : nullptr;
-}
-template <class T>
-T* mptr(const Tensor& t) {
-  return t.defined() ? static_cast<T*>(t.data_ptr()) : nullptr;
-}
+using namespace nn_geom;
 
 // sum_{i < n} f(i); omp simd lets the float reduction vectorize without
 // -ffast-math.

@@ -54,13 +54,9 @@ struct NormK {
   }
   static void run(KernelArgs& a) {
     T* o = out_ptr<T>(a.out);
-    const double p = a.f0;
-    if (p == 0.0) sum_norm<0>(a, o);
-    else if (p == 1.0) sum_norm<1>(a, o);
-    else if (p == 2.0) sum_norm<2>(a, o);
-    else if (std::isinf(p)) p > 0 ? extreme_norm<true>(a, o)
-                                  : extreme_norm<false>(a, o);
-    else sum_norm<3>(a, o);
+    reduce_ops::by_norm_order(
+        a.f0, [&](auto kind) { sum_norm<decltype(kind)::value>(a, o); },
+        [&](auto is_max) { extreme_norm<decltype(is_max)::value>(a, o); });
   }
 };
 

@@ -8,33 +8,12 @@
 #include "csrc/ops/conv.h"
 #include "kernels/cuda/cudnn_conv.h"
 #include "kernels/cuda/loop.cuh"
+#include "kernels/window_geom.h"
 
 namespace fastt {
 namespace cuda {
 namespace {
-
-struct Window {
-  int64_t kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, count_pad, divisor;
-};
-
-Window window_of(const KernelArgs& a) {
-  const int64_t* d = a.dims.data();
-  return {d[kWinKernelH],   d[kWinKernelW],   d[kWinStrideH], d[kWinStrideW],
-          d[kWinPadH],      d[kWinPadW],      d[kWinDilationH],
-          d[kWinDilationW], d[kWinOutH],      d[kWinOutW],
-          d[kWinCountPad],  d[kWinDivisor]};
-}
-
-// A 4-D tensor's sizes and strides (elements).
-struct Planes {
-  int64_t N, C, H, W;
-  int64_t sn, sc, sh, sw;
-};
-
-Planes planes_of(const Tensor& t) {
-  return {t.sizes()[0],   t.sizes()[1],   t.sizes()[2],   t.sizes()[3],
-          t.strides()[0], t.strides()[1], t.strides()[2], t.strides()[3]};
-}
+using namespace window_geom;
 
 #define FASTT_GRID_LOOP(i, n)                                              \
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); \
@@ -286,34 +265,6 @@ struct MaxPoolBackward {
            static_cast<T*>(out.data_ptr()), L, HW, a.in[0]->numel());
   }
 };
-
-// The clipped window of avg_pool2d's output (oy, ox) and its divisor (the
-// CPU's avg_cell).
-struct AvgCell {
-  int64_t y0, y1, x0, x1, divisor;
-};
-__device__ __forceinline__ AvgCell avg_cell(const Window& w, int64_t H,
-                                            int64_t W, int64_t oy,
-                                            int64_t ox) {
-  int64_t y0 = oy * w.sh - w.ph, x0 = ox * w.sw - w.pw;
-  int64_t y1 = min(y0 + w.kh, H + w.ph);
-  int64_t x1 = min(x0 + w.kw, W + w.pw);
-  const int64_t pool = (y1 - y0) * (x1 - x0);
-  y0 = max(y0, int64_t(0));
-  x0 = max(x0, int64_t(0));
-  y1 = min(y1, H);
-  x1 = min(x1, W);
-  const int64_t div = w.divisor     ? w.divisor
-                      : w.count_pad ? pool
-                                    : (y1 - y0) * (x1 - x0);
-  return {y0, y1, x0, x1, div};
-}
-
-// Sums in float for the 16-bit floats, int64 for integers (whose mean
-// truncates like torch's integer division).
-template <class T>
-using avg_acc_t =
-    std::conditional_t<std::is_integral<T>::value, int64_t, opmath_t<T>>;
 
 template <class T>
 __global__ void avg_pool_kernel(const T* X, Planes x, Window w, T* out,

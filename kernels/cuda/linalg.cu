@@ -8,6 +8,7 @@
 
 #include "kernels/cuda/blas.h"
 #include "kernels/cuda/loop.cuh"
+#include "kernels/gemm_geom.h"
 
 #ifdef FASTT_WITH_CUBLAS
 #include <cublas_v2.h>
@@ -49,13 +50,11 @@ __host__ __device__ __forceinline__ acc_t<T> to_acc(T v) {
 // One call's geometry as the device sees it (strides in elements). Batch
 // item b is decomposed over bsizes (row-major, last batch dim fastest).
 template <class T>
-struct GemmParams {
+struct GemmParams : GemmGeom {
   const T* A;
   const T* B;
   T* C;
   const T* I;  // addend, or null: C itself is the addend
-  int64_t M, N, K;
-  int64_t sam, sak, sbk, sbn, scm, scn, sim, sin;
   int64_t batch;
   int nb;
   int64_t bsizes[kMaxBatchDims];
@@ -73,20 +72,7 @@ GemmParams<T> make_params(const KernelArgs& a) {
   const Tensor& tc = *a.out;
   const Tensor* ti = a.in[2];
   const int nb = int(tc.dim()) - 2;
-  const int64_t* sa = ta.strides().data() + nb;
-  const int64_t* sb = tb.strides().data() + nb;
-  const int64_t* sc = tc.strides().data() + nb;
-  p.M = tc.sizes()[nb];
-  p.N = tc.sizes()[nb + 1];
-  p.K = (a.i2 & 1) ? ta.sizes()[nb] : ta.sizes()[nb + 1];
-  p.sam = (a.i2 & 1) ? sa[1] : sa[0];
-  p.sak = (a.i2 & 1) ? sa[0] : sa[1];
-  p.sbk = (a.i2 & 2) ? sb[1] : sb[0];
-  p.sbn = (a.i2 & 2) ? sb[0] : sb[1];
-  p.scm = sc[0];
-  p.scn = sc[1];
-  p.sim = ti ? ti->strides()[nb] : 0;
-  p.sin = ti ? ti->strides()[nb + 1] : 0;
+  static_cast<GemmGeom&>(p) = gemm_geom(a);
   p.nb = nb;
   p.batch = 1;
   for (int d = 0; d < nb; ++d) {

@@ -19,11 +19,13 @@
 #include "csrc/ops/nn.h"
 #include "kernels/cuda/device_error.cuh"
 #include "kernels/cuda/rows.cuh"
+#include "kernels/nn_geom.h"
 
 namespace fastt {
 namespace cuda {
 namespace {
 using namespace nn_args;
+using namespace nn_geom;
 
 Device this_device() { return Device(DeviceType::CUDA, current_device()); }
 
@@ -124,16 +126,6 @@ const opmath_t<T>* device_weight_sum(const T* w, int64_t C, Tensor& scratch,
   FASTT_CUDA_CHECK_LAUNCH(what);
   return p;
 }
-
-struct LossShape {
-  int64_t n, classes, inner, reduction, ignore;
-  explicit LossShape(const KernelArgs& a)
-      : n(a.dims[kDimN]),
-        classes(a.dims[kDimC]),
-        inner(a.dims[kDimInner]),
-        reduction(a.dims[kDimReduction]),
-        ignore(a.dims[kDimIgnore]) {}
-};
 
 // ---- cross-entropy forward ----
 // m = max_c x_c, s = log sum_c exp(x_c - m), sx = sum_c w_c (x_c - m):

@@ -7,11 +7,13 @@
 
 #include "csrc/ops/nn.h"
 #include "kernels/cuda/rows.cuh"
+#include "kernels/nn_geom.h"
 
 namespace fastt {
 namespace cuda {
 namespace {
 using namespace nn_args;
+using namespace nn_geom;
 
 // ---- reduction states ----
 // Welford (count, mean, M2). merge is not exactly commutative, which is

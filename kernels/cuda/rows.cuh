@@ -21,16 +21,6 @@ __device__ __forceinline__ double dlog(double x) { return log(x); }
 __device__ __forceinline__ float drsqrt(float x) { return 1.0f / sqrtf(x); }
 __device__ __forceinline__ double drsqrt(double x) { return 1.0 / sqrt(x); }
 
-// Typed data pointers of an optional tensor (null when undefined).
-template <class T>
-const T* cptr(const Tensor& t) {
-  return t.defined() ? static_cast<const T*>(t.data_ptr()) : nullptr;
-}
-template <class T>
-T* mptr(const Tensor& t) {
-  return t.defined() ? static_cast<T*>(t.data_ptr()) : nullptr;
-}
-
 template <class A>
 struct Sum {
   A s;
