@@ -1,13 +1,18 @@
-// Backward formulas of the elementwise rows that declare their GradFn
-// (Grad(Name, save) in csrc/ops/elementwise.def): one FASTT_FORMULA(Name)
-// each, reading what the row's save column kept. Unary: saved[0] is the
-// input (In) or the result (Out). Binary: saved[0]/[1] the tensor inputs,
-// saved[2] the result (InOut); n.i0 says which side was a Python scalar
-// (1: the second, 2: the first; its value is n.f0). Formulas use fastt ops
-// only, so create_graph records them (double backward).
+// Backward formulas of the elementwise ops, one FASTT_FORMULA(Name) each:
+// those of grad_fns.def's unary, binary and ternary sections (named by the
+// Uses(...) rows of csrc/ops/elementwise.def and by the hand-recorded
+// forms: gelu, leaky_relu, pow and clamp with scalars, where, lerp,
+// addcmul/addcdiv, masked_fill; see formulas.cpp), then those of the
+// GradFns the Grad(Name, save) rows declare. A formula reads what its
+// recording saved; for a row, its save column: unary, saved[0] is the
+// input (In) or the result (Out); binary, saved[0]/[1] the tensor inputs,
+// saved[2] the result (InOut), and n.i0 says which side was a Python
+// scalar (1: the second, 2: the first; its value is n.f0). Formulas use
+// fastt ops only, so create_graph records them (double backward).
 #include <cmath>
 
 #include "autograd/formulas.h"
+#include "csrc/mutation.h"
 #include "csrc/ops.h"
 
 namespace fastt {
@@ -35,6 +40,179 @@ void set_binary(Node& n, Tensor* gi, int k, const Tensor& r) {
 }  // namespace
 
 // ---- unary ----
+FASTT_FORMULA(Neg) {
+  const Tensor& g = go[0];
+  gi[0] = fastt::neg(g);
+}
+FASTT_FORMULA(Abs) {
+  const Tensor& g = go[0];
+  gi[0] = fastt::mul(g, fastt::sign(n.unpack(0)));
+}
+FASTT_FORMULA(Exp) {
+  const Tensor& g = go[0];
+  gi[0] = fastt::mul(g, n.unpack(0));
+}
+FASTT_FORMULA(Expm1) {
+  const Tensor& g = go[0];
+  gi[0] = fastt::mul(g, fastt::add(n.unpack(0), Scalar(1)));
+}
+FASTT_FORMULA(Log) {
+  const Tensor& g = go[0];
+  gi[0] = fastt::div(g, n.unpack(0));
+}
+FASTT_FORMULA(Log1p) {
+  const Tensor& g = go[0];
+  gi[0] = fastt::div(g, fastt::add(n.unpack(0), Scalar(1)));
+}
+FASTT_FORMULA(Log2) {
+  const Tensor& g = go[0];
+  gi[0] = fastt::div(g, fastt::mul(n.unpack(0), Scalar(M_LN2)));
+}
+FASTT_FORMULA(Sqrt) {
+  const Tensor& g = go[0];
+  gi[0] = fastt::div(g, fastt::mul(n.unpack(0), Scalar(2)));
+}
+FASTT_FORMULA(Rsqrt) {
+  const Tensor& g = go[0];
+  Tensor y = n.unpack(0);
+  gi[0] = fastt::mul(fastt::mul(g, Scalar(-0.5)),
+                     fastt::mul(fastt::mul(y, y), y));
+}
+FASTT_FORMULA(Sin) {
+  const Tensor& g = go[0];
+  gi[0] = fastt::mul(g, fastt::cos(n.unpack(0)));
+}
+FASTT_FORMULA(Cos) {
+  const Tensor& g = go[0];
+  gi[0] = fastt::mul(g, fastt::neg(fastt::sin(n.unpack(0))));
+}
+FASTT_FORMULA(Tanh) {
+  const Tensor& g = go[0];
+  Tensor y = n.unpack(0);
+  if (!grad_enabled() && g.dtype() == y.dtype()) {  // fused, one pass
+    gi[0] = fastt::activation_backward("tanh", g, y);
+    return;
+  }
+  gi[0] = fastt::mul(g, fastt::sub(Scalar(1), fastt::mul(y, y)));
+}
+FASTT_FORMULA(Sigmoid) {
+  const Tensor& g = go[0];
+  Tensor y = n.unpack(0);
+  if (!grad_enabled() && g.dtype() == y.dtype()) {
+    gi[0] = fastt::activation_backward("sigmoid", g, y);
+    return;
+  }
+  gi[0] = fastt::mul(g, fastt::mul(y, fastt::sub(Scalar(1), y)));
+}
+FASTT_FORMULA(Relu) {
+  const Tensor& g = go[0];
+  Tensor y = n.unpack(0);
+  if (!grad_enabled() && g.dtype() == y.dtype())
+    gi[0] = fastt::activation_backward("relu", g, y);
+  else
+    gi[0] = fastt::where(fastt::gt(y, Scalar(0)), g, Scalar(0));
+}
+FASTT_FORMULA(LeakyRelu) {
+  const Tensor& g = go[0];
+  Tensor x = n.unpack(0);
+  gi[0] = fastt::where(fastt::gt(x, Scalar(0)), g,
+                       fastt::mul(g, Scalar(n.f0)));
+}
+FASTT_FORMULA(Gelu) {
+  const Tensor& g = go[0];
+  Tensor x = n.unpack(0);
+  if (!grad_enabled() && g.dtype() == x.dtype()) {
+    gi[0] = fastt::activation_backward("gelu", g, x,
+                                       n.i0 ? "tanh" : "none");
+    return;
+  }
+  if (n.i0) {  // tanh approximation
+    const double k = std::sqrt(2.0 / M_PI), c = 0.044715;
+    Tensor x2 = fastt::mul(x, x);
+    Tensor inner = fastt::mul(fastt::mul(x, fastt::add(fastt::mul(x2, Scalar(c)), Scalar(1))), Scalar(k));
+    Tensor t = fastt::tanh(inner);
+    Tensor dinner = fastt::mul(
+        fastt::add(fastt::mul(x2, Scalar(3 * c)), Scalar(1)), Scalar(k));
+    Tensor left = fastt::mul(fastt::add(t, Scalar(1)), Scalar(0.5));
+    Tensor right = fastt::mul(
+        fastt::mul(fastt::mul(x, Scalar(0.5)),
+                   fastt::sub(Scalar(1), fastt::mul(t, t))),
+        dinner);
+    gi[0] = fastt::mul(g, fastt::add(left, right));
+  } else {
+    Tensor cdf = fastt::mul(
+        fastt::add(fastt::erf(fastt::mul(x, Scalar(M_SQRT1_2))),
+                   Scalar(1)),
+        Scalar(0.5));
+    Tensor pdf = fastt::mul(
+        fastt::exp(fastt::mul(fastt::mul(x, x), Scalar(-0.5))),
+        Scalar(0.5 * M_2_SQRTPI * M_SQRT1_2));
+    gi[0] = fastt::mul(g, fastt::add(cdf, fastt::mul(x, pdf)));
+  }
+}
+FASTT_FORMULA(Silu) {
+  const Tensor& g = go[0];
+  Tensor x = n.unpack(0);
+  if (!grad_enabled() && g.dtype() == x.dtype()) {
+    gi[0] = fastt::activation_backward("silu", g, x);
+    return;
+  }
+  Tensor s = fastt::sigmoid(x);
+  gi[0] = fastt::mul(
+      g, fastt::mul(s, fastt::add(fastt::mul(x, fastt::sub(Scalar(1), s)),
+                                  Scalar(1))));
+}
+FASTT_FORMULA(Erf) {
+  const Tensor& g = go[0];
+  Tensor x = n.unpack(0);
+  gi[0] = fastt::mul(
+      g, fastt::mul(fastt::exp(fastt::neg(fastt::mul(x, x))),
+                    Scalar(M_2_SQRTPI)));
+}
+FASTT_FORMULA(Reciprocal) {
+  const Tensor& g = go[0];
+  Tensor y = n.unpack(0);
+  gi[0] = fastt::mul(fastt::neg(g), fastt::mul(y, y));
+}
+FASTT_FORMULA(Square) {
+  const Tensor& g = go[0];
+  gi[0] = fastt::mul(g, fastt::mul(n.unpack(0), Scalar(2)));
+}
+FASTT_FORMULA(ZeroGrad) {
+  const Tensor& g = go[0];
+  for (size_t k = 0; k < n.next.size(); ++k)
+    if (n.needs(k)) gi[k] = fastt::zeros_like(g).to(n.dtypes[k]);
+}
+FASTT_FORMULA(PowScalar) {
+  const Tensor& g = go[0];
+  Tensor x = n.unpack(0);
+  const double e = n.s0.to<double>();
+  if (e == 0) {
+    gi[0] = fastt::zeros_like(x);
+  } else {
+    gi[0] = fastt::mul(fastt::mul(g, Scalar(e)),
+                       fastt::pow(x, Scalar(e - 1)));
+  }
+}
+FASTT_FORMULA(RPow) {  // c ** y: g * out * ln(c)
+  const Tensor& g = go[0];
+  const double c = n.s0.to<double>();
+  gi[0] = fastt::mul(fastt::mul(g, n.unpack(0)), Scalar(std::log(c)));
+  if (c == 0) gi[0] = fastt::zeros_like(gi[0]);  // torch masks c == 0
+}
+FASTT_FORMULA(ClampScalar) {
+  const Tensor& g = go[0];
+  Tensor x = n.unpack(0);
+  Tensor keep;
+  if (n.i0 & 1) keep = fastt::ge(x, Scalar(n.f0));
+  if (n.i0 & 2) {
+    Tensor hi = fastt::le(x, Scalar(n.f1));
+    keep = keep.defined() ? fastt::logical_and(keep, hi) : hi;
+  }
+  gi[0] = fastt::where(keep, g, Scalar(0));
+}
+
+// The Grad(...) rows' unary formulas.
 FASTT_FORMULA(Exp2) {  // y = 2^x: g * y * ln 2
   set0(n, gi, fastt::mul(fastt::mul(go[0], n.unpack(0)), Scalar(M_LN2)));
 }
@@ -97,6 +275,205 @@ FASTT_FORMULA(Rad2deg) { set0(n, gi, fastt::mul(go[0], Scalar(180 / kPi))); }
 FASTT_FORMULA(Frac) { set0(n, gi, go[0]); }
 
 // ---- binary ----
+// Formulas of GradFns that share a body call one helper, which tests n.fn.
+static void add_sub_grad(Node& n, Tensor* go, Tensor* gi) {
+  const Tensor& g = go[0];
+  const bool sub = n.fn == GradFn::Sub;
+  if (n.needs(0)) {
+    gi[0] = fit(n.i0 == 2 ? fastt::mul(g, n.s0) : g, n.shape0(),
+                n.dtypes[0]);
+    if (n.i0 == 2 && sub) gi[0] = fastt::neg(gi[0]);
+  }
+  if (n.needs(1)) {
+    Tensor gb = n.s0.to<double>() == 1 ? g : fastt::mul(g, n.s0);
+    if (sub) gb = fastt::neg(gb);
+    gi[1] = fit(gb, n.shape1(), n.dtypes[1]);
+  }
+}
+FASTT_FORMULA(Add) { add_sub_grad(n, go, gi); }
+FASTT_FORMULA(Sub) { add_sub_grad(n, go, gi); }
+FASTT_FORMULA(Mul) {
+  const Tensor& g = go[0];
+  if (n.i0 == 1) {  // tensor * scalar
+    gi[0] = fit(fastt::mul(g, Scalar(n.f0)), n.shape0(), n.dtypes[0]);
+    return;
+  }
+  if (n.i0 == 2) {
+    gi[1] = fit(fastt::mul(g, Scalar(n.f0)), n.shape1(), n.dtypes[1]);
+    return;
+  }
+  if (n.needs(0))
+    gi[0] = fit(fastt::mul(g, n.unpack(FASTT_MUTANT(MulGradSwap) ? 0 : 1)),
+                n.shape0(), n.dtypes[0]);
+  if (n.needs(1))
+    gi[1] = fit(fastt::mul(g, n.unpack(0)), n.shape1(), n.dtypes[1]);
+}
+FASTT_FORMULA(Div) {
+  const Tensor& g = go[0];
+  if (n.i0 == 1) {
+    gi[0] = fit(fastt::div(g, Scalar(n.f0)), n.shape0(), n.dtypes[0]);
+    return;
+  }
+  Tensor b = n.unpack(1);
+  if (n.i0 == 2) {  // c / b
+    gi[1] = fit(fastt::mul(fastt::neg(g),
+                           fastt::div(Scalar(n.f0), fastt::mul(b, b))),
+                n.shape1(), n.dtypes[1]);
+    return;
+  }
+  if (n.needs(0)) gi[0] = fit(fastt::div(g, b), n.shape0(), n.dtypes[0]);
+  if (n.needs(1)) {
+    Tensor a = n.unpack(0);
+    gi[1] = fit(fastt::neg(fastt::div(fastt::mul(g, a), fastt::mul(b, b))),
+                n.shape1(), n.dtypes[1]);
+  }
+}
+FASTT_FORMULA(Pow) {
+  const Tensor& g = go[0];
+  Tensor a = n.unpack(0), b = n.unpack(1);
+  if (n.needs(0)) {
+    Tensor r = fastt::mul(fastt::mul(g, b),
+                          fastt::pow(a, fastt::sub(b, Scalar(1))));
+    r = fastt::where(fastt::logical_and(fastt::eq(b, Scalar(0)),
+                                        fastt::ge(a, Scalar(0))),
+                     Scalar(0), r);
+    gi[0] = fit(r, n.shape0(), n.dtypes[0]);
+  }
+  if (n.needs(1)) {
+    Tensor out = n.unpack(2);
+    Tensor r = fastt::mul(fastt::mul(g, out), fastt::log(a));
+    r = fastt::where(fastt::logical_and(fastt::eq(a, Scalar(0)),
+                                        fastt::ge(b, Scalar(0))),
+                     Scalar(0), r);
+    gi[1] = fit(r, n.shape1(), n.dtypes[1]);
+  }
+}
+// maximum, minimum: a tie splits the gradient in halves.
+static void maximum_minimum_grad(Node& n, Tensor* go, Tensor* gi) {
+  const Tensor& g = go[0];
+  Tensor a = n.unpack(0), b = n.unpack(1);
+  // A Python-scalar operand is not saved: rebuild it as a 0-d tensor.
+  if (n.i0 == 1) b = fastt::full({}, Scalar(n.f0), a.dtype(), a.device());
+  if (n.i0 == 2) a = fastt::full({}, Scalar(n.f0), b.dtype(), b.device());
+  Tensor wins = n.fn == GradFn::Maximum ? fastt::gt(a, b) : fastt::lt(a, b);
+  Tensor tie = fastt::eq(a, b);
+  Tensor half = fastt::mul(g, Scalar(0.5));
+  if (n.needs(0))
+    gi[0] = fit(fastt::where(wins, g, fastt::where(tie, half, Scalar(0))),
+                n.shape0(), n.dtypes[0]);
+  if (n.needs(1)) {
+    Tensor loses = fastt::logical_not(fastt::logical_or(wins, tie));
+    gi[1] = fit(fastt::where(loses, g, fastt::where(tie, half, Scalar(0))),
+                n.shape1(), n.dtypes[1]);
+  }
+}
+FASTT_FORMULA(Maximum) { maximum_minimum_grad(n, go, gi); }
+FASTT_FORMULA(Minimum) { maximum_minimum_grad(n, go, gi); }
+FASTT_FORMULA(Atan2) {
+  const Tensor& g = go[0];
+  Tensor a = n.unpack(0), b = n.unpack(1);
+  if (n.i0 == 1) b = fastt::full({}, Scalar(n.f0), a.dtype(), a.device());
+  if (n.i0 == 2) a = fastt::full({}, Scalar(n.f0), b.dtype(), b.device());
+  Tensor den = fastt::add(fastt::mul(a, a), fastt::mul(b, b));
+  if (n.needs(0))
+    gi[0] = fit(fastt::div(fastt::mul(g, b), den), n.shape0(), n.dtypes[0]);
+  if (n.needs(1))
+    gi[1] = fit(fastt::div(fastt::mul(fastt::neg(g), a), den), n.shape1(),
+                n.dtypes[1]);
+}
+// remainder (floor quotient), fmod (truncated quotient).
+static void remainder_fmod_grad(Node& n, Tensor* go, Tensor* gi) {
+  const Tensor& g = go[0];
+  if (n.i0 == 1) {
+    gi[0] = fit(g, n.shape0(), n.dtypes[0]);
+    return;
+  }
+  if (n.needs(0)) gi[0] = fit(g, n.shape0(), n.dtypes[0]);
+  if (n.needs(1)) {
+    Tensor a = n.unpack(0), b = n.unpack(1);
+    if (n.i0 == 2)  // scalar % tensor: the scalar was not saved
+      a = fastt::full({}, Scalar(n.f0), b.dtype(), b.device());
+    Tensor q = n.fn == GradFn::Remainder
+                   ? fastt::div(a, b, "floor")
+                   : fastt::div(a, b, "trunc");
+    gi[1] = fit(fastt::mul(fastt::neg(g), q), n.shape1(), n.dtypes[1]);
+  }
+}
+FASTT_FORMULA(Remainder) { remainder_fmod_grad(n, go, gi); }
+FASTT_FORMULA(Fmod) { remainder_fmod_grad(n, go, gi); }
+FASTT_FORMULA(Where) {
+  const Tensor& g = go[0];
+  Tensor c = n.unpack(0);
+  if (n.needs(0))
+    gi[0] = fit(fastt::where(c, g, Scalar(0)), n.shape0(), n.dtypes[0]);
+  if (n.needs(1))
+    gi[1] = fit(fastt::where(c, Scalar(0), g), n.shape1(), n.dtypes[1]);
+}
+FASTT_FORMULA(Clamp) {
+  const Tensor& g = go[0];
+  Tensor x = n.unpack(0), lo = n.unpack(1), hi = n.unpack(2);
+  Tensor keep;
+  Tensor below, above;
+  if (lo.defined()) {
+    below = fastt::lt(x, lo);
+    keep = fastt::logical_not(below);
+  }
+  if (hi.defined()) {
+    above = fastt::gt(x, hi);
+    Tensor k = fastt::logical_not(above);
+    keep = keep.defined() ? fastt::logical_and(keep, k) : k;
+  }
+  if (n.needs(0))
+    gi[0] = fit(fastt::where(keep, g, Scalar(0)), n.shape0(), n.dtypes[0]);
+  if (n.needs(1))
+    gi[1] = fit(fastt::where(below, g, Scalar(0)), lo.sizes(), lo.dtype());
+  if (n.needs(2))
+    gi[2] = fit(fastt::where(above, g, Scalar(0)), hi.sizes(), hi.dtype());
+}
+FASTT_FORMULA(Lerp) {
+  const Tensor& g = go[0];
+  Tensor a = n.unpack(0), e = n.unpack(1);
+  Tensor w = n.saved.size() > 2 ? n.unpack(2) : Tensor();
+  if (w.defined()) {
+    if (n.needs(0))
+      gi[0] = fit(fastt::mul(g, fastt::sub(Scalar(1), w)), n.shape0(),
+                  n.dtypes[0]);
+    if (n.needs(1)) gi[1] = fit(fastt::mul(g, w), n.shape1(), n.dtypes[1]);
+    if (n.needs(2))
+      gi[2] = fit(fastt::mul(g, fastt::sub(e, a)), w.sizes(), w.dtype());
+  } else {
+    if (n.needs(0))
+      gi[0] = fit(fastt::mul(g, Scalar(1 - n.f0)), n.shape0(), n.dtypes[0]);
+    if (n.needs(1))
+      gi[1] = fit(fastt::mul(g, Scalar(n.f0)), n.shape1(), n.dtypes[1]);
+  }
+}
+// addcmul, addcdiv (value in s0).
+static void addcmul_addcdiv_grad(Node& n, Tensor* go, Tensor* gi) {
+  const Tensor& g = go[0];
+  Tensor t1 = n.unpack(0), t2 = n.unpack(1);
+  if (n.needs(0)) gi[0] = fit(g, n.shape0(), n.dtypes[0]);
+  Tensor gv = fastt::mul(g, n.s0);
+  if (n.fn == GradFn::Addcmul) {
+    if (n.needs(1)) gi[1] = fit(fastt::mul(gv, t2), t1.sizes(), t1.dtype());
+    if (n.needs(2)) gi[2] = fit(fastt::mul(gv, t1), t2.sizes(), t2.dtype());
+  } else {
+    if (n.needs(1)) gi[1] = fit(fastt::div(gv, t2), t1.sizes(), t1.dtype());
+    if (n.needs(2))
+      gi[2] = fit(fastt::neg(fastt::div(fastt::mul(gv, t1),
+                                        fastt::mul(t2, t2))),
+                  t2.sizes(), t2.dtype());
+  }
+}
+FASTT_FORMULA(Addcmul) { addcmul_addcdiv_grad(n, go, gi); }
+FASTT_FORMULA(Addcdiv) { addcmul_addcdiv_grad(n, go, gi); }
+FASTT_FORMULA(MaskedFill) {
+  const Tensor& g = go[0];
+  gi[0] = fit(fastt::where(n.unpack(0), Scalar(0), g), n.shape0(),
+              n.dtypes[0]);
+}
+
+// The Grad(...) rows' binary formulas.
 // fmax/fmin: the gradient goes to the chosen operand; a tie or a NaN in
 // the other operand picks the first (torch's masks).
 static void fmax_fmin(Node& n, Tensor* go, Tensor* gi, bool is_max) {

@@ -1,10 +1,11 @@
 // Recording and backward formulas of the indexing and shape ops
 // (csrc/ops/index.h): cat, index_select, gather, scatter, ... Same rules as
-// formulas.cpp; apply_formula() falls through to apply_index_formula().
-// To add an op: a row in grad_fns.def's indexing section, a recording
-// function (declared in functions_index.h), a case below.
+// formulas.cpp. To add an op: a row in grad_fns.def's indexing section, a
+// recording function (declared in functions_index.h), its
+// FASTT_FORMULA(Name) below.
 #include <algorithm>
 
+#include "autograd/formulas.h"
 #include "autograd/functions.h"
 #include "autograd/functions_index.h"
 #include "autograd/node.h"
@@ -26,10 +27,6 @@ bool differentiable(const Tensor& out) {
 
 Tensor cast(const Tensor& g, DType dt) {
   return g.dtype() == dt ? g : g.to(dt);
-}
-
-Tensor fit(const Tensor& g, IntList shape, DType dt) {
-  return cast(sum_to(g, shape), dt);
 }
 
 // Saves an op's index tensors (undefined entries stay undefined) as
@@ -372,143 +369,148 @@ Tensor repeat_backward(const Tensor& g, const Node& n) {
 
 }  // namespace
 
-bool apply_index_formula(Node& n, Tensor* go, Tensor* gi) {
+FASTT_FORMULA(Cat) {
   const Tensor& g = go[0];
-  switch (n.fn) {
-    case GradFn::Cat: {
-      const size_t k = n.next.size();
-      int64_t offset = 0;
-      for (size_t i = 0; i < k; ++i) {
-        const int64_t len = n.ints[i];
-        const DType dt = DType(n.ints[k + i]);
-        if (len < 0) {  // a skipped legacy [0] input
-          if (n.needs(i)) gi[i] = fastt::zeros({0}, dt, g.device());
-          continue;
-        }
-        if (n.needs(i)) gi[i] = cast(g.narrow(n.i0, offset, len), dt);
-        offset += len;
-      }
-      return true;
+  const size_t k = n.next.size();
+  int64_t offset = 0;
+  for (size_t i = 0; i < k; ++i) {
+    const int64_t len = n.ints[i];
+    const DType dt = DType(n.ints[k + i]);
+    if (len < 0) {  // a skipped legacy [0] input
+      if (n.needs(i)) gi[i] = fastt::zeros({0}, dt, g.device());
+      continue;
     }
-    case GradFn::Stack:
-      for (size_t i = 0; i < n.next.size(); ++i)
-        if (n.needs(i))
-          gi[i] = cast(g.select(n.i0, int64_t(i)), DType(n.ints[i]));
-      return true;
-    case GradFn::Repeat:
-      gi[0] = repeat_backward(g, n);
-      return true;
-    case GradFn::IndexSelect: {
-      Tensor z = fastt::zeros(n.shape0(), g.dtype(), g.device());
-      gi[0] = cast(fastt::index_add(z, n.i0, n.unpack(0), g), n.dtypes[0]);
-      return true;
-    }
-    case GradFn::Gather: {
-      Tensor z = fastt::zeros(n.shape0(), g.dtype(), g.device());
-      gi[0] = cast(fastt::scatter_add(z, n.i0, n.unpack(0), g), n.dtypes[0]);
-      return true;
-    }
-    case GradFn::Scatter:
-    case GradFn::ScatterValue: {
-      Tensor index = n.unpack(0);
-      if (n.needs(0))
-        gi[0] = cast(fastt::scatter(g, n.i0, index, Scalar(0)), n.dtypes[0]);
-      if (n.fn == GradFn::Scatter && n.needs(1))
-        gi[1] = cast(gather_to(g, n.i0, index, n.shape1()), n.dtypes[1]);
-      return true;
-    }
-    case GradFn::ScatterAdd:
-      if (n.needs(0)) gi[0] = cast(g, n.dtypes[0]);
-      if (n.needs(1))
-        gi[1] = cast(gather_to(g, n.i0, n.unpack(0), n.shape1()), n.dtypes[1]);
-      return true;
-    case GradFn::IndexAdd: {
-      if (n.needs(0)) gi[0] = cast(g, n.dtypes[0]);
-      if (n.needs(1)) {
-        Tensor r = fastt::index_select(g, n.i0, n.unpack(0));
-        if (!r.sizes().equals(n.shape1())) r = r.reshape(n.shape1());
-        if (n.s0.to<double>() != 1) r = fastt::mul(r, n.s0);
-        gi[1] = cast(r, n.dtypes[1]);
-      }
-      return true;
-    }
-    case GradFn::Embedding: {
-      // Rows add up where an index repeats; the padding row gets nothing.
-      Tensor idx = n.unpack(0).reshape({-1});
-      Tensor g2 = g.reshape({-1, n.a0[1]});
-      if (n.i0 >= 0)
-        g2 = fastt::masked_fill(
-            g2, fastt::eq(idx, Scalar(n.i0)).unsqueeze(1), Scalar(0));
-      Tensor z = fastt::zeros(n.shape0(), g.dtype(), g.device());
-      gi[0] = cast(fastt::index_add(z, 0, idx, g2), n.dtypes[0]);
-      return true;
-    }
-    case GradFn::Index: {
-      Tensor z = fastt::zeros(n.shape0(), g.dtype(), g.device());
-      gi[0] = cast(fastt::index_put(z, unpack_indices(n), g, true),
-                   n.dtypes[0]);
-      return true;
-    }
-    case GradFn::IndexPut: {
-      std::vector<Tensor> idx = unpack_indices(n);
-      if (n.needs(0)) {
-        gi[0] = n.i1 ? g
-                     : fastt::index_put(
-                           g, idx, fastt::zeros({}, g.dtype(), g.device()));
-        gi[0] = cast(gi[0], n.dtypes[0]);
-      }
-      if (n.needs(1))
-        gi[1] = fit(fastt::index(g, idx), n.shape1(), n.dtypes[1]);
-      return true;
-    }
-    case GradFn::MaskedSelect: {
-      Tensor z = fastt::zeros(n.shape1(), g.dtype(), g.device());
-      gi[0] = fit(fastt::masked_scatter(z, n.unpack(0), g), n.shape0(),
-                  n.dtypes[0]);
-      return true;
-    }
-    case GradFn::MaskedScatter: {
-      Tensor mask = n.unpack(0);
-      if (n.needs(0))
-        gi[0] = cast(fastt::masked_fill(g, mask, Scalar(0)), n.dtypes[0]);
-      if (n.needs(1)) {
-        // The selected gradients fill source's first elements; the rest
-        // of source was not used.
-        Tensor r = fastt::masked_select(g, mask);
-        int64_t total = 1;
-        for (int d = 0; d < n.nd1; ++d) total *= n.a1[d];
-        if (total > r.numel())
-          r = fastt::cat({r, fastt::zeros({total - r.numel()}, r.dtype(),
-                                          r.device())});
-        gi[1] = cast(r.reshape(n.shape1()), n.dtypes[1]);
-      }
-      return true;
-    }
-    case GradFn::Tril:
-      gi[0] = fastt::tril(g, n.i0);
-      return true;
-    case GradFn::Triu:
-      gi[0] = fastt::triu(g, n.i0);
-      return true;
-    case GradFn::Flip:
-      gi[0] = fastt::flip(g, n.shape1());
-      return true;
-    case GradFn::Roll:
-      if (n.i0)
-        gi[0] = fastt::roll(g, IntList(n.a0, 1));
-      else
-        gi[0] = n.nd1 == 0 ? g : fastt::roll(g, n.shape0(), n.shape1());
-      return true;
-    case GradFn::Sort:
-    case GradFn::Topk: {
-      Tensor z = fastt::zeros(n.shape0(), g.dtype(), g.device());
-      gi[0] = fastt::scatter(z, n.i0, n.unpack(0), g);
-      return true;
-    }
-    default:
-      return false;
+    if (n.needs(i)) gi[i] = cast(g.narrow(n.i0, offset, len), dt);
+    offset += len;
   }
 }
+FASTT_FORMULA(Stack) {
+  const Tensor& g = go[0];
+  for (size_t i = 0; i < n.next.size(); ++i)
+    if (n.needs(i))
+      gi[i] = cast(g.select(n.i0, int64_t(i)), DType(n.ints[i]));
+}
+FASTT_FORMULA(Repeat) {
+  const Tensor& g = go[0];
+  gi[0] = repeat_backward(g, n);
+}
+FASTT_FORMULA(IndexSelect) {
+  const Tensor& g = go[0];
+  Tensor z = fastt::zeros(n.shape0(), g.dtype(), g.device());
+  gi[0] = cast(fastt::index_add(z, n.i0, n.unpack(0), g), n.dtypes[0]);
+}
+FASTT_FORMULA(Gather) {
+  const Tensor& g = go[0];
+  Tensor z = fastt::zeros(n.shape0(), g.dtype(), g.device());
+  gi[0] = cast(fastt::scatter_add(z, n.i0, n.unpack(0), g), n.dtypes[0]);
+}
+// scatter with a src tensor (Scatter) or a scalar value: one body that
+// tests n.fn.
+static void scatter_grad(Node& n, Tensor* go, Tensor* gi) {
+  const Tensor& g = go[0];
+  Tensor index = n.unpack(0);
+  if (n.needs(0))
+    gi[0] = cast(fastt::scatter(g, n.i0, index, Scalar(0)), n.dtypes[0]);
+  if (n.fn == GradFn::Scatter && n.needs(1))
+    gi[1] = cast(gather_to(g, n.i0, index, n.shape1()), n.dtypes[1]);
+}
+FASTT_FORMULA(Scatter) { scatter_grad(n, go, gi); }
+FASTT_FORMULA(ScatterValue) { scatter_grad(n, go, gi); }
+FASTT_FORMULA(ScatterAdd) {
+  const Tensor& g = go[0];
+  if (n.needs(0)) gi[0] = cast(g, n.dtypes[0]);
+  if (n.needs(1))
+    gi[1] = cast(gather_to(g, n.i0, n.unpack(0), n.shape1()), n.dtypes[1]);
+}
+FASTT_FORMULA(IndexAdd) {
+  const Tensor& g = go[0];
+  if (n.needs(0)) gi[0] = cast(g, n.dtypes[0]);
+  if (n.needs(1)) {
+    Tensor r = fastt::index_select(g, n.i0, n.unpack(0));
+    if (!r.sizes().equals(n.shape1())) r = r.reshape(n.shape1());
+    if (n.s0.to<double>() != 1) r = fastt::mul(r, n.s0);
+    gi[1] = cast(r, n.dtypes[1]);
+  }
+}
+FASTT_FORMULA(Embedding) {
+  // Rows add up where an index repeats; the padding row gets nothing.
+  const Tensor& g = go[0];
+  Tensor idx = n.unpack(0).reshape({-1});
+  Tensor g2 = g.reshape({-1, n.a0[1]});
+  if (n.i0 >= 0)
+    g2 = fastt::masked_fill(
+        g2, fastt::eq(idx, Scalar(n.i0)).unsqueeze(1), Scalar(0));
+  Tensor z = fastt::zeros(n.shape0(), g.dtype(), g.device());
+  gi[0] = cast(fastt::index_add(z, 0, idx, g2), n.dtypes[0]);
+}
+FASTT_FORMULA(Index) {
+  const Tensor& g = go[0];
+  Tensor z = fastt::zeros(n.shape0(), g.dtype(), g.device());
+  gi[0] = cast(fastt::index_put(z, unpack_indices(n), g, true),
+               n.dtypes[0]);
+}
+FASTT_FORMULA(IndexPut) {
+  const Tensor& g = go[0];
+  std::vector<Tensor> idx = unpack_indices(n);
+  if (n.needs(0)) {
+    gi[0] = n.i1 ? g
+                 : fastt::index_put(
+                       g, idx, fastt::zeros({}, g.dtype(), g.device()));
+    gi[0] = cast(gi[0], n.dtypes[0]);
+  }
+  if (n.needs(1))
+    gi[1] = fit(fastt::index(g, idx), n.shape1(), n.dtypes[1]);
+}
+FASTT_FORMULA(MaskedSelect) {
+  const Tensor& g = go[0];
+  Tensor z = fastt::zeros(n.shape1(), g.dtype(), g.device());
+  gi[0] = fit(fastt::masked_scatter(z, n.unpack(0), g), n.shape0(),
+              n.dtypes[0]);
+}
+FASTT_FORMULA(MaskedScatter) {
+  const Tensor& g = go[0];
+  Tensor mask = n.unpack(0);
+  if (n.needs(0))
+    gi[0] = cast(fastt::masked_fill(g, mask, Scalar(0)), n.dtypes[0]);
+  if (n.needs(1)) {
+    // The selected gradients fill source's first elements; the rest
+    // of source was not used.
+    Tensor r = fastt::masked_select(g, mask);
+    int64_t total = 1;
+    for (int d = 0; d < n.nd1; ++d) total *= n.a1[d];
+    if (total > r.numel())
+      r = fastt::cat({r, fastt::zeros({total - r.numel()}, r.dtype(),
+                                      r.device())});
+    gi[1] = cast(r.reshape(n.shape1()), n.dtypes[1]);
+  }
+}
+FASTT_FORMULA(Tril) {
+  const Tensor& g = go[0];
+  gi[0] = fastt::tril(g, n.i0);
+}
+FASTT_FORMULA(Triu) {
+  const Tensor& g = go[0];
+  gi[0] = fastt::triu(g, n.i0);
+}
+FASTT_FORMULA(Flip) {
+  const Tensor& g = go[0];
+  gi[0] = fastt::flip(g, n.shape1());
+}
+FASTT_FORMULA(Roll) {
+  const Tensor& g = go[0];
+  if (n.i0)
+    gi[0] = fastt::roll(g, IntList(n.a0, 1));
+  else
+    gi[0] = n.nd1 == 0 ? g : fastt::roll(g, n.shape0(), n.shape1());
+}
+// sort, topk values: scattered back through the saved indices.
+static void sort_topk_grad(Node& n, Tensor* go, Tensor* gi) {
+  const Tensor& g = go[0];
+  Tensor z = fastt::zeros(n.shape0(), g.dtype(), g.device());
+  gi[0] = fastt::scatter(z, n.i0, n.unpack(0), g);
+}
+FASTT_FORMULA(Sort) { sort_topk_grad(n, go, gi); }
+FASTT_FORMULA(Topk) { sort_topk_grad(n, go, gi); }
 
 }  // namespace autograd
 }  // namespace fastt

@@ -4,6 +4,7 @@
 // a second derivative through them raises instead of being silently wrong.
 #include "autograd/functions_nn.h"
 
+#include "autograd/formulas.h"
 #include "autograd/node.h"
 #include "csrc/ops.h"
 #include "csrc/ops/conv.h"
@@ -162,84 +163,82 @@ std::tuple<Tensor, Tensor> nll_loss(const Tensor& input, const Tensor& target,
   return r;
 }
 
-bool apply_nn_formula(Node& n, Tensor* go, Tensor* gi) {
+// ====================================================== formulas ====
+FASTT_FORMULA(Convolution) {
   const Tensor& g = go[0];
-  switch (n.fn) {
-    case GradFn::Convolution: {
-      no_double_backward(n);
-      Tensor x = n.unpack(0), w = n.unpack(1);
-      size_t pos = 0;
-      IntList stride = list_at(n.ints, pos), padding = list_at(n.ints, pos);
-      IntList dilation = list_at(n.ints, pos), outpad = list_at(n.ints, pos);
-      const std::array<bool, 3> mask = {n.needs(0), n.needs(1), n.needs(2)};
-      std::tuple<Tensor, Tensor, Tensor> r;
-      switch (ConvKind(n.i0)) {
-        case ConvKind::Conv1d:
-          r = conv1d_backward(g, x, w, stride, padding, dilation, n.i1, mask);
-          break;
-        case ConvKind::Conv2d:
-          r = conv2d_backward(g, x, w, stride, padding, dilation, n.i1, mask);
-          break;
-        case ConvKind::Transpose2d:
-          r = conv_transpose2d_backward(g, x, w, stride, padding, outpad,
-                                        n.i1, dilation, mask);
-          break;
-      }
-      gi[0] = std::get<0>(r);
-      gi[1] = std::get<1>(r);
-      gi[2] = std::get<2>(r);
-      return true;
-    }
-    case GradFn::MaxPool2d:
-      no_double_backward(n);
-      gi[0] = max_pool2d_backward(g, n.unpack(0), n.unpack(1));
-      return true;
-    case GradFn::AvgPool2d: {
-      no_double_backward(n);
-      size_t pos = 0;
-      IntList kernel = list_at(n.ints, pos), stride = list_at(n.ints, pos);
-      IntList padding = list_at(n.ints, pos);
-      std::optional<int64_t> divisor;
-      if (n.f0 != 0) divisor = n.i2;
-      gi[0] = avg_pool2d_backward(g, n.unpack(0), kernel, stride, padding,
-                                  n.i0 != 0, n.i1 != 0, divisor);
-      return true;
-    }
-    case GradFn::AdaptiveAvgPool2d:
-      no_double_backward(n);
-      gi[0] = adaptive_avg_pool2d_backward(g, n.unpack(0));
-      return true;
-    case GradFn::LayerNorm: {
-      no_double_backward(n);
-      auto r = layer_norm_backward(g, n.unpack(0), n.shape0(), n.unpack(1),
-                                   n.unpack(2), n.unpack(3), n.unpack(4),
-                                   {n.needs(0), n.needs(1), n.needs(2)});
-      gi[0] = std::get<0>(r);
-      gi[1] = std::get<1>(r);
-      gi[2] = std::get<2>(r);
-      return true;
-    }
-    case GradFn::RmsNorm: {
-      no_double_backward(n);
-      auto r = rms_norm_backward(g, n.unpack(0), n.shape0(), n.unpack(1),
-                                 n.unpack(2), {n.needs(0), n.needs(1)});
-      gi[0] = std::get<0>(r);
-      gi[1] = std::get<1>(r);
-      return true;
-    }
-    case GradFn::CrossEntropy:
-      no_double_backward(n);
-      gi[0] = cross_entropy_backward(g, n.unpack(0), n.unpack(1), n.unpack(2),
-                                     n.i0, n.i1, n.f0, n.unpack(3));
-      return true;
-    case GradFn::NllLoss:
-      no_double_backward(n);
-      gi[0] = nll_loss_backward(g, n.unpack(0), n.unpack(1), n.unpack(2),
-                                n.i0, n.i1, n.unpack(3));
-      return true;
-    default:
-      return false;
+  no_double_backward(n);
+  Tensor x = n.unpack(0), w = n.unpack(1);
+  size_t pos = 0;
+  IntList stride = list_at(n.ints, pos), padding = list_at(n.ints, pos);
+  IntList dilation = list_at(n.ints, pos), outpad = list_at(n.ints, pos);
+  const std::array<bool, 3> mask = {n.needs(0), n.needs(1), n.needs(2)};
+  std::tuple<Tensor, Tensor, Tensor> r;
+  switch (ConvKind(n.i0)) {
+    case ConvKind::Conv1d:
+      r = conv1d_backward(g, x, w, stride, padding, dilation, n.i1, mask);
+      break;
+    case ConvKind::Conv2d:
+      r = conv2d_backward(g, x, w, stride, padding, dilation, n.i1, mask);
+      break;
+    case ConvKind::Transpose2d:
+      r = conv_transpose2d_backward(g, x, w, stride, padding, outpad,
+                                    n.i1, dilation, mask);
+      break;
   }
+  gi[0] = std::get<0>(r);
+  gi[1] = std::get<1>(r);
+  gi[2] = std::get<2>(r);
+}
+FASTT_FORMULA(MaxPool2d) {
+  const Tensor& g = go[0];
+  no_double_backward(n);
+  gi[0] = max_pool2d_backward(g, n.unpack(0), n.unpack(1));
+}
+FASTT_FORMULA(AvgPool2d) {
+  const Tensor& g = go[0];
+  no_double_backward(n);
+  size_t pos = 0;
+  IntList kernel = list_at(n.ints, pos), stride = list_at(n.ints, pos);
+  IntList padding = list_at(n.ints, pos);
+  std::optional<int64_t> divisor;
+  if (n.f0 != 0) divisor = n.i2;
+  gi[0] = avg_pool2d_backward(g, n.unpack(0), kernel, stride, padding,
+                              n.i0 != 0, n.i1 != 0, divisor);
+}
+FASTT_FORMULA(AdaptiveAvgPool2d) {
+  const Tensor& g = go[0];
+  no_double_backward(n);
+  gi[0] = adaptive_avg_pool2d_backward(g, n.unpack(0));
+}
+FASTT_FORMULA(LayerNorm) {
+  const Tensor& g = go[0];
+  no_double_backward(n);
+  auto r = layer_norm_backward(g, n.unpack(0), n.shape0(), n.unpack(1),
+                               n.unpack(2), n.unpack(3), n.unpack(4),
+                               {n.needs(0), n.needs(1), n.needs(2)});
+  gi[0] = std::get<0>(r);
+  gi[1] = std::get<1>(r);
+  gi[2] = std::get<2>(r);
+}
+FASTT_FORMULA(RmsNorm) {
+  const Tensor& g = go[0];
+  no_double_backward(n);
+  auto r = rms_norm_backward(g, n.unpack(0), n.shape0(), n.unpack(1),
+                             n.unpack(2), {n.needs(0), n.needs(1)});
+  gi[0] = std::get<0>(r);
+  gi[1] = std::get<1>(r);
+}
+FASTT_FORMULA(CrossEntropy) {
+  const Tensor& g = go[0];
+  no_double_backward(n);
+  gi[0] = cross_entropy_backward(g, n.unpack(0), n.unpack(1), n.unpack(2),
+                                 n.i0, n.i1, n.f0, n.unpack(3));
+}
+FASTT_FORMULA(NllLoss) {
+  const Tensor& g = go[0];
+  no_double_backward(n);
+  gi[0] = nll_loss_backward(g, n.unpack(0), n.unpack(1), n.unpack(2),
+                            n.i0, n.i1, n.unpack(3));
 }
 
 }  // namespace autograd

@@ -1,8 +1,9 @@
 // The recording side of every differentiable core op. An op entry point
 // calls its counterpart here only when autograd::should_record(...) is true:
-// it runs the op with grad mode off, then records one node saving what the
-// formula in formulas.cpp needs. Ops not listed are either not
-// differentiable or composed of listed ops (which record themselves).
+// it runs the op with grad mode off, then records one node saving what its
+// formula (FASTT_FORMULA in formulas_<family>.cpp) needs. Ops not listed
+// are either not differentiable or composed of listed ops (which record
+// themselves).
 #pragma once
 #include <optional>
 #include <type_traits>

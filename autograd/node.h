@@ -185,13 +185,10 @@ void refresh_view(const Tensor& view);
 // Variable that requires grad is being used in an in-place operation.").
 void check_inplace(const Tensor& self, const char* op);
 
-// Runs formulas: fills grad_inputs (one per next edge) from grad_outputs.
+// Runs n's formula (FASTT_FORMULA(fn) in a formulas_<family>.cpp, found
+// through a table indexed by GradFn): fills grad_inputs (one per next edge)
+// from grad_outputs.
 void apply_formula(Node& n, Tensor* grad_outputs, Tensor* grad_inputs);
-// The indexing/shape family's formulas (formulas_index.cpp); false when
-// `n` is not one of them.
-bool apply_index_formula(Node& n, Tensor* grad_outputs, Tensor* grad_inputs);
-// The nn family's (formulas_nn.cpp).
-bool apply_nn_formula(Node& n, Tensor* grad_outputs, Tensor* grad_inputs);
 
 // Sums `g` down to `shape` (the inverse of broadcasting).
 Tensor sum_to(const Tensor& g, IntList shape);

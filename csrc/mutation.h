@@ -23,7 +23,7 @@
   X(IndexNegWrapOffByOne, off_by_one,                                        \
     "kernels/cpu/index.cpp index_select_direct")                             \
   X(IndexRangeOffByOne, off_by_one, "csrc/ops/index.cpp check_index_range")  \
-  X(MulGradSwap, gradient, "autograd/formulas.cpp Mul: dA = g * a")          \
+  X(MulGradSwap, gradient, "autograd/formulas_elementwise.cpp Mul: dA = g*a")\
   X(GradMeetOverwrite, gradient, "autograd/engine.cpp accumulate_into")      \
   X(KeepdimFullDrop, shape, "csrc/ops/reduce.cpp resolve_dims")              \
   X(InplaceNoVersionBump, inplace, "csrc/ops/elementwise.cpp elementwise")   \
