@@ -1,6 +1,6 @@
 """fastt: an eager tensor library with PyTorch's API and a near-zero
 per-op overhead. Everything here comes from the C extension fastt._C
-(csrc/python/); this file only re-exports it and adds torch's aliases."""
+(python/src/); this file only re-exports it and adds torch's aliases."""
 
 from . import _C
 from ._C import (  # noqa: F401

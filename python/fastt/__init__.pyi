@@ -1,5 +1,5 @@
 """Type stubs for fastt (the C extension fastt._C re-exported). Keep in
-step with csrc/python/*.cpp: one line per method or function."""
+step with python/src/*.cpp: one line per method or function."""
 import builtins
 from typing import Any, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union, overload
 
@@ -797,7 +797,7 @@ from .serialization import load as load, save as save
 from .autograd import no_grad as no_grad, enable_grad as enable_grad, set_grad_enabled as set_grad_enabled, inference_mode as inference_mode
 def is_inference_mode_enabled() -> _bool: ...
 
-# convolution and pooling (csrc/python/nn_conv.cpp)
+# convolution and pooling (python/src/nn_conv.cpp)
 _Size2 = Union[_int, Sequence[_int]]
 def conv1d(input: Tensor, weight: Tensor, bias: Optional[Tensor] = ..., stride: _Size2 = ..., padding: Union[_Size2, str] = ..., dilation: _Size2 = ..., groups: _int = ...) -> Tensor: ...
 def conv2d(input: Tensor, weight: Tensor, bias: Optional[Tensor] = ..., stride: _Size2 = ..., padding: Union[_Size2, str] = ..., dilation: _Size2 = ..., groups: _int = ...) -> Tensor: ...
@@ -807,6 +807,6 @@ def max_pool2d_with_indices(input: Tensor, kernel_size: _Size2, stride: Optional
 def avg_pool2d(input: Tensor, kernel_size: _Size2, stride: Optional[_Size2] = ..., padding: _Size2 = ..., ceil_mode: _bool = ..., count_include_pad: _bool = ..., divisor_override: Optional[_int] = ...) -> Tensor: ...
 def adaptive_avg_pool2d(input: Tensor, output_size: Union[_int, Sequence[Optional[_int]]]) -> Tensor: ...
 
-# normalization (csrc/python/nn_norm.cpp)
+# normalization (python/src/nn_norm.cpp)
 def layer_norm(input: Tensor, normalized_shape: Sequence[_int], weight: Optional[Tensor] = ..., bias: Optional[Tensor] = ..., eps: _float = ...) -> Tensor: ...
 def rms_norm(input: Tensor, normalized_shape: Sequence[_int], weight: Optional[Tensor] = ..., eps: Optional[_float] = ...) -> Tensor: ...

@@ -1,5 +1,5 @@
 """fastt.cuda: torch.cuda's runtime API over fastt._C's _cuda_* functions
-(csrc/python/cuda.py): devices, streams, events and the caching
+(python/src/cuda.cpp): devices, streams, events and the caching
 allocator's memory statistics. It always imports; without CUDA (or without
 a GPU) is_available() is False and calls that need a GPU raise RuntimeError
 saying why."""

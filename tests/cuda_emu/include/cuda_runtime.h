@@ -1,7 +1,7 @@
 // CPU emulation of the CUDA runtime API subset fastt uses (tests/cuda_emu):
 // one fake device whose memory is host memory; every call is synchronous.
 // Types mirror the real header closely enough for kernels/cuda/*.cpp and
-// csrc/python/cuda.cpp to compile unchanged. Add a declaration here and its
+// python/src/cuda.cpp to compile unchanged. Add a declaration here and its
 // definition in emu_runtime.cpp when a source starts using a new call.
 #pragma once
 #include <cstddef>

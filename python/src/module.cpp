@@ -739,7 +739,7 @@ static PyModuleDef g_module = {
 }  // namespace py
 }  // namespace fastt
 
-// The CUDA runtime bindings (csrc/python/cuda.cpp; built with or without
+// The CUDA runtime bindings (python/src/cuda.cpp; built with or without
 // CUDA, so fastt.cuda always imports).
 namespace fastt {
 namespace py {

@@ -3,7 +3,7 @@
 // record_stream; python/fastt/cuda.py builds torch.cuda's API on them.
 // Streams and events cross into Python as integer handles. Built without
 // CUDA, the queries answer "none" and everything else raises RuntimeError.
-#include "csrc/python/common.h"
+#include "python/src/common.h"
 #include "csrc/storage.h"
 #ifdef FASTT_WITH_CUDA
 #include "kernels/cuda/allocator.h"
