@@ -48,16 +48,22 @@ void register_only_on(Op op, Types<Ts...>) {
   register_only<UnaryAdapter<Op::name, functors::functor,                  \
                              FASTT_EW_BOOL_##rule>::K>(Op::name, dtypes{});
 #define FASTT_EW_REG_UNARY_UnaryKernel FASTT_EW_REG_UNARY_Unary
+#define FASTT_EW_REG_UNARY_UnaryHand(name, kernel, dtypes, rule) \
+  register_only<kernel>(Op::name, dtypes{});
 #define FASTT_EW_REG_UNARY_Binary(...)
 #define FASTT_EW_REG_UNARY_BinaryKernel(...)
+#define FASTT_EW_REG_UNARY_BinaryAlpha(...)
 #define FASTT_EW_REG_BINARY_Binary(name, functor, dtypes, rule)              \
   FASTT_EW_PICK_##rule(                                                     \
       register_only<BinaryAdapter<Op::name, functors::functor,             \
                                   FASTT_EW_BOOL_##rule>::K>(Op::name,      \
                                                             dtypes{});)
 #define FASTT_EW_REG_BINARY_BinaryKernel FASTT_EW_REG_BINARY_Binary
+#define FASTT_EW_REG_BINARY_BinaryAlpha(name, kernel, dtypes, rule) \
+  FASTT_EW_PICK_##rule(register_only<kernel>(Op::name, dtypes{});)
 #define FASTT_EW_REG_BINARY_Unary(...)
 #define FASTT_EW_REG_BINARY_UnaryKernel(...)
+#define FASTT_EW_REG_BINARY_UnaryHand(...)
 #define FASTT_EW_BOOL_Same false
 #define FASTT_EW_BOOL_Float false
 #define FASTT_EW_BOOL_Bool true

@@ -493,7 +493,7 @@ Tensor leaky_relu(const Tensor& a, double slope) {
   if (autograd::should_record(a)) return autograd::leaky_relu(a, slope);
   Params p;
   p.f0 = slope;
-  return unary(Op::leaky_relu, Rule::Float, a, p);
+  return unary(Op::leaky_relu, rule_of(Op::leaky_relu), a, p);
 }
 Tensor& leaky_relu_(Tensor& a, double slope) {
   if (autograd::should_record(a))
@@ -502,7 +502,7 @@ Tensor& leaky_relu_(Tensor& a, double slope) {
     });
   Params p;
   p.f0 = slope;
-  return unary_out(Op::leaky_relu, Rule::Float, a, a, p);
+  return unary_out(Op::leaky_relu, rule_of(Op::leaky_relu), a, a, p);
 }
 
 Tensor activation_backward(const char* op, const Tensor& grad,
@@ -566,6 +566,8 @@ Tensor activation_backward(const char* op, const Tensor& grad,
   FASTT_DEFINE_BINARY_AS(name, Op::name, python)
 #define FASTT_EW_DEFINE_UnaryKernel(name, python)
 #define FASTT_EW_DEFINE_BinaryKernel(name, python)
+#define FASTT_EW_DEFINE_UnaryHand(name, python)
+#define FASTT_EW_DEFINE_BinaryAlpha(name, python)  // below
 #include "elementwise.def"
 #undef FASTT_EW
 FASTT_DEFINE_BINARY_AS(floor_divide, Op::div_floor, PyAll)
@@ -628,32 +630,30 @@ Tensor& pow_out(Tensor& out, const Tensor& a, const Tensor& b) {
   return binary_out(Op::pow, Rule::Same, out, a, b);
 }
 
-constexpr GradFn alpha_grad_fn(Op op) {
-  return op == Op::add ? GradFn::Add : GradFn::Sub;
-}
+// Every BinaryAlpha row's entry points (add, sub).
 #define FASTT_DEFINE_ALPHA(name)                                             \
   Tensor name(const Tensor& a, const Tensor& b, const Scalar& alpha) {       \
     if (autograd::should_record(a, b))                                       \
-      return autograd::binary(alpha_grad_fn(Op::name), Save::None, &a, &b, nullptr,         \
-                              nullptr, alpha,                                \
+      return autograd::binary(grad_fn_of(Op::name), save_of(Op::name), &a,   \
+                              &b, nullptr, nullptr, alpha,                   \
                               [&] { return name(a, b, alpha); });            \
-    return binary(Op::name, Rule::Same, a, b,                                \
+    return binary(Op::name, rule_of(Op::name), a, b,                         \
                   checked_alpha(Op::name, a, b, alpha));                     \
   }                                                                          \
   Tensor name(const Tensor& a, const Scalar& b, const Scalar& alpha) {       \
     if (autograd::should_record(a))                                          \
-      return autograd::binary(alpha_grad_fn(Op::name), Save::None, &a, nullptr, nullptr,    \
-                              &b, alpha,                                     \
+      return autograd::binary(grad_fn_of(Op::name), save_of(Op::name), &a,   \
+                              nullptr, nullptr, &b, alpha,                   \
                               [&] { return name(a, b, alpha); });            \
-    return binary(Op::name, Rule::Same, a, b,                                \
+    return binary(Op::name, rule_of(Op::name), a, b,                         \
                   checked_alpha(Op::name, a, b, alpha));                     \
   }                                                                          \
   Tensor name(const Scalar& a, const Tensor& b, const Scalar& alpha) {       \
     if (autograd::should_record(b))                                          \
-      return autograd::binary(alpha_grad_fn(Op::name), Save::None, nullptr, &b, &a,         \
-                              nullptr, alpha,                                \
+      return autograd::binary(grad_fn_of(Op::name), save_of(Op::name),       \
+                              nullptr, &b, &a, nullptr, alpha,               \
                               [&] { return name(a, b, alpha); });            \
-    return binary(Op::name, Rule::Same, a, b,                                \
+    return binary(Op::name, rule_of(Op::name), a, b,                         \
                   checked_alpha(Op::name, b, a, alpha));                     \
   }                                                                          \
   Tensor& name##_(Tensor& a, const Tensor& b, const Scalar& alpha) {         \
@@ -661,7 +661,7 @@ constexpr GradFn alpha_grad_fn(Op op) {
       return autograd::inplace(a, #name "_", [&](const Tensor& s) {          \
         return name(s, b, alpha);                                            \
       });                                                                    \
-    return binary_inplace(Op::name, Rule::Same, a, b,                        \
+    return binary_inplace(Op::name, rule_of(Op::name), a, b,                 \
                           checked_alpha(Op::name, a, b, alpha));             \
   }                                                                          \
   Tensor& name##_(Tensor& a, const Scalar& b, const Scalar& alpha) {         \
@@ -669,17 +669,25 @@ constexpr GradFn alpha_grad_fn(Op op) {
       return autograd::inplace(a, #name "_", [&](const Tensor& s) {          \
         return name(s, b, alpha);                                            \
       });                                                                    \
-    return binary_inplace(Op::name, Rule::Same, a, b,                        \
+    return binary_inplace(Op::name, rule_of(Op::name), a, b,                 \
                           checked_alpha(Op::name, a, b, alpha));             \
   }                                                                          \
   Tensor& name##_out(Tensor& out, const Tensor& a, const Tensor& b,          \
                      const Scalar& alpha) {                                  \
     autograd::check_out(#name, autograd::should_record(a, b, out));          \
-    return binary_out(Op::name, Rule::Same, out, a, b,                       \
+    return binary_out(Op::name, rule_of(Op::name), out, a, b,                \
                       checked_alpha(Op::name, a, b, alpha));                 \
   }
-FASTT_DEFINE_ALPHA(add)
-FASTT_DEFINE_ALPHA(sub)
+#define FASTT_EW(name, kind, functor, dtypes, rule, grad, python) \
+  FASTT_EW_ALPHA_##kind(name)
+#define FASTT_EW_ALPHA_BinaryAlpha(name) FASTT_DEFINE_ALPHA(name)
+#define FASTT_EW_ALPHA_Unary(name)
+#define FASTT_EW_ALPHA_UnaryKernel(name)
+#define FASTT_EW_ALPHA_UnaryHand(name)
+#define FASTT_EW_ALPHA_Binary(name)
+#define FASTT_EW_ALPHA_BinaryKernel(name)
+#include "elementwise.def"
+#undef FASTT_EW
 #undef FASTT_DEFINE_ALPHA
 
 static Op div_op(const char* mode) {

@@ -8,7 +8,8 @@ namespace fastt {
 
 // The rows of elementwise.def, declared: kind Unary gives name(a),
 // name_(a) (rows with an in-place form) and name_out(out, a); kind Binary
-// gives the tensor/scalar forms, name_ and name_out.
+// gives the tensor/scalar forms, name_ and name_out; kind BinaryAlpha the
+// same with alpha.
 #define FASTT_EW(name, kind, functor, dtypes, rule, grad, python) \
   FASTT_EW_DECLARE_##kind(name, python)
 #define FASTT_EW_DECLARE_Unary(name, python)        \
@@ -24,6 +25,16 @@ namespace fastt {
   Tensor& name##_out(Tensor& out, const Tensor& a, const Tensor& b);
 #define FASTT_EW_DECLARE_UnaryKernel(name, python)
 #define FASTT_EW_DECLARE_BinaryKernel(name, python)
+#define FASTT_EW_DECLARE_UnaryHand(name, python)
+// kind BinaryAlpha (add, sub): a + alpha * b.
+#define FASTT_EW_DECLARE_BinaryAlpha(name, python)                         \
+  Tensor name(const Tensor& a, const Tensor& b, const Scalar& alpha = 1);  \
+  Tensor name(const Tensor& a, const Scalar& b, const Scalar& alpha = 1);  \
+  Tensor name(const Scalar& a, const Tensor& b, const Scalar& alpha = 1);  \
+  Tensor& name##_(Tensor& a, const Tensor& b, const Scalar& alpha = 1);    \
+  Tensor& name##_(Tensor& a, const Scalar& b, const Scalar& alpha = 1);    \
+  Tensor& name##_out(Tensor& out, const Tensor& a, const Tensor& b,        \
+                     const Scalar& alpha = 1);
 // Which python columns have an in-place form (div: PyHand, has one).
 #define FASTT_EW_INPLACE_PyAll(...) __VA_ARGS__
 #define FASTT_EW_INPLACE_PyAllNum(...) __VA_ARGS__
@@ -55,19 +66,6 @@ Tensor gelu(const Tensor& a, const char* approximate = "none");
 Tensor& gelu_(Tensor& a, const char* approximate = "none");
 Tensor leaky_relu(const Tensor& a, double negative_slope = 0.01);
 Tensor& leaky_relu_(Tensor& a, double negative_slope = 0.01);
-
-// add/sub take alpha: a + alpha * b.
-#define FASTT_DECLARE_ALPHA(name)                                          \
-  Tensor name(const Tensor& a, const Tensor& b, const Scalar& alpha = 1);  \
-  Tensor name(const Tensor& a, const Scalar& b, const Scalar& alpha = 1);  \
-  Tensor name(const Scalar& a, const Tensor& b, const Scalar& alpha = 1);  \
-  Tensor& name##_(Tensor& a, const Tensor& b, const Scalar& alpha = 1);    \
-  Tensor& name##_(Tensor& a, const Scalar& b, const Scalar& alpha = 1);    \
-  Tensor& name##_out(Tensor& out, const Tensor& a, const Tensor& b,        \
-                     const Scalar& alpha = 1);
-FASTT_DECLARE_ALPHA(add)
-FASTT_DECLARE_ALPHA(sub)
-#undef FASTT_DECLARE_ALPHA
 
 // div with rounding_mode nullptr (true division), "trunc" or "floor".
 Tensor div(const Tensor& a, const Tensor& b, const char* rounding_mode);

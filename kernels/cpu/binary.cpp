@@ -52,8 +52,6 @@ void register_binary_kernels() {
 #define FASTT_EW_PICK_Bool(...) __VA_ARGS__
 #include "csrc/ops/elementwise.def"
 #undef FASTT_EW
-#define FASTT_KERNELS_binary
-#include "kernels/kernels.def"
 }
 
 }  // namespace fastt

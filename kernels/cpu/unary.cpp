@@ -81,8 +81,6 @@ void register_unary_kernels() {
 #define FASTT_EW FASTT_EW_REGISTER_UNARY
 #include "csrc/ops/elementwise.def"
 #undef FASTT_EW
-#define FASTT_KERNELS_unary
-#include "kernels/kernels.def"
 }
 
 }  // namespace fastt

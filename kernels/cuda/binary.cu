@@ -55,8 +55,6 @@ void register_binary_cuda_kernels() {
 #define FASTT_EW_PICK_Bool(...)
 #include "csrc/ops/elementwise.def"
 #undef FASTT_EW
-#define FASTT_KERNELS_binary
-#include "kernels/kernels.def"
 }
 
 }  // namespace cuda

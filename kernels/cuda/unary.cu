@@ -34,8 +34,6 @@ void register_unary_cuda_kernels() {
 #define FASTT_EW FASTT_EW_REGISTER_UNARY
 #include "csrc/ops/elementwise.def"
 #undef FASTT_EW
-#define FASTT_KERNELS_unary
-#include "kernels/kernels.def"
 }
 
 }  // namespace cuda

@@ -141,6 +141,8 @@ static inline Tensor& out_broadcast(PyObject* o, const Tensor& a,
 #define FASTT_EW_ARITY_UnaryKernel UNARY
 #define FASTT_EW_ARITY_Binary BINARY
 #define FASTT_EW_ARITY_BinaryKernel BINARY
+#define FASTT_EW_ARITY_UnaryHand UNARY
+#define FASTT_EW_ARITY_BinaryAlpha BINARY
 #define FASTT_EW_BIND_PyAll(arity, name) FASTT_EW_BIND_ALL(arity, name, FASTT_FN)
 #define FASTT_EW_BIND_PyAllNum(arity, name) \
   FASTT_EW_BIND_ALL(arity, name, FASTT_FN_NUMBER_INPUT)
