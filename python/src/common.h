@@ -136,7 +136,8 @@ void parse_varargs_ints(PyObject* const* args, Py_ssize_t nargs,
 struct Signature {
   const char* fname;
   const char* names[10];
-  int nreq;  // required positional count
+  int nreq;       // required positional count
+  int npos = -1;  // positional slots, when no '$' marks them (binder.h)
 };
 void parse_args(const Signature& sig, PyObject* const* args, Py_ssize_t nargs,
                 PyObject* kwnames, PyObject** out);

@@ -1,7 +1,7 @@
 // Bindings of csrc/ops/index.h: cat/stack/split/chunk/unbind/repeat,
 // index_select/gather/scatter*/index_add, masks, nonzero, tril/triu,
 // flip/roll, sort/argsort/topk, index_put_.
-#include "common.h"
+#include "binder.h"
 
 #include "csrc/ops/index.h"
 
@@ -10,75 +10,12 @@ namespace py {
 
 
 
-static std::vector<Tensor> tensor_list(PyObject* o, const char* what) {
-  if (!PyList_Check(o) && !PyTuple_Check(o)) {
-    PyErr_Format(PyExc_TypeError,
-                 "%s must be a tuple or list of Tensors, not %s", what,
-                 Py_TYPE(o)->tp_name);
-    throw_py();
-  }
-  Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
-  std::vector<Tensor> v;
-  v.reserve(size_t(n));
-  for (Py_ssize_t i = 0; i < n; ++i)
-    v.push_back(to_tensor(PySequence_Fast_ITEMS(o)[i], what));
-  return v;
-}
-static PyObject* tuple_of(std::vector<Tensor>&& v) {
-  PyObject* t = PyTuple_New(Py_ssize_t(v.size()));
-  if (!t) throw_py();
-  for (size_t i = 0; i < v.size(); ++i) {
-    PyObject* x = wrap(std::move(v[i]));
-    if (!x) {
-      Py_DECREF(t);
-      throw_py();
-    }
-    PyTuple_SET_ITEM(t, Py_ssize_t(i), x);
-  }
-  return t;
-}
-static PyTypeObject* g_values_indices = nullptr;
-static PyObject* values_indices(std::tuple<Tensor, Tensor>&& p) {
-  if (!g_values_indices) {
-    static PyStructSequence_Field fields[] = {
-        {"values", nullptr}, {"indices", nullptr}, {nullptr, nullptr}};
-    static PyStructSequence_Desc desc = {"fastt.return_types.sort_topk",
-                                         nullptr, fields, 2};
-    g_values_indices = PyStructSequence_NewType(&desc);
-    if (!g_values_indices) throw_py();
-  }
-  PyObject* r = PyStructSequence_New(g_values_indices);
-  if (!r) throw_py();
-  PyStructSequence_SET_ITEM(r, 0, wrap(std::move(std::get<0>(p))));
-  PyStructSequence_SET_ITEM(r, 1, wrap(std::move(std::get<1>(p))));
-  return r;
-}
-
 // ---- joining and splitting ----
-static PyObject* f_cat(PyObject*, PyObject* const* args, Py_ssize_t nargs,
-                       PyObject* kwnames) {
-  FASTT_PY_BEGIN
-  static const Signature sig{"cat", {"tensors", "dim", "$out"}, 1};
-  PyObject* a[3];
-  parse_args(sig, args, nargs, kwnames, a);
-  Tensor r = fastt::cat(tensor_list(a[0], "tensors"),
-                        given(a[1]) ? to_int(a[1], "dim") : 0);
-  if (given(a[2])) return store_out(a[2], r, "cat");
-  return wrap(std::move(r));
-  FASTT_PY_END
-}
-static PyObject* f_stack(PyObject*, PyObject* const* args, Py_ssize_t nargs,
-                         PyObject* kwnames) {
-  FASTT_PY_BEGIN
-  static const Signature sig{"stack", {"tensors", "dim", "$out"}, 1};
-  PyObject* a[3];
-  parse_args(sig, args, nargs, kwnames, a);
-  Tensor r = fastt::stack(tensor_list(a[0], "tensors"),
-                          given(a[1]) ? to_int(a[1], "dim") : 0);
-  if (given(a[2])) return store_out(a[2], r, "stack");
-  return wrap(std::move(r));
-  FASTT_PY_END
-}
+FASTT_BIND_FUNCTION(cat, 1, with_out(out, fastt::cat(tensors, dim), "cat"),
+                    (Tensors, tensors), (IntOr<0>, dim), (Kw<Out>, out))
+FASTT_BIND_FUNCTION(stack, 1,
+                    with_out(out, fastt::stack(tensors, dim), "stack"),
+                    (Tensors, tensors), (IntOr<0>, dim), (Kw<Out>, out))
 FASTT_METHOD(split) {
   FASTT_PY_BEGIN
   const Tensor& t = to_tensor(self, "input");
@@ -97,27 +34,9 @@ FASTT_METHOD(split) {
   FASTT_PY_END
 }
 FASTT_FN(split)
-FASTT_METHOD(chunk) {
-  FASTT_PY_BEGIN
-  const Tensor& t = to_tensor(self, "input");
-  static const Signature sig{"chunk", {"chunks", "dim"}, 1};
-  PyObject* a[2];
-  parse_args(sig, args, nargs, kwnames, a);
-  return tuple_of(fastt::chunk(t, to_int(a[0], "chunks"),
-                               given(a[1]) ? to_int(a[1], "dim") : 0));
-  FASTT_PY_END
-}
-FASTT_FN(chunk)
-FASTT_METHOD(unbind) {
-  FASTT_PY_BEGIN
-  const Tensor& t = to_tensor(self, "input");
-  static const Signature sig{"unbind", {"dim"}, 0};
-  PyObject* a[1];
-  parse_args(sig, args, nargs, kwnames, a);
-  return tuple_of(fastt::unbind(t, given(a[0]) ? to_int(a[0], "dim") : 0));
-  FASTT_PY_END
-}
-FASTT_FN(unbind)
+FASTT_BIND(chunk, 1, fastt::chunk(t, chunks, dim), (Int, chunks),
+           (IntOr<0>, dim))
+FASTT_BIND(unbind, 0, fastt::unbind(t, dim), (IntOr<0>, dim))
 FASTT_METHOD(repeat) {
   FASTT_PY_BEGIN
   const Tensor& t = to_tensor(self, "input");
@@ -128,27 +47,10 @@ FASTT_METHOD(repeat) {
 }
 
 // ---- along a dim ----
-FASTT_METHOD(index_select) {
-  FASTT_PY_BEGIN
-  const Tensor& t = to_tensor(self, "input");
-  static const Signature sig{"index_select", {"dim", "index"}, 2};
-  PyObject* a[2];
-  parse_args(sig, args, nargs, kwnames, a);
-  return wrap(fastt::index_select(t, to_int(a[0], "dim"),
-                                  to_tensor(a[1], "index")));
-  FASTT_PY_END
-}
-FASTT_FN(index_select)
-FASTT_METHOD(gather) {
-  FASTT_PY_BEGIN
-  const Tensor& t = to_tensor(self, "input");
-  static const Signature sig{"gather", {"dim", "index"}, 2};
-  PyObject* a[2];
-  parse_args(sig, args, nargs, kwnames, a);
-  return wrap(fastt::gather(t, to_int(a[0], "dim"), to_tensor(a[1], "index")));
-  FASTT_PY_END
-}
-FASTT_FN(gather)
+FASTT_BIND(index_select, 2, fastt::index_select(t, dim, index), (Int, dim),
+           (Tensor, index))
+FASTT_BIND(gather, 2, fastt::gather(t, dim, index), (Int, dim),
+           (Tensor, index))
 
 static PyObject* scatter_impl(PyObject* self, PyObject* const* args,
                               Py_ssize_t nargs, PyObject* kwnames,
@@ -187,115 +89,30 @@ FASTT_METHOD(scatter_) {
   FASTT_PY_END
 }
 FASTT_FN(scatter)
-FASTT_METHOD(scatter_add) {
-  FASTT_PY_BEGIN
-  const Tensor& t = to_tensor(self, "input");
-  static const Signature sig{"scatter_add", {"dim", "index", "src"}, 3};
-  PyObject* a[3];
-  parse_args(sig, args, nargs, kwnames, a);
-  return wrap(fastt::scatter_add(t, to_int(a[0], "dim"),
-                                 to_tensor(a[1], "index"),
-                                 to_tensor(a[2], "src")));
-  FASTT_PY_END
-}
-FASTT_METHOD(scatter_add_) {
-  FASTT_PY_BEGIN
-  to_tensor(self, "input");
-  static const Signature sig{"scatter_add_", {"dim", "index", "src"}, 3};
-  PyObject* a[3];
-  parse_args(sig, args, nargs, kwnames, a);
-  fastt::scatter_add_(unwrap_mut(self), to_int(a[0], "dim"),
-                      to_tensor(a[1], "index"), to_tensor(a[2], "src"));
-  return return_self(self);
-  FASTT_PY_END
-}
-FASTT_FN(scatter_add)
-FASTT_METHOD(index_add) {
-  FASTT_PY_BEGIN
-  const Tensor& t = to_tensor(self, "input");
-  static const Signature sig{"index_add",
-                             {"dim", "index", "source", "$alpha"}, 3};
-  PyObject* a[4];
-  parse_args(sig, args, nargs, kwnames, a);
-  Scalar alpha = given(a[3]) ? to_scalar(a[3], "alpha") : Scalar(1);
-  return wrap(fastt::index_add(t, to_int(a[0], "dim"), to_tensor(a[1], "index"),
-                               to_tensor(a[2], "source"), alpha));
-  FASTT_PY_END
-}
-FASTT_METHOD(index_add_) {
-  FASTT_PY_BEGIN
-  to_tensor(self, "input");
-  static const Signature sig{"index_add_",
-                             {"dim", "index", "source", "$alpha"}, 3};
-  PyObject* a[4];
-  parse_args(sig, args, nargs, kwnames, a);
-  Scalar alpha = given(a[3]) ? to_scalar(a[3], "alpha") : Scalar(1);
-  fastt::index_add_(unwrap_mut(self), to_int(a[0], "dim"),
-                    to_tensor(a[1], "index"), to_tensor(a[2], "source"),
-                    alpha);
-  return return_self(self);
-  FASTT_PY_END
-}
-FASTT_FN(index_add)
+FASTT_BIND(scatter_add, 3, fastt::scatter_add(t, dim, index, src), (Int, dim),
+           (Tensor, index), (Tensor, src))
+FASTT_BIND_METHOD(scatter_add_, 3, fastt::scatter_add_(tm, dim, index, src),
+                  (Int, dim), (Tensor, index), (Tensor, src))
+FASTT_BIND(index_add, 3, fastt::index_add(t, dim, index, source, alpha),
+           (Int, dim), (Tensor, index), (Tensor, source),
+           (Kw<ScalarOr<1>>, alpha))
+FASTT_BIND_METHOD(index_add_, 3,
+                  fastt::index_add_(tm, dim, index, source, alpha), (Int, dim),
+                  (Tensor, index), (Tensor, source),
+                  (Kw<ScalarOr<1>>, alpha))
 
 // ---- advanced indexing and masks ----
-FASTT_METHOD(index_put_) {
-  FASTT_PY_BEGIN
-  to_tensor(self, "input");
-  static const Signature sig{"index_put_",
-                             {"indices", "values", "accumulate"}, 2};
-  PyObject* a[3];
-  parse_args(sig, args, nargs, kwnames, a);
-  fastt::index_put_(unwrap_mut(self), tensor_list(a[0], "indices"),
-                    to_tensor_like(a[1], "values"),
-                    given(a[2]) && to_bool(a[2], "accumulate"));
-  return return_self(self);
-  FASTT_PY_END
-}
-FASTT_METHOD(index_put) {
-  FASTT_PY_BEGIN
-  const Tensor& t = to_tensor(self, "input");
-  static const Signature sig{"index_put", {"indices", "values", "accumulate"},
-                             2};
-  PyObject* a[3];
-  parse_args(sig, args, nargs, kwnames, a);
-  return wrap(fastt::index_put(t, tensor_list(a[0], "indices"),
-                               to_tensor_like(a[1], "values"),
-                               given(a[2]) && to_bool(a[2], "accumulate")));
-  FASTT_PY_END
-}
-FASTT_FN(index_put)
-FASTT_METHOD(masked_select) {
-  FASTT_PY_BEGIN
-  const Tensor& t = to_tensor(self, "input");
-  static const Signature sig{"masked_select", {"mask"}, 1};
-  PyObject* a[1];
-  parse_args(sig, args, nargs, kwnames, a);
-  return wrap(fastt::masked_select(t, to_tensor(a[0], "mask")));
-  FASTT_PY_END
-}
-FASTT_FN(masked_select)
-FASTT_METHOD(masked_scatter_) {
-  FASTT_PY_BEGIN
-  to_tensor(self, "input");
-  static const Signature sig{"masked_scatter_", {"mask", "source"}, 2};
-  PyObject* a[2];
-  parse_args(sig, args, nargs, kwnames, a);
-  fastt::masked_scatter_(unwrap_mut(self), to_tensor(a[0], "mask"),
-                         to_tensor(a[1], "source"));
-  return return_self(self);
-  FASTT_PY_END
-}
-FASTT_METHOD(masked_scatter) {
-  FASTT_PY_BEGIN
-  const Tensor& t = to_tensor(self, "input");
-  static const Signature sig{"masked_scatter", {"mask", "source"}, 2};
-  PyObject* a[2];
-  parse_args(sig, args, nargs, kwnames, a);
-  return wrap(fastt::masked_scatter(t, to_tensor(a[0], "mask"),
-                                    to_tensor(a[1], "source")));
-  FASTT_PY_END
-}
+FASTT_BIND_METHOD(index_put_, 2,
+                  fastt::index_put_(tm, indices, values, accumulate),
+                  (Tensors, indices), (TensorLike, values),
+                  (BoolOr<false>, accumulate))
+FASTT_BIND(index_put, 2, fastt::index_put(t, indices, values, accumulate),
+           (Tensors, indices), (TensorLike, values), (BoolOr<false>, accumulate))
+FASTT_BIND(masked_select, 1, fastt::masked_select(t, mask), (Tensor, mask))
+FASTT_BIND_METHOD(masked_scatter_, 2, fastt::masked_scatter_(tm, mask, source),
+                  (Tensor, mask), (Tensor, source))
+FASTT_BIND_METHOD(masked_scatter, 2, fastt::masked_scatter(t, mask, source),
+                  (Tensor, mask), (Tensor, source))
 FASTT_METHOD(nonzero) {
   FASTT_PY_BEGIN
   const Tensor& t = to_tensor(self, "input");
@@ -319,30 +136,10 @@ FASTT_METHOD(nonzero) {
 FASTT_FN(nonzero)
 
 // ---- triangles, flips, rolls ----
-#define FASTT_BIND_TRI(name)                                                \
-  FASTT_METHOD(name) {                                                      \
-    FASTT_PY_BEGIN                                                          \
-    const Tensor& t = to_tensor(self, "input");                             \
-    static const Signature sig{#name, {"diagonal"}, 0};                     \
-    PyObject* a[1];                                                         \
-    parse_args(sig, args, nargs, kwnames, a);                               \
-    return wrap(fastt::name(t, given(a[0]) ? to_int(a[0], "diagonal") : 0)); \
-    FASTT_PY_END                                                            \
-  }                                                                         \
-  FASTT_METHOD(name##_) {                                                   \
-    FASTT_PY_BEGIN                                                          \
-    to_tensor(self, "input");                                               \
-    static const Signature sig{#name "_", {"diagonal"}, 0};                 \
-    PyObject* a[1];                                                         \
-    parse_args(sig, args, nargs, kwnames, a);                               \
-    fastt::name##_(unwrap_mut(self),                                        \
-                   given(a[0]) ? to_int(a[0], "diagonal") : 0);             \
-    return return_self(self);                                               \
-    FASTT_PY_END                                                            \
-  }                                                                         \
-  FASTT_FN(name)
-FASTT_BIND_TRI(tril)
-FASTT_BIND_TRI(triu)
+FASTT_BIND(tril, 0, fastt::tril(t, diagonal), (IntOr<0>, diagonal))
+FASTT_BIND_METHOD(tril_, 0, fastt::tril_(tm, diagonal), (IntOr<0>, diagonal))
+FASTT_BIND(triu, 0, fastt::triu(t, diagonal), (IntOr<0>, diagonal))
+FASTT_BIND_METHOD(triu_, 0, fastt::triu_(tm, diagonal), (IntOr<0>, diagonal))
 
 FASTT_METHOD(flip) {
   FASTT_PY_BEGIN
@@ -360,82 +157,23 @@ FASTT_METHOD(flip) {
   FASTT_PY_END
 }
 FASTT_FN(flip)
-FASTT_METHOD(roll) {
-  FASTT_PY_BEGIN
-  const Tensor& t = to_tensor(self, "input");
-  static const Signature sig{"roll", {"shifts", "dims"}, 1};
-  PyObject* a[2];
-  parse_args(sig, args, nargs, kwnames, a);
-  SmallInts shifts, dims;
-  parse_ints(a[0], &shifts, "roll");
-  if (given(a[1])) parse_ints(a[1], &dims, "roll");
-  return wrap(fastt::roll(t, shifts.list(), dims.list()));
-  FASTT_PY_END
-}
-FASTT_FN(roll)
+FASTT_BIND(roll, 1, fastt::roll(t, shifts, dims), (Ints, shifts),
+           (OptInts, dims))
 
 // ---- sorting ----
-FASTT_METHOD(sort) {
-  FASTT_PY_BEGIN
-  const Tensor& t = to_tensor(self, "input");
-  static const Signature sig{"sort", {"dim", "descending", "$stable"}, 0};
-  PyObject* a[3];
-  parse_args(sig, args, nargs, kwnames, a);
-  return values_indices(fastt::sort(
-      t, given(a[0]) ? to_int(a[0], "dim") : -1,
-      given(a[1]) && to_bool(a[1], "descending"),
-      given(a[2]) && to_bool(a[2], "stable")));
-  FASTT_PY_END
-}
-FASTT_FN(sort)
-FASTT_METHOD(argsort) {
-  FASTT_PY_BEGIN
-  const Tensor& t = to_tensor(self, "input");
-  static const Signature sig{"argsort", {"dim", "descending", "$stable"}, 0};
-  PyObject* a[3];
-  parse_args(sig, args, nargs, kwnames, a);
-  return wrap(fastt::argsort(t, given(a[0]) ? to_int(a[0], "dim") : -1,
-                             given(a[1]) && to_bool(a[1], "descending"),
-                             given(a[2]) && to_bool(a[2], "stable")));
-  FASTT_PY_END
-}
-FASTT_FN(argsort)
-FASTT_METHOD(topk) {
-  FASTT_PY_BEGIN
-  const Tensor& t = to_tensor(self, "input");
-  static const Signature sig{"topk", {"k", "dim", "largest", "sorted"}, 1};
-  PyObject* a[4];
-  parse_args(sig, args, nargs, kwnames, a);
-  return values_indices(fastt::topk(
-      t, to_int(a[0], "k"), given(a[1]) ? to_int(a[1], "dim") : -1,
-      given(a[2]) ? to_bool(a[2], "largest") : true,
-      given(a[3]) ? to_bool(a[3], "sorted") : true));
-  FASTT_PY_END
-}
-FASTT_FN(topk)
+FASTT_BIND(sort, 0, fastt::sort(t, dim, descending, stable), (IntOr<-1>, dim),
+           (BoolOr<false>, descending), (Kw<BoolOr<false>>, stable))
+FASTT_BIND(argsort, 0, fastt::argsort(t, dim, descending, stable),
+           (IntOr<-1>, dim), (BoolOr<false>, descending),
+           (Kw<BoolOr<false>>, stable))
+FASTT_BIND(topk, 1, fastt::topk(t, k, dim, largest, sorted), (Int, k),
+           (IntOr<-1>, dim), (BoolOr<true>, largest), (BoolOr<true>, sorted))
 
-static PyObject* f_embedding(PyObject*, PyObject* const* args,
-                             Py_ssize_t nargs, PyObject* kwnames) {
-  FASTT_PY_BEGIN
-  static const Signature sig{"embedding", {"input", "weight", "padding_idx"},
-                             2};
-  PyObject* a[3];
-  parse_args(sig, args, nargs, kwnames, a);
-  return wrap(fastt::embedding(to_tensor(a[1], "weight"),
-                               to_tensor(a[0], "input"),
-                               given(a[2]) ? to_int(a[2], "padding_idx") : -1));
-  FASTT_PY_END
-}
-static PyObject* f_one_hot(PyObject*, PyObject* const* args, Py_ssize_t nargs,
-                           PyObject* kwnames) {
-  FASTT_PY_BEGIN
-  static const Signature sig{"one_hot", {"tensor", "num_classes"}, 1};
-  PyObject* a[2];
-  parse_args(sig, args, nargs, kwnames, a);
-  return wrap(fastt::one_hot(to_tensor(a[0], "tensor"),
-                             given(a[1]) ? to_int(a[1], "num_classes") : -1));
-  FASTT_PY_END
-}
+FASTT_BIND_FUNCTION(embedding, 2, fastt::embedding(weight, input, padding_idx),
+                    (Tensor, input), (Tensor, weight),
+                    (IntOr<-1>, padding_idx))
+FASTT_BIND_FUNCTION(one_hot, 1, fastt::one_hot(tensor, num_classes),
+                    (Tensor, tensor), (IntOr<-1>, num_classes))
 
 #define FASTT_KW(name, fn) \
   {name, reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fn)), \

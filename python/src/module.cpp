@@ -257,7 +257,7 @@ void parse_args(const Signature& sig, PyObject* const* args, Py_ssize_t nargs,
     out[nnames] = nullptr;
     ++nnames;
   }
-  if (npos < 0) npos = nnames;
+  if (npos < 0) npos = sig.npos >= 0 ? sig.npos : nnames;
   if (nargs > npos) {
     PyErr_Format(PyExc_TypeError,
                  "%s() takes at most %d positional arguments (%zd given)",

@@ -2,7 +2,7 @@
 // argmin/var/std/norm/all/any/logsumexp/cumsum/cumprod/softmax, as methods
 // and fastt.* functions with torch's dim/keepdim/dtype keywords.
 // (values, indices) results are fastt.return_types structseqs like torch's.
-#include "common.h"
+#include "binder.h"
 
 #include "csrc/ops/elementwise.h"
 #include "csrc/ops/reduce.h"
@@ -19,38 +19,11 @@ static bool opt_bool(PyObject* o, bool fallback) {
   return given(o) ? to_bool(o, "keepdim") : fallback;
 }
 
-// (values, indices) named tuples.
-static PyTypeObject* g_values_indices = nullptr;
 static PyObject* pair_result(std::pair<Tensor, Tensor>&& p) {
-  if (!g_values_indices) {
-    static PyStructSequence_Field fields[] = {
-        {"values", nullptr}, {"indices", nullptr}, {nullptr, nullptr}};
-    static PyStructSequence_Desc desc = {"fastt.return_types.values_indices",
-                                         nullptr, fields, 2};
-    g_values_indices = PyStructSequence_NewType(&desc);
-    if (!g_values_indices) throw_py();
-  }
-  PyObject* r = PyStructSequence_New(g_values_indices);
-  if (!r) throw_py();
-  PyObject* a = wrap(std::move(p.first));
-  PyObject* b = wrap(std::move(p.second));
-  PyStructSequence_SET_ITEM(r, 0, a);
-  PyStructSequence_SET_ITEM(r, 1, b);
-  if (!a || !b) {
-    Py_DECREF(r);
-    throw_py();
-  }
-  return r;
+  return values_indices(std::move(p.first), std::move(p.second));
 }
 static PyObject* tuple_result(std::pair<Tensor, Tensor>&& p) {
-  PyObject* a = wrap(std::move(p.first));
-  PyObject* b = wrap(std::move(p.second));
-  if (!a || !b) {
-    Py_XDECREF(a);
-    Py_XDECREF(b);
-    throw_py();
-  }
-  return PyTuple_Pack(2, a, b);
+  return tensor_pair(std::move(p.first), std::move(p.second));
 }
 
 // A result, or written into out= when given.
@@ -89,58 +62,34 @@ static PyObject* result_or_out(PyObject* out, Tensor&& r, const char* name) {
 FASTT_BIND_DIMS_DTYPE(sum)
 FASTT_BIND_DIMS_DTYPE(mean)
 
-FASTT_METHOD(prod) {
-  FASTT_PY_BEGIN
-  const Tensor& t = to_tensor(self, "input");
-  static const Signature sig{"prod", {"dim", "keepdim", "$dtype", "out"}, 0};
-  PyObject* a[4];
-  parse_args(sig, args, nargs, kwnames, a);
-  auto dtype = opt_dtype(a[2]);
-  if (!given(a[0])) return result_or_out(a[3], fastt::prod(t, dtype), "prod");
-  return result_or_out(a[3],
-                       fastt::prod(t, to_int(a[0], "dim"),
-                                   opt_bool(a[1], false), dtype),
-                       "prod");
-  FASTT_PY_END
-}
-FASTT_FN(prod)
+FASTT_BIND(prod, 0,
+           with_out(out, dim ? fastt::prod(t, *dim, keepdim, dtype)
+                             : fastt::prod(t, dtype), "prod"),
+           (OptInt, dim), (BoolOr<false>, keepdim), (Kw<OptDtype>, dtype),
+           (Kw<Out>, out))
 
-// amax / amin / all / any: (dim=(), keepdim=False, *, out=None)
+// amax / amin / all / any: (dim=(), keepdim=False, *, out=None). all and
+// any without dim reduce everything; with dim=() they reduce nothing (torch:
+// each element's truth, in all's dtype: a reduction over a new size-1 dim),
+// where amax/amin reduce every dim.
 #define FASTT_BIND_DIMS(name, whole)                                        \
-  FASTT_METHOD(name) {                                                      \
-    FASTT_PY_BEGIN                                                          \
-    const Tensor& t = to_tensor(self, "input");                             \
-    static const Signature sig{#name, {"dim", "keepdim", "$out"}, 0};       \
-    PyObject* a[3];                                                         \
-    parse_args(sig, args, nargs, kwnames, a);                               \
-    bool keepdim = opt_bool(a[1], false);                                   \
-    SmallInts dims;                                                         \
-    if (given(a[0])) parse_ints(a[0], &dims, #name);                        \
-    else if (whole && !keepdim)                                             \
-      return result_or_out(a[2], fastt::name(t), #name);                    \
-    return result_or_out(a[2], maybe_release_gil(t.numel(), [&] {           \
-      return fastt::name(t, dims.list(), keepdim);                          \
-    }), #name);                                                             \
-    FASTT_PY_END                                                            \
-  }                                                                         \
-  FASTT_FN(name)
+  FASTT_BIND(name, 0,                                                       \
+             with_out(out,                                                  \
+                      whole && !dim.given && !keepdim ? fastt::name(t)      \
+                      : whole && dim.given && dim.n == 0                    \
+                          ? fastt::name(t.unsqueeze(0), {0}, false)         \
+                      : maybe_release_gil(t.numel(), [&] {                  \
+                          return fastt::name(t, dim, keepdim);              \
+                        }),                                                 \
+                      #name),                                               \
+             (OptInts, dim), (BoolOr<false>, keepdim), (Kw<Out>, out))
 FASTT_BIND_DIMS(amax, false)
 FASTT_BIND_DIMS(amin, false)
 FASTT_BIND_DIMS(all, true)
 FASTT_BIND_DIMS(any, true)
 
-FASTT_METHOD(logsumexp) {
-  FASTT_PY_BEGIN
-  const Tensor& t = to_tensor(self, "input");
-  static const Signature sig{"logsumexp", {"dim", "keepdim"}, 1};
-  PyObject* a[2];
-  parse_args(sig, args, nargs, kwnames, a);
-  SmallInts dims;
-  parse_ints(a[0], &dims, "logsumexp");
-  return wrap(fastt::logsumexp(t, dims.list(), opt_bool(a[1], false)));
-  FASTT_PY_END
-}
-FASTT_FN(logsumexp)
+FASTT_BIND(logsumexp, 1, fastt::logsumexp(t, dim, keepdim), (Ints, dim),
+           (BoolOr<false>, keepdim))
 
 // max() / max(dim, keepdim) -> (values, indices) / max(other) -> maximum.
 #define FASTT_BIND_MAXMIN(name, elementwise)                                \
@@ -162,21 +111,10 @@ FASTT_FN(logsumexp)
 FASTT_BIND_MAXMIN(max, maximum)
 FASTT_BIND_MAXMIN(min, minimum)
 
-#define FASTT_BIND_ARG(name)                                                \
-  FASTT_METHOD(name) {                                                      \
-    FASTT_PY_BEGIN                                                          \
-    const Tensor& t = to_tensor(self, "input");                             \
-    static const Signature sig{#name, {"dim", "keepdim"}, 0};               \
-    PyObject* a[2];                                                         \
-    parse_args(sig, args, nargs, kwnames, a);                               \
-    std::optional<int64_t> dim;                                             \
-    if (given(a[0])) dim = to_int(a[0], "dim");                             \
-    return wrap(fastt::name(t, dim, opt_bool(a[1], false)));                \
-    FASTT_PY_END                                                            \
-  }                                                                         \
-  FASTT_FN(name)
-FASTT_BIND_ARG(argmax)
-FASTT_BIND_ARG(argmin)
+FASTT_BIND(argmax, 0, fastt::argmax(t, dim, keepdim), (OptInt, dim),
+           (BoolOr<false>, keepdim))
+FASTT_BIND(argmin, 0, fastt::argmin(t, dim, keepdim), (OptInt, dim),
+           (BoolOr<false>, keepdim))
 
 // var / std (dim=None, unbiased=True, keepdim=False, *, correction=None)
 static void parse_var(PyObject* const* args, Py_ssize_t nargs,
@@ -244,18 +182,10 @@ FASTT_METHOD(norm) {
 FASTT_FN(norm)
 
 #define FASTT_BIND_DIM_DTYPE(name)                                          \
-  FASTT_METHOD(name) {                                                      \
-    FASTT_PY_BEGIN                                                          \
-    const Tensor& t = to_tensor(self, "input");                             \
-    static const Signature sig{#name, {"dim", "$dtype"}, 1};                \
-    PyObject* a[2];                                                         \
-    parse_args(sig, args, nargs, kwnames, a);                               \
-    return wrap(maybe_release_gil(t.numel(), [&] {                          \
-      return fastt::name(t, to_int(a[0], "dim"), opt_dtype(a[1]));          \
-    }));                                                                    \
-    FASTT_PY_END                                                            \
-  }                                                                         \
-  FASTT_FN(name)
+  FASTT_BIND(name, 1, maybe_release_gil(t.numel(), [&] {                    \
+               return fastt::name(t, dim, dtype);                           \
+             }),                                                            \
+             (Int, dim), (Kw<OptDtype>, dtype))
 FASTT_BIND_DIM_DTYPE(cumsum)
 FASTT_BIND_DIM_DTYPE(cumprod)
 FASTT_BIND_DIM_DTYPE(softmax)

@@ -1,0 +1,70 @@
+// The binder's result conversions and list reader (binder.h).
+#include "binder.h"
+
+namespace fastt {
+namespace py {
+
+PyObject* tuple_of(std::vector<Tensor>&& v) {
+  PyObject* t = PyTuple_New(Py_ssize_t(v.size()));
+  if (!t) throw_py();
+  for (size_t i = 0; i < v.size(); ++i) {
+    PyObject* x = wrap(std::move(v[i]));
+    if (!x) {
+      Py_DECREF(t);
+      throw_py();
+    }
+    PyTuple_SET_ITEM(t, Py_ssize_t(i), x);
+  }
+  return t;
+}
+
+PyObject* tensor_pair(Tensor&& a, Tensor&& b) {
+  std::vector<Tensor> v;
+  v.reserve(2);
+  v.push_back(std::move(a));
+  v.push_back(std::move(b));
+  return tuple_of(std::move(v));
+}
+
+PyObject* values_indices(Tensor&& values, Tensor&& indices) {
+  static PyTypeObject* type = nullptr;
+  if (!type) {
+    static PyStructSequence_Field fields[] = {
+        {"values", nullptr}, {"indices", nullptr}, {nullptr, nullptr}};
+    static PyStructSequence_Desc desc = {"fastt.return_types.values_indices",
+                                         nullptr, fields, 2};
+    type = PyStructSequence_NewType(&desc);
+    if (!type) throw_py();
+  }
+  PyObject* r = PyStructSequence_New(type);
+  if (!r) throw_py();
+  PyObject* a = wrap(std::move(values));
+  PyObject* b = wrap(std::move(indices));
+  PyStructSequence_SET_ITEM(r, 0, a);
+  PyStructSequence_SET_ITEM(r, 1, b);
+  if (!a || !b) {
+    Py_DECREF(r);
+    throw_py();
+  }
+  return r;
+}
+
+namespace rd {
+std::vector<fastt::Tensor> Tensors::read(PyObject* o, const char* n) {
+  if (!PyList_Check(o) && !PyTuple_Check(o)) {
+    PyErr_Format(PyExc_TypeError,
+                 "%s must be a tuple or list of Tensors, not %s", n,
+                 Py_TYPE(o)->tp_name);
+    throw_py();
+  }
+  Py_ssize_t len = PySequence_Fast_GET_SIZE(o);
+  std::vector<fastt::Tensor> v;
+  v.reserve(size_t(len));
+  for (Py_ssize_t i = 0; i < len; ++i)
+    v.push_back(to_tensor(PySequence_Fast_ITEMS(o)[i], n));
+  return v;
+}
+}  // namespace rd
+
+}  // namespace py
+}  // namespace fastt

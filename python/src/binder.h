@@ -1,0 +1,256 @@
+// The table-driven binding: a Tensor method, the fastt.* function that
+// forwards to it, or a function alone, declared as one row naming the op,
+// its required-argument count, the core call, and each argument's typed
+// reader with torch's keyword name:
+//
+//   FASTT_BIND(index_select, 2, fastt::index_select(t, dim, index),
+//              (Int, dim), (Tensor, index))
+//
+// expands to m_index_select (the method: `t` is self as a tensor, `tm` the
+// same, mutable, for in-place forms) and f_index_select (fastt.f(input,
+// ...), or f(input=..., ...)); FASTT_BIND_METHOD gives the method alone and
+// FASTT_BIND_FUNCTION a function without self. Each generated function is
+// METH_FASTCALL code: positional arguments go straight to their slots
+// (nargs within range, no keywords), anything else through parse_args
+// (torch's keyword names, its TypeErrors for a missing, repeated or
+// unexpected argument); then every reader converts its slot (a TypeError
+// naming the op's argument when the value does not fit), the call runs,
+// and its result converts by type (to_py below). A reader wrapped in
+// Kw<...> is keyword-only, as torch's arguments after `*`.
+#pragma once
+#include <initializer_list>
+#include <optional>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "common.h"
+
+namespace fastt {
+namespace py {
+
+// ---- results: the call's value as a Python object ----
+PyObject* tuple_of(std::vector<Tensor>&& v);
+// torch.return_types-like (values, indices) named tuple.
+PyObject* values_indices(Tensor&& values, Tensor&& indices);
+// A plain 2-tuple (var_mean, std_mean).
+PyObject* tensor_pair(Tensor&& a, Tensor&& b);
+
+// A result to be written into out= when given (with_out below).
+struct OutResult {
+  PyObject* out;
+  Tensor r;
+  const char* name;
+};
+inline OutResult with_out(PyObject* out, Tensor&& r, const char* name) {
+  return {out, std::move(r), name};
+}
+
+inline PyObject* to_py(PyObject*, Tensor&& r) { return wrap(std::move(r)); }
+// An in-place form returns self (the core returns the same tensor).
+inline PyObject* to_py(PyObject* self, Tensor&) { return return_self(self); }
+inline PyObject* to_py(PyObject*, std::vector<Tensor>&& v) {
+  return tuple_of(std::move(v));
+}
+inline PyObject* to_py(PyObject*, std::tuple<Tensor, Tensor>&& p) {
+  return values_indices(std::move(std::get<0>(p)), std::move(std::get<1>(p)));
+}
+inline PyObject* to_py(PyObject*, OutResult&& o) {
+  if (given(o.out)) return store_out(o.out, o.r, o.name);
+  return wrap(std::move(o.r));
+}
+inline PyObject* to_py(PyObject*, PyObject* o) { return o; }  // hand-made
+
+// ---- argument readers: Reader::read(slot or NULL, keyword name) ----
+namespace rd {
+
+struct Tensor {
+  static const fastt::Tensor& read(PyObject* o, const char* n) {
+    return to_tensor(o, n);
+  }
+};
+// A tensor, or a Python number / nested list made into one.
+struct TensorLike {
+  static fastt::Tensor read(PyObject* o, const char* n) {
+    return to_tensor_like(o, n);
+  }
+};
+// A tuple or list of tensors.
+struct Tensors {
+  static std::vector<fastt::Tensor> read(PyObject* o, const char* n);
+};
+struct Int {
+  static int64_t read(PyObject* o, const char* n) { return to_int(o, n); }
+};
+template <int64_t Default>
+struct IntOr {
+  static int64_t read(PyObject* o, const char* n) {
+    return given(o) ? to_int(o, n) : Default;
+  }
+};
+template <bool Default>
+struct BoolOr {
+  static bool read(PyObject* o, const char* n) {
+    return given(o) ? to_bool(o, n) : Default;
+  }
+};
+template <int64_t Default>
+struct ScalarOr {
+  static Scalar read(PyObject* o, const char* n) {
+    return given(o) ? to_scalar(o, n) : Scalar(Default);
+  }
+};
+// An int, or nullopt when not given or None.
+struct OptInt {
+  static std::optional<int64_t> read(PyObject* o, const char* n) {
+    if (!given(o)) return std::nullopt;
+    return to_int(o, n);
+  }
+};
+// A dtype, or nullopt when not given or None.
+struct OptDtype {
+  static std::optional<DType> read(PyObject* o, const char*) {
+    if (!given(o)) return std::nullopt;
+    return to_dtype(o, DType::Float32);
+  }
+};
+// An int or a sequence of ints; converts to IntList at the call, and
+// `given` tells an empty list from an absent argument.
+struct IntsValue : SmallInts {
+  bool given = false;
+  operator IntList() const { return list(); }  // NOLINT: the call's view
+};
+struct Ints {
+  static IntsValue read(PyObject* o, const char* n) {
+    IntsValue v;
+    if (o) parse_ints(o, &v, n);
+    v.given = o != nullptr;
+    return v;
+  }
+};
+// The same, empty when not given or None.
+struct OptInts {
+  static IntsValue read(PyObject* o, const char* n) {
+    IntsValue v;
+    v.given = given(o);
+    if (v.given) parse_ints(o, &v, n);
+    return v;
+  }
+};
+// The out= tensor: passed through to with_out.
+struct Out {
+  static PyObject* read(PyObject* o, const char*) { return o; }
+};
+
+template <class R>
+struct Kw : R {
+  static constexpr bool kKeywordOnly = true;
+};
+template <class R, class = void>
+struct keyword_only {
+  static constexpr bool value = false;
+};
+template <class R>
+struct keyword_only<R, std::void_t<decltype(R::kKeywordOnly)>> {
+  static constexpr bool value = R::kKeywordOnly;
+};
+
+// The slot index of the first keyword-only argument, or n.
+constexpr int positional_count(std::initializer_list<bool> kw) {
+  int i = 0;
+  for (bool k : kw) {
+    if (k) return i;
+    ++i;
+  }
+  return i;
+}
+
+}  // namespace rd
+// The readers by their names inside Kw<...> (rows name a reader without
+// its namespace, the macros add it; within Kw<...> the tensor reader is
+// rd::Tensor, since in fastt::py Tensor is the tensor).
+using rd::BoolOr;
+using rd::Int;
+using rd::IntOr;
+using rd::Ints;
+using rd::Kw;
+using rd::OptDtype;
+using rd::OptInt;
+using rd::OptInts;
+using rd::Out;
+using rd::ScalarOr;
+using rd::TensorLike;
+using rd::Tensors;
+
+// Fills a[0..n) from a FASTCALL argument vector: positional arguments
+// directly when they fit and no keyword was given, else parse_args.
+inline void bind_args(const Signature& sig, int n, PyObject* const* args,
+                      Py_ssize_t nargs, PyObject* kwnames, PyObject** a) {
+  if (FASTT_LIKELY(!kwnames && nargs >= sig.nreq && nargs <= sig.npos)) {
+    for (int i = 0; i < n; ++i) a[i] = i < nargs ? args[i] : nullptr;
+    return;
+  }
+  parse_args(sig, args, nargs, kwnames, a);
+}
+
+}  // namespace py
+}  // namespace fastt
+
+// ---- the row macros ----
+#define FASTT_PP_CAT(a, b) FASTT_PP_CAT_(a, b)
+#define FASTT_PP_CAT_(a, b) a##b
+#define FASTT_PP_NARG(...) \
+  FASTT_PP_NARG_(__VA_ARGS__, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+#define FASTT_PP_NARG_(_1, _2, _3, _4, _5, _6, _7, _8, _9, N, ...) N
+#define FASTT_PP_EACH(M, ...) \
+  FASTT_PP_CAT(FASTT_PP_EACH_, FASTT_PP_NARG(__VA_ARGS__))(M, 0, __VA_ARGS__)
+#define FASTT_PP_EACH_1(M, i, x) M(i, x)
+#define FASTT_PP_EACH_2(M, i, x, ...) M(i, x) FASTT_PP_EACH_1(M, i + 1, __VA_ARGS__)
+#define FASTT_PP_EACH_3(M, i, x, ...) M(i, x) FASTT_PP_EACH_2(M, i + 1, __VA_ARGS__)
+#define FASTT_PP_EACH_4(M, i, x, ...) M(i, x) FASTT_PP_EACH_3(M, i + 1, __VA_ARGS__)
+#define FASTT_PP_EACH_5(M, i, x, ...) M(i, x) FASTT_PP_EACH_4(M, i + 1, __VA_ARGS__)
+#define FASTT_PP_EACH_6(M, i, x, ...) M(i, x) FASTT_PP_EACH_5(M, i + 1, __VA_ARGS__)
+#define FASTT_PP_EACH_7(M, i, x, ...) M(i, x) FASTT_PP_EACH_6(M, i + 1, __VA_ARGS__)
+#define FASTT_PP_EACH_8(M, i, x, ...) M(i, x) FASTT_PP_EACH_7(M, i + 1, __VA_ARGS__)
+#define FASTT_PP_EACH_9(M, i, x, ...) M(i, x) FASTT_PP_EACH_8(M, i + 1, __VA_ARGS__)
+// (Reader, name) pairs
+#define FASTT_ARG_NAME(i, p) FASTT_ARG_NAME_ p,
+#define FASTT_ARG_NAME_(R, n) #n
+#define FASTT_ARG_KW(i, p) FASTT_ARG_KW_ p,
+#define FASTT_ARG_KW_(R, n) ::fastt::py::rd::keyword_only<::fastt::py::rd::R>::value
+#define FASTT_ARG_READ(i, p) FASTT_ARG_READ_(i, FASTT_ARG_UNPACK p)
+#define FASTT_ARG_UNPACK(...) __VA_ARGS__
+#define FASTT_ARG_READ_(i, ...) FASTT_ARG_READ__(i, __VA_ARGS__)
+#define FASTT_ARG_READ__(i, R, n) \
+  decltype(auto) n = ::fastt::py::rd::R::read(a_[i], #n);
+
+// The parsed, read arguments of a row; `self_obj` is self or nullptr.
+#define FASTT_BIND_BODY(name, nreq, self_obj, call, ...)                     \
+  static const ::fastt::py::Signature sig{                                   \
+      #name, {FASTT_PP_EACH(FASTT_ARG_NAME, __VA_ARGS__)}, nreq,             \
+      ::fastt::py::rd::positional_count(                                     \
+          {FASTT_PP_EACH(FASTT_ARG_KW, __VA_ARGS__)})};                      \
+  PyObject* a_[FASTT_PP_NARG(__VA_ARGS__)];                                  \
+  ::fastt::py::bind_args(sig, FASTT_PP_NARG(__VA_ARGS__), args, nargs,       \
+                         kwnames, a_);                                       \
+  FASTT_PP_EACH(FASTT_ARG_READ, __VA_ARGS__)                                 \
+  return ::fastt::py::to_py(self_obj, call);
+
+#define FASTT_BIND_METHOD(name, nreq, call, ...)                             \
+  FASTT_METHOD(name) {                                                       \
+    FASTT_PY_BEGIN                                                           \
+    [[maybe_unused]] const Tensor& t = to_tensor(self, "input");             \
+    [[maybe_unused]] Tensor& tm = unwrap_mut(self);                          \
+    FASTT_BIND_BODY(name, nreq, self, call, __VA_ARGS__)                     \
+    FASTT_PY_END                                                             \
+  }
+#define FASTT_BIND(name, nreq, call, ...)             \
+  FASTT_BIND_METHOD(name, nreq, call, __VA_ARGS__)    \
+  FASTT_FN(name)
+#define FASTT_BIND_FUNCTION(name, nreq, call, ...)                           \
+  static PyObject* f_##name(PyObject*, PyObject* const* args,                \
+                            Py_ssize_t nargs, PyObject* kwnames) {           \
+    FASTT_PY_BEGIN                                                           \
+    FASTT_BIND_BODY(name, nreq, nullptr, call, __VA_ARGS__)                  \
+    FASTT_PY_END                                                             \
+  }
