@@ -18,6 +18,26 @@ PyObject* tuple_of(std::vector<Tensor>&& v) {
   return t;
 }
 
+PyObject* tuple_of_opt(std::vector<Tensor>&& v) {
+  PyObject* t = PyTuple_New(Py_ssize_t(v.size()));
+  if (!t) throw_py();
+  for (size_t i = 0; i < v.size(); ++i) {
+    PyObject* x;
+    if (v[i].defined()) {
+      x = wrap(std::move(v[i]));
+    } else {
+      Py_INCREF(Py_None);
+      x = Py_None;
+    }
+    if (!x) {
+      Py_DECREF(t);
+      throw_py();
+    }
+    PyTuple_SET_ITEM(t, Py_ssize_t(i), x);
+  }
+  return t;
+}
+
 PyObject* tensor_pair(Tensor&& a, Tensor&& b) {
   std::vector<Tensor> v;
   v.reserve(2);
@@ -50,6 +70,12 @@ PyObject* values_indices(Tensor&& values, Tensor&& indices) {
 }
 
 namespace rd {
+void missing(const char* fname, const char* name) {
+  PyErr_Format(PyExc_TypeError, "%s() missing required argument '%s'", fname,
+               name);
+  throw_py();
+}
+
 std::vector<fastt::Tensor> Tensors::read(PyObject* o, const char* n) {
   if (!PyList_Check(o) && !PyTuple_Check(o)) {
     PyErr_Format(PyExc_TypeError,

@@ -52,8 +52,17 @@ inline PyObject* to_py(PyObject* self, Tensor&) { return return_self(self); }
 inline PyObject* to_py(PyObject*, std::vector<Tensor>&& v) {
   return tuple_of(std::move(v));
 }
-inline PyObject* to_py(PyObject*, std::tuple<Tensor, Tensor>&& p) {
+inline PyObject* values_indices(std::tuple<Tensor, Tensor>&& p) {
   return values_indices(std::move(std::get<0>(p)), std::move(std::get<1>(p)));
+}
+// A tuple of tensors: a plain tuple, None for an undefined tensor.
+PyObject* tuple_of_opt(std::vector<Tensor>&& v);
+template <class... Ts>
+PyObject* to_py(PyObject*, std::tuple<Ts...>&& p) {
+  std::vector<Tensor> v;
+  v.reserve(sizeof...(Ts));
+  std::apply([&](auto&... t) { (v.push_back(std::move(t)), ...); }, p);
+  return tuple_of_opt(std::move(v));
 }
 inline PyObject* to_py(PyObject*, OutResult&& o) {
   if (given(o.out)) return store_out(o.out, o.r, o.name);
@@ -63,6 +72,8 @@ inline PyObject* to_py(PyObject*, PyObject* o) { return o; }  // hand-made
 
 // ---- argument readers: Reader::read(slot or NULL, keyword name) ----
 namespace rd {
+
+[[noreturn]] void missing(const char* fname, const char* name);
 
 struct Tensor {
   static const fastt::Tensor& read(PyObject* o, const char* n) {
@@ -137,6 +148,38 @@ struct OptInts {
     return v;
   }
 };
+// A tensor, or an undefined one when not given or None (optional inputs).
+struct OptTensor {
+  static fastt::Tensor read(PyObject* o, const char* n) {
+    return given(o) ? to_tensor(o, n) : fastt::Tensor();
+  }
+};
+// A float with a default D::value (C++17 takes no double template
+// arguments: D is a tag, e.g. rd::Zero, rd::Eps5).
+template <class D>
+struct DoubleOr {
+  static double read(PyObject* o, const char* n) {
+    return given(o) ? to_double(o, n) : D::value;
+  }
+};
+struct Zero {
+  static constexpr double value = 0.0;
+};
+struct Eps5 {
+  static constexpr double value = 1e-5;
+};
+struct OptDouble {
+  static std::optional<double> read(PyObject* o, const char* n) {
+    if (!given(o)) return std::nullopt;
+    return to_double(o, n);
+  }
+};
+// An argument torch lists after optional ones but requires (torch's
+// "missing required argument" TypeError when absent).
+template <class R>
+struct Required : R {
+  static constexpr bool kRequired = true;
+};
 // The out= tensor: passed through to with_out.
 struct Out {
   static PyObject* read(PyObject* o, const char*) { return o; }
@@ -155,6 +198,21 @@ struct keyword_only<R, std::void_t<decltype(R::kKeywordOnly)>> {
   static constexpr bool value = R::kKeywordOnly;
 };
 
+template <class R, class = void>
+struct required {
+  static constexpr bool value = false;
+};
+template <class R>
+struct required<R, std::void_t<decltype(R::kRequired)>> {
+  static constexpr bool value = R::kRequired;
+};
+template <class R>
+decltype(auto) read_arg(PyObject* o, const char* name, const char* fname) {
+  if constexpr (required<R>::value)
+    if (!o) missing(fname, name);
+  return R::read(o, name);
+}
+
 // The slot index of the first keyword-only argument, or n.
 constexpr int positional_count(std::initializer_list<bool> kw) {
   int i = 0;
@@ -170,6 +228,12 @@ constexpr int positional_count(std::initializer_list<bool> kw) {
 // its namespace, the macros add it; within Kw<...> the tensor reader is
 // rd::Tensor, since in fastt::py Tensor is the tensor).
 using rd::BoolOr;
+using rd::DoubleOr;
+using rd::Eps5;
+using rd::OptDouble;
+using rd::OptTensor;
+using rd::Required;
+using rd::Zero;
 using rd::Int;
 using rd::IntOr;
 using rd::Ints;
@@ -222,7 +286,8 @@ inline void bind_args(const Signature& sig, int n, PyObject* const* args,
 #define FASTT_ARG_UNPACK(...) __VA_ARGS__
 #define FASTT_ARG_READ_(i, ...) FASTT_ARG_READ__(i, __VA_ARGS__)
 #define FASTT_ARG_READ__(i, R, n) \
-  decltype(auto) n = ::fastt::py::rd::R::read(a_[i], #n);
+  decltype(auto) n =              \
+      ::fastt::py::rd::read_arg<::fastt::py::rd::R>(a_[i], #n, sig.fname);
 
 // The parsed, read arguments of a row; `self_obj` is self or nullptr.
 #define FASTT_BIND_BODY(name, nreq, self_obj, call, ...)                     \

@@ -161,13 +161,15 @@ FASTT_BIND(roll, 1, fastt::roll(t, shifts, dims), (Ints, shifts),
            (OptInts, dims))
 
 // ---- sorting ----
-FASTT_BIND(sort, 0, fastt::sort(t, dim, descending, stable), (IntOr<-1>, dim),
-           (BoolOr<false>, descending), (Kw<BoolOr<false>>, stable))
+FASTT_BIND(sort, 0, values_indices(fastt::sort(t, dim, descending, stable)),
+           (IntOr<-1>, dim), (BoolOr<false>, descending),
+           (Kw<BoolOr<false>>, stable))
 FASTT_BIND(argsort, 0, fastt::argsort(t, dim, descending, stable),
            (IntOr<-1>, dim), (BoolOr<false>, descending),
            (Kw<BoolOr<false>>, stable))
-FASTT_BIND(topk, 1, fastt::topk(t, k, dim, largest, sorted), (Int, k),
-           (IntOr<-1>, dim), (BoolOr<true>, largest), (BoolOr<true>, sorted))
+FASTT_BIND(topk, 1, values_indices(fastt::topk(t, k, dim, largest, sorted)),
+           (Int, k), (IntOr<-1>, dim), (BoolOr<true>, largest),
+           (BoolOr<true>, sorted))
 
 FASTT_BIND_FUNCTION(embedding, 2, fastt::embedding(weight, input, padding_idx),
                     (Tensor, input), (Tensor, weight),

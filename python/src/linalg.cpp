@@ -1,6 +1,6 @@
 // Bindings of csrc/ops/linalg.h (matmul, mm, bmm, addmm, baddbmm, dot, mv,
 // outer, linear) and the @ / @= operators.
-#include "common.h"
+#include "binder.h"
 
 #include "csrc/ops/linalg.h"
 #ifdef FASTT_WITH_CUDA
@@ -35,58 +35,31 @@ PyObject* tensor_imatmul(PyObject* a, PyObject* b) {
 }
 
 
-#define FASTT_BIND_PAIR(name)                                              \
-  static PyObject* m_##name(PyObject* self, PyObject* const* args,        \
-                            Py_ssize_t nargs, PyObject* kwnames) {        \
-    FASTT_PY_BEGIN                                                         \
-    const Tensor& t = to_tensor(self, "input");                            \
-    static const Signature sig{#name, {"other", "$out"}, 1};               \
-    PyObject* a[2] = {nargs == 1 ? args[0] : nullptr, nullptr};            \
-    if (nargs != 1 || kwnames) parse_args(sig, args, nargs, kwnames, a);   \
-    const Tensor& o = to_tensor(a[0], "other");                            \
-    Tensor r = maybe_release_gil(std::max(t.numel(), o.numel()),           \
-                                 [&] { return fastt::name(t, o); });       \
-    if (given(a[1])) return store_out(a[1], r, #name);                     \
-    return wrap(std::move(r));                                             \
-    FASTT_PY_END                                                           \
-  }                                                                        \
-  FASTT_FN(name)
+// matmul, mm, ...: (other, *, out=None)
+#define FASTT_BIND_PAIR(name)                                             \
+  FASTT_BIND(name, 1,                                                     \
+             with_out(out,                                                \
+                      maybe_release_gil(                                  \
+                          std::max(t.numel(), other.numel()),             \
+                          [&] { return fastt::name(t, other); }),         \
+                      #name),                                             \
+             (Tensor, other), (Kw<Out>, out))
 FASTT_BIND_PAIR(matmul)
 FASTT_BIND_PAIR(mm)
 FASTT_BIND_PAIR(bmm)
 FASTT_BIND_PAIR(dot)
 FASTT_BIND_PAIR(mv)
 FASTT_BIND_PAIR(outer)
+#undef FASTT_BIND_PAIR
 
-#define FASTT_BIND_ADDMM(name, a1, a2)                                     \
-  static PyObject* m_##name(PyObject* self, PyObject* const* args,        \
-                            Py_ssize_t nargs, PyObject* kwnames) {        \
-    FASTT_PY_BEGIN                                                         \
-    const Tensor& t = to_tensor(self, "input");                            \
-    static const Signature sig{#name, {a1, a2, "$beta", "$alpha"}, 2};     \
-    PyObject* a[4];                                                        \
-    parse_args(sig, args, nargs, kwnames, a);                              \
-    Scalar beta = given(a[2]) ? to_scalar(a[2], "beta") : Scalar(1);       \
-    Scalar alpha = given(a[3]) ? to_scalar(a[3], "alpha") : Scalar(1);     \
-    return wrap(fastt::name(t, to_tensor(a[0], a1), to_tensor(a[1], a2),   \
-                            beta, alpha));                                 \
-    FASTT_PY_END                                                           \
-  }                                                                        \
-  FASTT_FN(name)
-FASTT_BIND_ADDMM(addmm, "mat1", "mat2")
-FASTT_BIND_ADDMM(baddbmm, "batch1", "batch2")
-
-static PyObject* f_linear(PyObject*, PyObject* const* args, Py_ssize_t nargs,
-                          PyObject* kwnames) {
-  FASTT_PY_BEGIN
-  static const Signature sig{"linear", {"input", "weight", "bias"}, 2};
-  PyObject* a[3];
-  parse_args(sig, args, nargs, kwnames, a);
-  Tensor bias = given(a[2]) ? to_tensor(a[2], "bias") : Tensor();
-  return wrap(fastt::linear(to_tensor(a[0], "input"),
-                            to_tensor(a[1], "weight"), bias));
-  FASTT_PY_END
-}
+FASTT_BIND(addmm, 2, fastt::addmm(t, mat1, mat2, beta, alpha),
+           (Tensor, mat1), (Tensor, mat2), (Kw<ScalarOr<1>>, beta),
+           (Kw<ScalarOr<1>>, alpha))
+FASTT_BIND(baddbmm, 2, fastt::baddbmm(t, batch1, batch2, beta, alpha),
+           (Tensor, batch1), (Tensor, batch2), (Kw<ScalarOr<1>>, beta),
+           (Kw<ScalarOr<1>>, alpha))
+FASTT_BIND_FUNCTION(linear, 2, fastt::linear(input, weight, bias),
+                    (Tensor, input), (Tensor, weight), (OptTensor, bias))
 
 // fastt.backends.cuda.matmul.allow_tf32 (argument 0) and
 // fastt.backends.cudnn.allow_tf32 (1); always False without CUDA.

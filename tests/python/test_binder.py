@@ -60,6 +60,13 @@ CALLS = [
     lambda L, x: x.argmax(), lambda L, x: L.argmin(x, dim=1, keepdim=True),
     lambda L, x: x.cumsum(1), lambda L, x: L.cumprod(x, 0, dtype=L.float64),
     lambda L, x: x.softmax(-1), lambda L, x: L.log_softmax(x, dim=0),
+    lambda L, x: x.mm(x.t()), lambda L, x: L.matmul(x, other=x.t()),
+    lambda L, x: L.addmm(x[:, :2], x[:, :2], x[:2, :2], beta=2, alpha=0.5),
+    lambda L, x: x[:, :2].addmm(x[:, :2], mat2=x[:2, :2], alpha=2),
+    lambda L, x: L.nn.functional.linear(x, x, bias=L.ones(2)),
+    lambda L, x: L.nn.functional.layer_norm(x, (3,), eps=1e-3),
+    lambda L, x: L.nn.functional.layer_norm(x, [3], weight=L.ones(3),
+                                            bias=L.zeros(3)),
 ]
 
 
@@ -92,6 +99,8 @@ ERRORS = [
     lambda L, x: x.index_select("a", L.tensor([0])),
     lambda L, x: x.cumsum(),                      # dim is required
     lambda L, x: L.cat(x),                        # not a sequence
+    lambda L, x: L.addmm(x, x, x.t(), 2),         # beta is keyword-only
+    lambda L, x: L.mm(x, x.t(), x),               # out is keyword-only
 ]
 
 
@@ -102,6 +111,19 @@ def test_errors_are_torchs_class(fn):
         fn(torch, xs[1])
     with pytest.raises(TypeError):
         fn(fastt, xs[0])
+
+
+def test_required_after_optional():
+    """lse follows optional arguments but is required: torch's TypeError
+    naming the function and the argument."""
+    x = fastt.randn(2, 3)
+    t = fastt.tensor([0, 2])
+    g = fastt.tensor(1.0)
+    with pytest.raises(TypeError, match=r"_cross_entropy_backward\(\) "
+                       r"missing required argument 'lse'"):
+        fastt._C._cross_entropy_backward(g, x, t)
+    loss, lse = fastt._C._cross_entropy(x, t)
+    assert fastt._C._cross_entropy_backward(g, x, t, lse=lse).shape == (2, 3)
 
 
 def test_out_is_written():
