@@ -105,10 +105,15 @@ struct BoolOr {
     return given(o) ? to_bool(o, n) : Default;
   }
 };
+struct Scalar {
+  static fastt::Scalar read(PyObject* o, const char* n) {
+    return to_scalar(o, n);
+  }
+};
 template <int64_t Default>
 struct ScalarOr {
-  static Scalar read(PyObject* o, const char* n) {
-    return given(o) ? to_scalar(o, n) : Scalar(Default);
+  static fastt::Scalar read(PyObject* o, const char* n) {
+    return given(o) ? to_scalar(o, n) : fastt::Scalar(Default);
   }
 };
 // An int, or nullopt when not given or None.

@@ -6,7 +6,7 @@
 // has the function, to g_module_functions.
 #include <cstring>
 
-#include "common.h"
+#include "binder.h"
 #include "csrc/dispatch.h"
 #include "csrc/generator.h"
 #include "csrc/ops/elementwise.h"
@@ -458,40 +458,10 @@ FASTT_METHOD(clamp_) {
 }
 FASTT_FN(clamp)
 FASTT_FN(clamp_)
-FASTT_METHOD(clamp_min) {
-  FASTT_PY_BEGIN
-  const Tensor& t = to_tensor(self, "input");
-  static const Signature sig{"clamp_min", {"min"}, 1};
-  PyObject* a[1];
-  parse_args(sig, args, nargs, kwnames, a);
-  return wrap(fastt::clamp_min(t, to_scalar(a[0], "min")));
-  FASTT_PY_END
-}
-FASTT_METHOD(clamp_max) {
-  FASTT_PY_BEGIN
-  const Tensor& t = to_tensor(self, "input");
-  static const Signature sig{"clamp_max", {"max"}, 1};
-  PyObject* a[1];
-  parse_args(sig, args, nargs, kwnames, a);
-  return wrap(fastt::clamp_max(t, to_scalar(a[0], "max")));
-  FASTT_PY_END
-}
-FASTT_FN(clamp_min)
-FASTT_FN(clamp_max)
-#define FASTT_BIND_CLAMP_INPLACE(name, arg)                          \
-  FASTT_METHOD(name##_) {                                            \
-    FASTT_PY_BEGIN                                                   \
-    to_tensor(self, "input");                                        \
-    static const Signature sig{#name "_", {arg}, 1};                 \
-    PyObject* a[1];                                                  \
-    parse_args(sig, args, nargs, kwnames, a);                        \
-    fastt::name##_(unwrap_mut(self), to_scalar(a[0], arg));          \
-    return return_self(self);                                        \
-    FASTT_PY_END                                                     \
-  }                                                                  \
-  FASTT_FN(name##_)
-FASTT_BIND_CLAMP_INPLACE(clamp_min, "min")
-FASTT_BIND_CLAMP_INPLACE(clamp_max, "max")
+FASTT_BIND(clamp_min, 1, fastt::clamp_min(t, min), (Scalar, min))
+FASTT_BIND(clamp_max, 1, fastt::clamp_max(t, max), (Scalar, max))
+FASTT_BIND(clamp_min_, 1, fastt::clamp_min_(tm, min), (Scalar, min))
+FASTT_BIND(clamp_max_, 1, fastt::clamp_max_(tm, max), (Scalar, max))
 
 FASTT_METHOD(lerp) {
   FASTT_PY_BEGIN
@@ -521,33 +491,14 @@ FASTT_METHOD(lerp_) {
 FASTT_FN(lerp)
 
 #define FASTT_BIND_ADDC(name)                                               \
-  FASTT_METHOD(name) {                                                      \
-    FASTT_PY_BEGIN                                                          \
-    const Tensor& t = to_tensor(self, "input");                             \
-    static const Signature sig{#name, {"tensor1", "tensor2", "$value"}, 2}; \
-    PyObject* a[3];                                                         \
-    parse_args(sig, args, nargs, kwnames, a);                               \
-    Scalar v = given(a[2]) ? to_scalar(a[2], "value") : Scalar(1);          \
-    return wrap(fastt::name(t, to_tensor(a[0], "tensor1"),                  \
-                            to_tensor(a[1], "tensor2"), v));                \
-    FASTT_PY_END                                                            \
-  }                                                                         \
-  FASTT_METHOD(name##_) {                                                   \
-    FASTT_PY_BEGIN                                                          \
-    to_tensor(self, "input");                                               \
-    static const Signature sig{#name "_", {"tensor1", "tensor2", "$value"}, \
-                               2};                                          \
-    PyObject* a[3];                                                         \
-    parse_args(sig, args, nargs, kwnames, a);                               \
-    Scalar v = given(a[2]) ? to_scalar(a[2], "value") : Scalar(1);          \
-    fastt::name##_(unwrap_mut(self), to_tensor(a[0], "tensor1"),            \
-                   to_tensor(a[1], "tensor2"), v);                          \
-    return return_self(self);                                               \
-    FASTT_PY_END                                                            \
-  }                                                                         \
-  FASTT_FN(name)
+  FASTT_BIND(name, 2, fastt::name(t, tensor1, tensor2, value),              \
+             (Tensor, tensor1), (Tensor, tensor2), (Kw<ScalarOr<1>>, value))  \
+  FASTT_BIND_METHOD(name##_, 2, fastt::name##_(tm, tensor1, tensor2, value), \
+                    (Tensor, tensor1), (Tensor, tensor2),                   \
+                    (Kw<ScalarOr<1>>, value))
 FASTT_BIND_ADDC(addcmul)
 FASTT_BIND_ADDC(addcdiv)
+#undef FASTT_BIND_ADDC
 
 FASTT_METHOD(masked_fill) {
   FASTT_PY_BEGIN
@@ -704,17 +655,7 @@ FASTT_METHOD(permute) {
   FASTT_PY_END
 }
 FASTT_FN(permute)
-FASTT_METHOD(transpose) {
-  FASTT_PY_BEGIN
-  const Tensor& t = to_tensor(self, "input");
-  static const Signature sig{"transpose", {"dim0", "dim1"}, 2};
-  PyObject* a[2] = {nargs > 0 ? args[0] : nullptr,
-                    nargs > 1 ? args[1] : nullptr};
-  if (nargs != 2 || kwnames) parse_args(sig, args, nargs, kwnames, a);
-  return wrap(t.transpose(to_int(a[0], "dim0"), to_int(a[1], "dim1")));
-  FASTT_PY_END
-}
-FASTT_FN(transpose)
+FASTT_BIND(transpose, 2, t.transpose(dim0, dim1), (Int, dim0), (Int, dim1))
 FASTT_METHOD(t) {
   FASTT_PY_BEGIN
   const Tensor& t = to_tensor(self, "input");
@@ -747,60 +688,13 @@ FASTT_METHOD(squeeze) {
   FASTT_PY_END
 }
 FASTT_FN(squeeze)
-FASTT_METHOD(unsqueeze) {
-  FASTT_PY_BEGIN
-  const Tensor& t = to_tensor(self, "input");
-  static const Signature sig{"unsqueeze", {"dim"}, 1};
-  PyObject* a[1] = {nargs == 1 ? args[0] : nullptr};
-  if (nargs != 1 || kwnames) parse_args(sig, args, nargs, kwnames, a);
-  return wrap(t.unsqueeze(to_int(a[0], "dim")));
-  FASTT_PY_END
-}
-FASTT_FN(unsqueeze)
-FASTT_METHOD(flatten) {
-  FASTT_PY_BEGIN
-  const Tensor& t = to_tensor(self, "input");
-  static const Signature sig{"flatten", {"start_dim", "end_dim"}, 0};
-  PyObject* a[2];
-  parse_args(sig, args, nargs, kwnames, a);
-  return wrap(t.flatten(given(a[0]) ? to_int(a[0], "start_dim") : 0,
-                        given(a[1]) ? to_int(a[1], "end_dim") : -1));
-  FASTT_PY_END
-}
-FASTT_FN(flatten)
-FASTT_METHOD(unflatten) {
-  FASTT_PY_BEGIN
-  const Tensor& t = to_tensor(self, "input");
-  static const Signature sig{"unflatten", {"dim", "sizes"}, 2};
-  PyObject* a[2];
-  parse_args(sig, args, nargs, kwnames, a);
-  SmallInts s;
-  parse_ints(a[1], &s, "unflatten");
-  return wrap(t.unflatten(to_int(a[0], "dim"), s.list()));
-  FASTT_PY_END
-}
-FASTT_FN(unflatten)
-FASTT_METHOD(narrow) {
-  FASTT_PY_BEGIN
-  const Tensor& t = to_tensor(self, "input");
-  static const Signature sig{"narrow", {"dim", "start", "length"}, 3};
-  PyObject* a[3];
-  parse_args(sig, args, nargs, kwnames, a);
-  return wrap(t.narrow(to_int(a[0], "dim"), to_int(a[1], "start"),
-                       to_int(a[2], "length")));
-  FASTT_PY_END
-}
-FASTT_FN(narrow)
-FASTT_METHOD(select) {
-  FASTT_PY_BEGIN
-  const Tensor& t = to_tensor(self, "input");
-  static const Signature sig{"select", {"dim", "index"}, 2};
-  PyObject* a[2];
-  parse_args(sig, args, nargs, kwnames, a);
-  return wrap(t.select(to_int(a[0], "dim"), to_int(a[1], "index")));
-  FASTT_PY_END
-}
-FASTT_FN(select)
+FASTT_BIND(unsqueeze, 1, t.unsqueeze(dim), (Int, dim))
+FASTT_BIND(flatten, 0, t.flatten(start_dim, end_dim), (IntOr<0>, start_dim),
+           (IntOr<-1>, end_dim))
+FASTT_BIND(unflatten, 2, t.unflatten(dim, sizes), (Int, dim), (Ints, sizes))
+FASTT_BIND(narrow, 3, t.narrow(dim, start, length), (Int, dim), (Int, start),
+           (Int, length))
+FASTT_BIND(select, 2, t.select(dim, index), (Int, dim), (Int, index))
 FASTT_METHOD(as_strided) {
   FASTT_PY_BEGIN
   const Tensor& t = to_tensor(self, "input");
@@ -822,28 +716,10 @@ FASTT_METHOD(as_strided) {
   FASTT_PY_END
 }
 FASTT_FN(as_strided)
-FASTT_METHOD(diagonal) {
-  FASTT_PY_BEGIN
-  const Tensor& t = to_tensor(self, "input");
-  static const Signature sig{"diagonal", {"offset", "dim1", "dim2"}, 0};
-  PyObject* a[3];
-  parse_args(sig, args, nargs, kwnames, a);
-  return wrap(t.diagonal(given(a[0]) ? to_int(a[0], "offset") : 0,
-                         given(a[1]) ? to_int(a[1], "dim1") : 0,
-                         given(a[2]) ? to_int(a[2], "dim2") : 1));
-  FASTT_PY_END
-}
-FASTT_FN(diagonal)
-FASTT_METHOD(unfold) {
-  FASTT_PY_BEGIN
-  const Tensor& t = to_tensor(self, "input");
-  static const Signature sig{"unfold", {"dimension", "size", "step"}, 3};
-  PyObject* a[3];
-  parse_args(sig, args, nargs, kwnames, a);
-  return wrap(t.unfold(to_int(a[0], "dimension"), to_int(a[1], "size"),
-                       to_int(a[2], "step")));
-  FASTT_PY_END
-}
+FASTT_BIND(diagonal, 0, t.diagonal(offset, dim1, dim2), (IntOr<0>, offset),
+           (IntOr<0>, dim1), (IntOr<1>, dim2))
+FASTT_BIND_METHOD(unfold, 3, t.unfold(dimension, size, step), (Int, dimension),
+                  (Int, size), (Int, step))
 
 // ---- Copies and conversions ----
 FASTT_METHOD(contiguous) {
