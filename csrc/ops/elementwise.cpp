@@ -558,7 +558,56 @@ Tensor activation_backward(const char* op, const Tensor& grad,
     return binary_out(op, rule_of(op), out, a, b);                         \
   }
 
-// Every Unary and Binary row's entry points.
+// Every BinaryAlpha row's entry points (add, sub).
+#define FASTT_DEFINE_ALPHA(name)                                             \
+  Tensor name(const Tensor& a, const Tensor& b, const Scalar& alpha) {       \
+    if (autograd::should_record(a, b))                                       \
+      return autograd::binary(grad_fn_of(Op::name), save_of(Op::name), &a,   \
+                              &b, nullptr, nullptr, alpha,                   \
+                              [&] { return name(a, b, alpha); });            \
+    return binary(Op::name, rule_of(Op::name), a, b,                         \
+                  checked_alpha(Op::name, a, b, alpha));                     \
+  }                                                                          \
+  Tensor name(const Tensor& a, const Scalar& b, const Scalar& alpha) {       \
+    if (autograd::should_record(a))                                          \
+      return autograd::binary(grad_fn_of(Op::name), save_of(Op::name), &a,   \
+                              nullptr, nullptr, &b, alpha,                   \
+                              [&] { return name(a, b, alpha); });            \
+    return binary(Op::name, rule_of(Op::name), a, b,                         \
+                  checked_alpha(Op::name, a, b, alpha));                     \
+  }                                                                          \
+  Tensor name(const Scalar& a, const Tensor& b, const Scalar& alpha) {       \
+    if (autograd::should_record(b))                                          \
+      return autograd::binary(grad_fn_of(Op::name), save_of(Op::name),       \
+                              nullptr, &b, &a, nullptr, alpha,               \
+                              [&] { return name(a, b, alpha); });            \
+    return binary(Op::name, rule_of(Op::name), a, b,                         \
+                  checked_alpha(Op::name, b, a, alpha));                     \
+  }                                                                          \
+  Tensor& name##_(Tensor& a, const Tensor& b, const Scalar& alpha) {         \
+    if (autograd::should_record(a, b))                                       \
+      return autograd::inplace(a, #name "_", [&](const Tensor& s) {          \
+        return name(s, b, alpha);                                            \
+      });                                                                    \
+    return binary_inplace(Op::name, rule_of(Op::name), a, b,                 \
+                          checked_alpha(Op::name, a, b, alpha));             \
+  }                                                                          \
+  Tensor& name##_(Tensor& a, const Scalar& b, const Scalar& alpha) {         \
+    if (autograd::should_record(a))                                          \
+      return autograd::inplace(a, #name "_", [&](const Tensor& s) {          \
+        return name(s, b, alpha);                                            \
+      });                                                                    \
+    return binary_inplace(Op::name, rule_of(Op::name), a, b,                 \
+                          checked_alpha(Op::name, a, b, alpha));             \
+  }                                                                          \
+  Tensor& name##_out(Tensor& out, const Tensor& a, const Tensor& b,          \
+                     const Scalar& alpha) {                                  \
+    autograd::check_out(#name, autograd::should_record(a, b, out));          \
+    return binary_out(Op::name, rule_of(Op::name), out, a, b,                \
+                      checked_alpha(Op::name, a, b, alpha));                 \
+  }
+
+// Every Unary, Binary and BinaryAlpha row's entry points.
 #define FASTT_EW(name, kind, functor, dtypes, rule, grad, python) \
   FASTT_EW_DEFINE_##kind(name, python)
 #define FASTT_EW_DEFINE_Unary(name, python) FASTT_DEFINE_UNARY(name, python)
@@ -567,10 +616,11 @@ Tensor activation_backward(const char* op, const Tensor& grad,
 #define FASTT_EW_DEFINE_UnaryKernel(name, python)
 #define FASTT_EW_DEFINE_BinaryKernel(name, python)
 #define FASTT_EW_DEFINE_UnaryHand(name, python)
-#define FASTT_EW_DEFINE_BinaryAlpha(name, python)  // below
+#define FASTT_EW_DEFINE_BinaryAlpha(name, python) FASTT_DEFINE_ALPHA(name)
 #include "elementwise.def"
 #undef FASTT_EW
 FASTT_DEFINE_BINARY_AS(floor_divide, Op::div_floor, PyAll)
+#undef FASTT_DEFINE_ALPHA
 #undef FASTT_DEFINE_UNARY
 #undef FASTT_DEFINE_BINARY_AS
 
@@ -630,65 +680,6 @@ Tensor& pow_out(Tensor& out, const Tensor& a, const Tensor& b) {
   return binary_out(Op::pow, Rule::Same, out, a, b);
 }
 
-// Every BinaryAlpha row's entry points (add, sub).
-#define FASTT_DEFINE_ALPHA(name)                                             \
-  Tensor name(const Tensor& a, const Tensor& b, const Scalar& alpha) {       \
-    if (autograd::should_record(a, b))                                       \
-      return autograd::binary(grad_fn_of(Op::name), save_of(Op::name), &a,   \
-                              &b, nullptr, nullptr, alpha,                   \
-                              [&] { return name(a, b, alpha); });            \
-    return binary(Op::name, rule_of(Op::name), a, b,                         \
-                  checked_alpha(Op::name, a, b, alpha));                     \
-  }                                                                          \
-  Tensor name(const Tensor& a, const Scalar& b, const Scalar& alpha) {       \
-    if (autograd::should_record(a))                                          \
-      return autograd::binary(grad_fn_of(Op::name), save_of(Op::name), &a,   \
-                              nullptr, nullptr, &b, alpha,                   \
-                              [&] { return name(a, b, alpha); });            \
-    return binary(Op::name, rule_of(Op::name), a, b,                         \
-                  checked_alpha(Op::name, a, b, alpha));                     \
-  }                                                                          \
-  Tensor name(const Scalar& a, const Tensor& b, const Scalar& alpha) {       \
-    if (autograd::should_record(b))                                          \
-      return autograd::binary(grad_fn_of(Op::name), save_of(Op::name),       \
-                              nullptr, &b, &a, nullptr, alpha,               \
-                              [&] { return name(a, b, alpha); });            \
-    return binary(Op::name, rule_of(Op::name), a, b,                         \
-                  checked_alpha(Op::name, b, a, alpha));                     \
-  }                                                                          \
-  Tensor& name##_(Tensor& a, const Tensor& b, const Scalar& alpha) {         \
-    if (autograd::should_record(a, b))                                       \
-      return autograd::inplace(a, #name "_", [&](const Tensor& s) {          \
-        return name(s, b, alpha);                                            \
-      });                                                                    \
-    return binary_inplace(Op::name, rule_of(Op::name), a, b,                 \
-                          checked_alpha(Op::name, a, b, alpha));             \
-  }                                                                          \
-  Tensor& name##_(Tensor& a, const Scalar& b, const Scalar& alpha) {         \
-    if (autograd::should_record(a))                                          \
-      return autograd::inplace(a, #name "_", [&](const Tensor& s) {          \
-        return name(s, b, alpha);                                            \
-      });                                                                    \
-    return binary_inplace(Op::name, rule_of(Op::name), a, b,                 \
-                          checked_alpha(Op::name, a, b, alpha));             \
-  }                                                                          \
-  Tensor& name##_out(Tensor& out, const Tensor& a, const Tensor& b,          \
-                     const Scalar& alpha) {                                  \
-    autograd::check_out(#name, autograd::should_record(a, b, out));          \
-    return binary_out(Op::name, rule_of(Op::name), out, a, b,                \
-                      checked_alpha(Op::name, a, b, alpha));                 \
-  }
-#define FASTT_EW(name, kind, functor, dtypes, rule, grad, python) \
-  FASTT_EW_ALPHA_##kind(name)
-#define FASTT_EW_ALPHA_BinaryAlpha(name) FASTT_DEFINE_ALPHA(name)
-#define FASTT_EW_ALPHA_Unary(name)
-#define FASTT_EW_ALPHA_UnaryKernel(name)
-#define FASTT_EW_ALPHA_UnaryHand(name)
-#define FASTT_EW_ALPHA_Binary(name)
-#define FASTT_EW_ALPHA_BinaryKernel(name)
-#include "elementwise.def"
-#undef FASTT_EW
-#undef FASTT_DEFINE_ALPHA
 
 static Op div_op(const char* mode) {
   if (!mode) return Op::div;

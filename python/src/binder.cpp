@@ -4,11 +4,24 @@
 namespace fastt {
 namespace py {
 
+PyObject* pack(PyObject** items, Py_ssize_t n) {
+  PyObject* t = PyTuple_New(n);
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    if (!items[i] || !t) {
+      for (Py_ssize_t k = 0; k < n; ++k) Py_XDECREF(items[k]);
+      Py_XDECREF(t);
+      throw_py();
+    }
+  }
+  for (Py_ssize_t i = 0; i < n; ++i) PyTuple_SET_ITEM(t, i, items[i]);
+  return t;
+}
+
 PyObject* tuple_of(std::vector<Tensor>&& v) {
   PyObject* t = PyTuple_New(Py_ssize_t(v.size()));
   if (!t) throw_py();
   for (size_t i = 0; i < v.size(); ++i) {
-    PyObject* x = wrap(std::move(v[i]));
+    PyObject* x = wrap_or_none(std::move(v[i]));
     if (!x) {
       Py_DECREF(t);
       throw_py();
@@ -16,34 +29,6 @@ PyObject* tuple_of(std::vector<Tensor>&& v) {
     PyTuple_SET_ITEM(t, Py_ssize_t(i), x);
   }
   return t;
-}
-
-PyObject* tuple_of_opt(std::vector<Tensor>&& v) {
-  PyObject* t = PyTuple_New(Py_ssize_t(v.size()));
-  if (!t) throw_py();
-  for (size_t i = 0; i < v.size(); ++i) {
-    PyObject* x;
-    if (v[i].defined()) {
-      x = wrap(std::move(v[i]));
-    } else {
-      Py_INCREF(Py_None);
-      x = Py_None;
-    }
-    if (!x) {
-      Py_DECREF(t);
-      throw_py();
-    }
-    PyTuple_SET_ITEM(t, Py_ssize_t(i), x);
-  }
-  return t;
-}
-
-PyObject* tensor_pair(Tensor&& a, Tensor&& b) {
-  std::vector<Tensor> v;
-  v.reserve(2);
-  v.push_back(std::move(a));
-  v.push_back(std::move(b));
-  return tuple_of(std::move(v));
 }
 
 PyObject* values_indices(Tensor&& values, Tensor&& indices) {

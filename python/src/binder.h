@@ -30,11 +30,21 @@ namespace fastt {
 namespace py {
 
 // ---- results: the call's value as a Python object ----
+// A tensor, or None for an undefined one (an absent optional output).
+inline PyObject* wrap_or_none(Tensor&& t) {
+  if (!t.defined()) Py_RETURN_NONE;
+  return wrap(std::move(t));
+}
+// A tuple of n new references (stolen; a null one fails the whole).
+PyObject* pack(PyObject** items, Py_ssize_t n);
+template <class... Ts>
+PyObject* tuple_of(Ts&&... ts) {
+  PyObject* items[] = {wrap_or_none(std::move(ts))...};
+  return pack(items, Py_ssize_t(sizeof...(Ts)));
+}
 PyObject* tuple_of(std::vector<Tensor>&& v);
 // torch.return_types-like (values, indices) named tuple.
 PyObject* values_indices(Tensor&& values, Tensor&& indices);
-// A plain 2-tuple (var_mean, std_mean).
-PyObject* tensor_pair(Tensor&& a, Tensor&& b);
 
 // A result to be written into out= when given (with_out below).
 struct OutResult {
@@ -56,13 +66,9 @@ inline PyObject* values_indices(std::tuple<Tensor, Tensor>&& p) {
   return values_indices(std::move(std::get<0>(p)), std::move(std::get<1>(p)));
 }
 // A tuple of tensors: a plain tuple, None for an undefined tensor.
-PyObject* tuple_of_opt(std::vector<Tensor>&& v);
 template <class... Ts>
 PyObject* to_py(PyObject*, std::tuple<Ts...>&& p) {
-  std::vector<Tensor> v;
-  v.reserve(sizeof...(Ts));
-  std::apply([&](auto&... t) { (v.push_back(std::move(t)), ...); }, p);
-  return tuple_of_opt(std::move(v));
+  return std::apply([](auto&... t) { return tuple_of(std::move(t)...); }, p);
 }
 inline PyObject* to_py(PyObject*, OutResult&& o) {
   if (given(o.out)) return store_out(o.out, o.r, o.name);

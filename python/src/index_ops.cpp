@@ -124,7 +124,7 @@ FASTT_METHOD(nonzero) {
     if (t.dim() == 0) {  // torch: (tensor([0]),) or (tensor([]),)
       Tensor idx = Tensor::empty({nz.size(0)}, DType::Int64);
       idx.fill_(Scalar(int64_t(0)));
-      return tuple_of({idx});
+      return tuple_of(std::move(idx));
     }
     std::vector<Tensor> cols;
     for (int64_t d = 0; d < t.dim(); ++d) cols.push_back(nz.select(1, d));

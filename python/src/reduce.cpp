@@ -23,7 +23,7 @@ static PyObject* pair_result(std::pair<Tensor, Tensor>&& p) {
   return values_indices(std::move(p.first), std::move(p.second));
 }
 static PyObject* tuple_result(std::pair<Tensor, Tensor>&& p) {
-  return tensor_pair(std::move(p.first), std::move(p.second));
+  return tuple_of(std::move(p.first), std::move(p.second));
 }
 
 // A result, or written into out= when given.

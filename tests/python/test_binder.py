@@ -149,3 +149,17 @@ def test_tuple_results_hold_one_reference_each(fn):
     r = fn(fastt.arange(6.0).reshape(2, 3))
     counts = [sys.getrefcount(r[i]) for i in range(len(r))]
     assert counts == [2] * len(r)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: fastt._C._cross_entropy(x, fastt.tensor([0, 2])),
+    lambda x: fastt._C._layer_norm(x, (3,)),
+    lambda x: fastt._C._rms_norm(x, [3]),
+])
+def test_fused_tuple_results_hold_one_reference_each(fn):
+    """The C++ tuples of the fused ops (to_py of std::tuple): each tensor
+    referenced by the result alone."""
+    r = fn(fastt.randn(2, 3))
+    counts = [sys.getrefcount(r[i]) for i in range(len(r))
+              if r[i] is not None]
+    assert counts and counts == [2] * len(counts)
