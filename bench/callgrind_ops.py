@@ -54,6 +54,9 @@ OPS = [
     ("view", "a.view(4, 4)", "a.view(4, 4)"),
     ("matmul", "m1 @ m2 (4x4)", "m1 @ m2"),
     ("zeros", "fastt.zeros(16)", "zeros(16)"),
+    # bound by binder rows (python/src/binder.h)
+    ("transpose", "m1.transpose(0, 1)", "m1.transpose(0, 1)"),
+    ("clamp_min", "a.clamp_min(0.0)", "a.clamp_min(0.0)"),
 ]
 
 CHILD = r"""

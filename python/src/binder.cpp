@@ -54,6 +54,97 @@ PyObject* values_indices(Tensor&& values, Tensor&& indices) {
   return r;
 }
 
+static std::vector<BindRow*>& rows() {
+  static std::vector<BindRow*> v;  // filled by static initialisers
+  return v;
+}
+
+BindRow::BindRow(const char* name, BindKind k, MethodFn fn, const Signature* s,
+                 const char* const* st, const bool* req, std::string res)
+    : def{name, reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fn)),
+          METH_FASTCALL | METH_KEYWORDS, nullptr},
+      kind(k),
+      sig(s),
+      stubs(st),
+      required(req),
+      result(std::move(res)) {
+  rows().push_back(this);
+}
+
+// fastt._C._bind_rows(): [(name, kind, [(arg, stub type, required,
+// keyword-only)], result stub type)] for scripts/gen_stubs.py.
+static PyObject* f_bind_rows(PyObject*, PyObject*) {
+  static const char* const kinds[] = {"method", "input_function", "function"};
+  PyObject* list = PyList_New(0);
+  if (!list) return nullptr;
+  for (const BindRow* r : rows()) {
+    const Signature& sig = *r->sig;
+    PyObject* args = PyList_New(0);
+    for (int i = 0; args && i < 10 && sig.names[i]; ++i) {
+      PyObject* a = Py_BuildValue("(ssOO)", sig.names[i], r->stubs[i],
+                                  i < sig.nreq || r->required[i] ? Py_True
+                                                                 : Py_False,
+                                  i >= sig.npos ? Py_True : Py_False);
+      if (!a || PyList_Append(args, a) < 0) Py_CLEAR(args);
+      Py_XDECREF(a);
+    }
+    PyObject* row =
+        args ? Py_BuildValue("(ssNs)", r->def.ml_name, kinds[int(r->kind)],
+                             args, r->result.c_str())
+             : nullptr;
+    if (!row || PyList_Append(list, row) < 0) {
+      Py_XDECREF(row);
+      Py_DECREF(list);
+      return nullptr;
+    }
+    Py_DECREF(row);
+  }
+  return list;
+}
+
+static PyMethodDef g_bind_rows_def = {"_bind_rows", f_bind_rows, METH_NOARGS,
+                                      nullptr};
+
+static bool bound_twice(const char* where, const char* name) {
+  PyErr_Format(PyExc_ImportError, "fastt: %s.%s is bound twice", where, name);
+  return false;
+}
+
+bool add_bind_rows(PyObject* m) {
+  PyObject* dict = TensorType.tp_dict;
+  PyObject* module_name = PyModule_GetNameObject(m);
+  if (!module_name) return false;
+  bool ok = true;
+  for (BindRow* r : rows()) {
+    const char* name = r->def.ml_name;
+    PyObject* obj;
+    if (r->kind == BindKind::Method) {
+      if (PyDict_GetItemString(dict, name)) {
+        ok = bound_twice("Tensor", name);
+        break;
+      }
+      obj = PyDescr_NewMethod(&TensorType, &r->def);
+      ok = obj && PyDict_SetItemString(dict, name, obj) == 0;
+    } else {
+      if (PyObject_HasAttrString(m, name)) {
+        ok = bound_twice("fastt._C", name);
+        break;
+      }
+      obj = PyCFunction_NewEx(&r->def, m, module_name);
+      ok = obj && PyModule_AddObjectRef(m, name, obj) == 0;
+    }
+    Py_XDECREF(obj);
+    if (!ok) break;
+  }
+  Py_DECREF(module_name);
+  PyType_Modified(&TensorType);
+  if (!ok) return false;
+  PyObject* f = PyCFunction_NewEx(&g_bind_rows_def, m, nullptr);
+  ok = f && PyModule_AddObjectRef(m, "_bind_rows", f) == 0;
+  Py_XDECREF(f);
+  return ok;
+}
+
 namespace rd {
 void missing(const char* fname, const char* name) {
   PyErr_Format(PyExc_TypeError, "%s() missing required argument '%s'", fname,

@@ -20,6 +20,7 @@
 #pragma once
 #include <initializer_list>
 #include <optional>
+#include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -62,8 +63,15 @@ inline PyObject* to_py(PyObject* self, Tensor&) { return return_self(self); }
 inline PyObject* to_py(PyObject*, std::vector<Tensor>&& v) {
   return tuple_of(std::move(v));
 }
-inline PyObject* values_indices(std::tuple<Tensor, Tensor>&& p) {
-  return values_indices(std::move(std::get<0>(p)), std::move(std::get<1>(p)));
+// A (values, indices) result (sort, topk), converted by to_py.
+struct ValuesIndices {
+  Tensor values, indices;
+};
+inline ValuesIndices values_indices(std::tuple<Tensor, Tensor>&& p) {
+  return {std::move(std::get<0>(p)), std::move(std::get<1>(p))};
+}
+inline PyObject* to_py(PyObject*, ValuesIndices&& r) {
+  return values_indices(std::move(r.values), std::move(r.indices));
 }
 // A tuple of tensors: a plain tuple, None for an undefined tensor.
 template <class... Ts>
@@ -76,54 +84,162 @@ inline PyObject* to_py(PyObject*, OutResult&& o) {
 }
 inline PyObject* to_py(PyObject*, PyObject* o) { return o; }  // hand-made
 
+// A function row's call takes this in place of self.
+struct NoSelf {};
+
+// ---- the rows' registry: module init adds every row's method or function
+// (no table entry to write), and fastt._C._bind_rows() gives the stub
+// generator (scripts/gen_stubs.py) each row's arguments and result ----
+enum class BindKind {
+  Method,         // Tensor.name(self, ...)
+  InputFunction,  // fastt.name(input, ...), forwarding to the method
+  Function,       // fastt.name(...), no self
+};
+struct BindRow {
+  PyMethodDef def;
+  BindKind kind;
+  const Signature* sig;
+  const char* const* stubs;  // each argument's stub type
+  const bool* required;      // each argument's having no default
+  std::string result;        // the result's stub type
+  BindRow(const char* name, BindKind kind, MethodFn fn, const Signature* sig,
+          const char* const* stubs, const bool* required, std::string result);
+};
+// Adds every row's method to Tensor and function to the module m, and
+// fastt._C._bind_rows(); false with a Python error set when a name is
+// bound twice.
+bool add_bind_rows(PyObject* m);
+
+// The stub type of a row's result, from the C++ type of its call.
+template <class R, class = void>
+struct StubOf;
+template <>
+struct StubOf<Tensor> {  // Tensor, or Tensor& (in-place: self)
+  static std::string get() { return "Tensor"; }
+};
+template <>
+struct StubOf<OutResult> {
+  static std::string get() { return "Tensor"; }
+};
+template <>
+struct StubOf<ValuesIndices> {
+  static std::string get() { return "_ValuesIndices"; }
+};
+template <>
+struct StubOf<std::vector<Tensor>> {
+  static std::string get() { return "Tuple[Tensor, ...]"; }
+};
+template <class... Ts>
+struct StubOf<std::tuple<Ts...>> {
+  static std::string get() {
+    std::string s = "Tuple[";
+    ((s += StubOf<Ts>::get() + ", "), ...);
+    s.resize(s.size() - 2);
+    return s + "]";
+  }
+};
+template <>
+struct StubOf<PyObject*> {  // made by hand: the stub cannot tell
+  static std::string get() { return "Any"; }
+};
+template <class R, class... A>
+std::string stub_result(R (*)(A...)) {
+  return StubOf<std::decay_t<R>>::get();
+}
+
 // ---- argument readers: Reader::read(slot or NULL, keyword name) ----
 namespace rd {
 
 [[noreturn]] void missing(const char* fname, const char* name);
 
 struct Tensor {
+  static constexpr const char* kStub = "Tensor";
   static const fastt::Tensor& read(PyObject* o, const char* n) {
     return to_tensor(o, n);
   }
 };
 // A tensor, or a Python number / nested list made into one.
 struct TensorLike {
+  static constexpr const char* kStub = "_TensorOrNumber";
   static fastt::Tensor read(PyObject* o, const char* n) {
     return to_tensor_like(o, n);
   }
 };
 // A tuple or list of tensors.
 struct Tensors {
+  static constexpr const char* kStub = "Sequence[Tensor]";
   static std::vector<fastt::Tensor> read(PyObject* o, const char* n);
 };
 struct Int {
+  static constexpr const char* kStub = "_int";
   static int64_t read(PyObject* o, const char* n) { return to_int(o, n); }
 };
 template <int64_t Default>
 struct IntOr {
+  static constexpr const char* kStub = "_int";
   static int64_t read(PyObject* o, const char* n) {
     return given(o) ? to_int(o, n) : Default;
   }
 };
 template <bool Default>
 struct BoolOr {
+  static constexpr const char* kStub = "_bool";
   static bool read(PyObject* o, const char* n) {
     return given(o) ? to_bool(o, n) : Default;
   }
 };
 struct Scalar {
+  static constexpr const char* kStub = "Number";
   static fastt::Scalar read(PyObject* o, const char* n) {
     return to_scalar(o, n);
   }
 };
 template <int64_t Default>
 struct ScalarOr {
+  static constexpr const char* kStub = "Number";
   static fastt::Scalar read(PyObject* o, const char* n) {
     return given(o) ? to_scalar(o, n) : fastt::Scalar(Default);
   }
 };
+// A tensor or a Python number (torch's overloads on Tensor and Scalar):
+// visit(f) calls f with whichever was given.
+struct Operand {
+  const fastt::Tensor* tensor = nullptr;
+  fastt::Scalar scalar;
+  template <class F>
+  decltype(auto) visit(F&& f) const {
+    return tensor ? f(*tensor) : f(scalar);
+  }
+};
+struct TensorOrScalar {
+  static constexpr const char* kStub = "_TensorOrNumber";
+  static Operand read(PyObject* o, const char* n) {
+    Operand v;
+    if (is_tensor(o)) {
+      v.tensor = &unwrap(o);
+    } else {
+      v.scalar = to_scalar(o, n);
+    }
+    return v;
+  }
+};
+// A str, or nullptr when not given or None.
+struct OptStr {
+  static constexpr const char* kStub = "Optional[str]";
+  static const char* read(PyObject* o, const char* n) {
+    if (!given(o)) return nullptr;
+    const char* s = PyUnicode_Check(o) ? PyUnicode_AsUTF8(o) : nullptr;
+    if (!s) {
+      PyErr_Format(PyExc_TypeError, "%s must be None or a str, not %s", n,
+                   Py_TYPE(o)->tp_name);
+      throw_py();
+    }
+    return s;
+  }
+};
 // An int, or nullopt when not given or None.
 struct OptInt {
+  static constexpr const char* kStub = "Optional[_int]";
   static std::optional<int64_t> read(PyObject* o, const char* n) {
     if (!given(o)) return std::nullopt;
     return to_int(o, n);
@@ -131,6 +247,7 @@ struct OptInt {
 };
 // A dtype, or nullopt when not given or None.
 struct OptDtype {
+  static constexpr const char* kStub = "Optional[dtype]";
   static std::optional<DType> read(PyObject* o, const char*) {
     if (!given(o)) return std::nullopt;
     return to_dtype(o, DType::Float32);
@@ -143,6 +260,7 @@ struct IntsValue : SmallInts {
   operator IntList() const { return list(); }  // NOLINT: the call's view
 };
 struct Ints {
+  static constexpr const char* kStub = "_Ints";
   static IntsValue read(PyObject* o, const char* n) {
     IntsValue v;
     if (o) parse_ints(o, &v, n);
@@ -152,6 +270,7 @@ struct Ints {
 };
 // The same, empty when not given or None.
 struct OptInts {
+  static constexpr const char* kStub = "_Dims";
   static IntsValue read(PyObject* o, const char* n) {
     IntsValue v;
     v.given = given(o);
@@ -161,6 +280,7 @@ struct OptInts {
 };
 // A tensor, or an undefined one when not given or None (optional inputs).
 struct OptTensor {
+  static constexpr const char* kStub = "Optional[Tensor]";
   static fastt::Tensor read(PyObject* o, const char* n) {
     return given(o) ? to_tensor(o, n) : fastt::Tensor();
   }
@@ -169,6 +289,7 @@ struct OptTensor {
 // arguments: D is a tag, e.g. rd::Zero, rd::Eps5).
 template <class D>
 struct DoubleOr {
+  static constexpr const char* kStub = "_float";
   static double read(PyObject* o, const char* n) {
     return given(o) ? to_double(o, n) : D::value;
   }
@@ -180,6 +301,7 @@ struct Eps5 {
   static constexpr double value = 1e-5;
 };
 struct OptDouble {
+  static constexpr const char* kStub = "Optional[_float]";
   static std::optional<double> read(PyObject* o, const char* n) {
     if (!given(o)) return std::nullopt;
     return to_double(o, n);
@@ -193,6 +315,7 @@ struct Required : R {
 };
 // The out= tensor: passed through to with_out.
 struct Out {
+  static constexpr const char* kStub = "Optional[Tensor]";
   static PyObject* read(PyObject* o, const char*) { return o; }
 };
 
@@ -252,10 +375,12 @@ using rd::Kw;
 using rd::OptDtype;
 using rd::OptInt;
 using rd::OptInts;
+using rd::OptStr;
 using rd::Out;
 using rd::ScalarOr;
 using rd::TensorLike;
 using rd::Tensors;
+using rd::TensorOrScalar;
 
 // Fills a[0..n) from a FASTCALL argument vector: positional arguments
 // directly when they fit and no keyword was given, else parse_args.
@@ -291,42 +416,93 @@ inline void bind_args(const Signature& sig, int n, PyObject* const* args,
 // (Reader, name) pairs
 #define FASTT_ARG_NAME(i, p) FASTT_ARG_NAME_ p,
 #define FASTT_ARG_NAME_(R, n) #n
+#define FASTT_ARG_RD(R) ::fastt::py::rd::R
 #define FASTT_ARG_KW(i, p) FASTT_ARG_KW_ p,
-#define FASTT_ARG_KW_(R, n) ::fastt::py::rd::keyword_only<::fastt::py::rd::R>::value
-#define FASTT_ARG_READ(i, p) FASTT_ARG_READ_(i, FASTT_ARG_UNPACK p)
+#define FASTT_ARG_KW_(R, n) ::fastt::py::rd::keyword_only<FASTT_ARG_RD(R)>::value
+#define FASTT_ARG_STUB(i, p) FASTT_ARG_STUB_ p,
+#define FASTT_ARG_STUB_(R, n) FASTT_ARG_RD(R)::kStub
+#define FASTT_ARG_REQ(i, p) FASTT_ARG_REQ_ p,
+#define FASTT_ARG_REQ_(R, n) ::fastt::py::rd::required<FASTT_ARG_RD(R)>::value
 #define FASTT_ARG_UNPACK(...) __VA_ARGS__
+// The call's parameters: each reader's value, forwarded without a copy.
+#define FASTT_ARG_PARAM(i, p) FASTT_ARG_PARAM_(FASTT_ARG_UNPACK p)
+#define FASTT_ARG_PARAM_(...) FASTT_ARG_PARAM__(__VA_ARGS__)
+#define FASTT_ARG_PARAM__(R, n)                                       \
+  , [[maybe_unused]] std::add_rvalue_reference_t<decltype(           \
+        FASTT_ARG_RD(R)::read(nullptr, nullptr))> n
+#define FASTT_ARG_READ(i, p) FASTT_ARG_READ_(i, FASTT_ARG_UNPACK p)
 #define FASTT_ARG_READ_(i, ...) FASTT_ARG_READ__(i, __VA_ARGS__)
 #define FASTT_ARG_READ__(i, R, n) \
   decltype(auto) n =              \
-      ::fastt::py::rd::read_arg<::fastt::py::rd::R>(a_[i], #n, sig.fname);
+      ::fastt::py::rd::read_arg<FASTT_ARG_RD(R)>(a_[i], #n, sig.fname);
+#define FASTT_ARG_MOVE(i, p) FASTT_ARG_MOVE_(FASTT_ARG_UNPACK p)
+#define FASTT_ARG_MOVE_(...) FASTT_ARG_MOVE__(__VA_ARGS__)
+#define FASTT_ARG_MOVE__(R, n) , std::move(n)
 
-// The parsed, read arguments of a row; `self_obj` is self or nullptr.
-#define FASTT_BIND_BODY(name, nreq, self_obj, call, ...)                     \
-  static const ::fastt::py::Signature sig{                                   \
+// A row's pieces, named after its entry point `id` (m_name or f_name): the
+// Signature sig_<id>, the stub facts, and the call as a function
+// call_<id>(self, readers...) whose result type the stub reads (one caller:
+// it inlines).
+#define FASTT_BIND_PIECES(name, id, nreq, self_params, call, ...)            \
+  static const ::fastt::py::Signature sig_##id{                              \
       #name, {FASTT_PP_EACH(FASTT_ARG_NAME, __VA_ARGS__)}, nreq,             \
       ::fastt::py::rd::positional_count(                                     \
           {FASTT_PP_EACH(FASTT_ARG_KW, __VA_ARGS__)})};                      \
+  static const char* const stubs_##id[] = {                                  \
+      FASTT_PP_EACH(FASTT_ARG_STUB, __VA_ARGS__)};                           \
+  static const bool required_##id[] = {                                      \
+      FASTT_PP_EACH(FASTT_ARG_REQ, __VA_ARGS__)};                            \
+  static decltype(auto) call_##id(                                           \
+      self_params FASTT_PP_EACH(FASTT_ARG_PARAM, __VA_ARGS__)) {             \
+    return call;                                                             \
+  }
+#define FASTT_BIND_ROW(name, id, kind)                                       \
+  static ::fastt::py::BindRow row_##id(                                \
+      #name, ::fastt::py::BindKind::kind, id, &sig_##id, stubs_##id,         \
+      required_##id, ::fastt::py::stub_result(&call_##id));
+
+// The parsed, read arguments of a row, then its call; `self_args` are the
+// call's leading arguments (self as t and tm, or a function's tag).
+#define FASTT_BIND_BODY(id, self_obj, self_args, ...)                        \
+  const ::fastt::py::Signature& sig = sig_##id;                              \
   PyObject* a_[FASTT_PP_NARG(__VA_ARGS__)];                                  \
   ::fastt::py::bind_args(sig, FASTT_PP_NARG(__VA_ARGS__), args, nargs,       \
                          kwnames, a_);                                       \
   FASTT_PP_EACH(FASTT_ARG_READ, __VA_ARGS__)                                 \
-  return ::fastt::py::to_py(self_obj, call);
+  return ::fastt::py::to_py(                                                 \
+      self_obj, call_##id(self_args FASTT_PP_EACH(FASTT_ARG_MOVE, __VA_ARGS__)));
 
-#define FASTT_BIND_METHOD(name, nreq, call, ...)                             \
+#define FASTT_BIND_SELF_PARAMS                                               \
+  [[maybe_unused]] const ::fastt::Tensor& t, [[maybe_unused]] ::fastt::Tensor& tm
+#define FASTT_BIND_METHOD_(name, nreq, call, ...)                            \
+  FASTT_BIND_PIECES(name, m_##name, nreq, FASTT_BIND_SELF_PARAMS, call,      \
+                    __VA_ARGS__)                                             \
   FASTT_METHOD(name) {                                                       \
     FASTT_PY_BEGIN                                                           \
-    [[maybe_unused]] const Tensor& t = to_tensor(self, "input");             \
-    [[maybe_unused]] Tensor& tm = unwrap_mut(self);                          \
-    FASTT_BIND_BODY(name, nreq, self, call, __VA_ARGS__)                     \
+    const Tensor& t = to_tensor(self, "input");                              \
+    FASTT_BIND_BODY(m_##name, self, FASTT_PP_ARGS(t, unwrap_mut(self)),      \
+                    __VA_ARGS__)                                             \
     FASTT_PY_END                                                             \
   }
-#define FASTT_BIND(name, nreq, call, ...)             \
-  FASTT_BIND_METHOD(name, nreq, call, __VA_ARGS__)    \
-  FASTT_FN(name)
+#define FASTT_PP_ARGS(...) __VA_ARGS__
+#define FASTT_BIND_METHOD(name, nreq, call, ...)    \
+  FASTT_BIND_METHOD_(name, nreq, call, __VA_ARGS__) \
+  FASTT_BIND_ROW(name, m_##name, Method)
+// The method and fastt.name(input, ...), which forwards to it.
+#define FASTT_BIND(name, nreq, call, ...)                  \
+  FASTT_BIND_METHOD(name, nreq, call, __VA_ARGS__)         \
+  FASTT_FN(name)                                           \
+  static ::fastt::py::BindRow row_f_##name(          \
+      #name, ::fastt::py::BindKind::InputFunction, f_##name, &sig_m_##name, \
+      stubs_m_##name, required_m_##name,                   \
+      ::fastt::py::stub_result(&call_m_##name));
 #define FASTT_BIND_FUNCTION(name, nreq, call, ...)                           \
+  FASTT_BIND_PIECES(name, f_##name, nreq, ::fastt::py::NoSelf, call,         \
+                    __VA_ARGS__)                                             \
   static PyObject* f_##name(PyObject*, PyObject* const* args,                \
                             Py_ssize_t nargs, PyObject* kwnames) {           \
     FASTT_PY_BEGIN                                                           \
-    FASTT_BIND_BODY(name, nreq, nullptr, call, __VA_ARGS__)                  \
+    FASTT_BIND_BODY(f_##name, nullptr, ::fastt::py::NoSelf{}, __VA_ARGS__)   \
     FASTT_PY_END                                                             \
-  }
+  }                                                                          \
+  FASTT_BIND_ROW(name, f_##name, Function)

@@ -182,17 +182,10 @@ FASTT_BIND_FUNCTION(one_hot, 1, fastt::one_hot(tensor, num_classes),
    METH_FASTCALL | METH_KEYWORDS, nullptr}
 #define FASTT_M(name) FASTT_KW(#name, m_##name),
 #define FASTT_F(name) FASTT_KW(#name, f_##name),
-#define FASTT_INDEX_METHODS(X)                                              \
-  X(split) X(chunk) X(unbind) X(repeat) X(index_select) X(gather)          \
-  X(scatter) X(scatter_) X(scatter_add) X(scatter_add_) X(index_add)       \
-  X(index_add_) X(index_put_) X(index_put) X(masked_select)                \
-  X(masked_scatter_) X(masked_scatter) X(nonzero) X(tril) X(tril_) X(triu) \
-  X(triu_) X(flip) X(roll) X(sort) X(argsort) X(topk)
-#define FASTT_INDEX_FUNCTIONS(X)                                            \
-  X(cat) X(stack) X(split) X(chunk) X(unbind) X(index_select) X(gather)    \
-  X(scatter) X(scatter_add) X(index_add) X(index_put) X(masked_select)     \
-  X(nonzero) X(tril) X(triu) X(flip) X(roll) X(sort) X(argsort) X(topk)    \
-  X(embedding) X(one_hot)
+#define FASTT_INDEX_METHODS(X) \
+  X(split) X(repeat) X(scatter) X(scatter_) X(nonzero) X(flip)
+#define FASTT_INDEX_FUNCTIONS(X) \
+  X(split) X(scatter) X(nonzero) X(flip)
 
 PyMethodDef g_index_methods[] = {
     FASTT_INDEX_METHODS(FASTT_M){nullptr, nullptr, 0, nullptr}};

@@ -103,7 +103,7 @@ PyObject* set_allow_tf32(PyObject*, PyObject* const* args, Py_ssize_t n) {
   {name, reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fn)), \
    METH_FASTCALL | METH_KEYWORDS, nullptr}
 #define FASTT_LINALG_OPS(X) \
-  X(matmul) X(mm) X(bmm) X(dot) X(mv) X(outer) X(addmm) X(baddbmm)
+
 #define FASTT_M(name) FASTT_KW(#name, m_##name),
 #define FASTT_F(name) FASTT_KW(#name, f_##name),
 
@@ -112,7 +112,6 @@ PyMethodDef g_linalg_methods[] = {
     {nullptr, nullptr, 0, nullptr}};
 PyMethodDef g_linalg_functions[] = {
     FASTT_LINALG_OPS(FASTT_F) FASTT_KW("ger", f_outer),
-    FASTT_KW("linear", f_linear),
     {"_get_allow_tf32", get_allow_tf32, METH_O, nullptr},
     {"_set_allow_tf32",
      reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(set_allow_tf32)),

@@ -5,6 +5,7 @@
 #include <new>
 #include <string>
 
+#include "binder.h"
 #include "common.h"
 
 #include "csrc/allocator.h"
@@ -759,7 +760,6 @@ PyMODINIT_FUNC PyInit__C() {
       add_functions(m, g_index_functions) < 0 ||
       add_functions(m, g_linalg_functions) < 0 ||
       add_functions(m, g_conv_functions) < 0 ||
-      add_functions(m, g_nn_functions) < 0 ||
       add_functions(m, g_optim_functions) < 0 ||
       add_functions(m, g_autograd_functions) < 0 ||
       add_functions(m, g_serialize_functions) < 0 ||
@@ -768,7 +768,8 @@ PyMODINIT_FUNC PyInit__C() {
       add_functions(m, g_cuda_functions) < 0 || !add_methods(g_cuda_methods) ||
       !add_methods(g_autograd_methods) || !init_autograd_types(m) ||
       !add_methods(g_factory_methods) || !add_methods(g_reduce_methods) ||
-      !add_methods(g_index_methods) || !add_methods(g_linalg_methods)) {
+      !add_methods(g_index_methods) || !add_methods(g_linalg_methods) ||
+      !add_bind_rows(m)) {
     Py_DECREF(m);
     return nullptr;
   }

@@ -13,6 +13,7 @@ namespace rd {
 
 // 'none' | 'mean' | 'sum' (torch's names); an int (torch's enum) passes.
 struct Reduction {
+  static constexpr const char* kStub = "Union[str, _int]";
   static int64_t read(PyObject* o, const char*) {
     if (!given(o)) return kReductionMean;
     if (PyUnicode_Check(o)) {
@@ -27,6 +28,7 @@ struct Reduction {
 // output_mask: N bools, all true when not given.
 template <size_t N>
 struct Mask {
+  static constexpr const char* kStub = "Optional[Sequence[_bool]]";
   static std::array<bool, N> read(PyObject* o, const char*) {
     std::array<bool, N> m;
     m.fill(true);
@@ -160,20 +162,6 @@ FASTT_BIND_FUNCTION(_embedding_backward, 3,
                     (IntOr<-1>, padding_idx))
 
 }  // namespace
-
-#define FASTT_NN_KW(name)                                             \
-  {#name,                                                             \
-   reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(f_##name)), \
-   METH_FASTCALL | METH_KEYWORDS, nullptr},
-PyMethodDef g_nn_functions[] = {
-    FASTT_NN_KW(layer_norm) FASTT_NN_KW(rms_norm) FASTT_NN_KW(_layer_norm)
-    FASTT_NN_KW(_layer_norm_backward) FASTT_NN_KW(_rms_norm)
-    FASTT_NN_KW(_rms_norm_backward) FASTT_NN_KW(_softmax_backward)
-    FASTT_NN_KW(_log_softmax_backward) FASTT_NN_KW(_cross_entropy)
-    FASTT_NN_KW(_cross_entropy_backward) FASTT_NN_KW(_nll_loss)
-    FASTT_NN_KW(_nll_loss_backward) FASTT_NN_KW(_embedding_backward)
-    {nullptr, nullptr, 0, nullptr}};
-#undef FASTT_NN_KW
 
 }  // namespace py
 }  // namespace fastt

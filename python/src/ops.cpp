@@ -1,9 +1,10 @@
-// Tensor methods and the matching fastt.* functions. Each op is written once
-// as a method body m_<name>(self, args...); FASTT_FN makes the function form
-// (fastt.add(input, other) == input.add(other)). The elementwise rows
-// (csrc/ops/elementwise.def) are bound from their python column; for any
-// other op: write m_<name>, then add it to g_tensor_methods and, when torch
-// has the function, to g_module_functions.
+// Tensor methods and the matching fastt.* functions. The elementwise rows
+// (csrc/ops/elementwise.def) are bound from their python column; other
+// regular ops are binder rows (binder.h), which register their method and
+// function themselves. The irregular rest is written once as a method body
+// m_<name>(self, args...), FASTT_FN making the function form (fastt.f(input,
+// ...) == input.f(...)), and listed in g_tensor_methods and, when torch has
+// the function, g_module_functions.
 #include <cstring>
 
 #include "binder.h"
@@ -166,32 +167,11 @@ FASTT_FN_NUMBER_INPUT(floor_divide)
 FASTT_BIND_BINARY_INPLACE(floor_divide)
 
 // heaviside(values): a tensor only, no Python number (torch).
-FASTT_METHOD(heaviside) {
-  FASTT_PY_BEGIN
-  const Tensor& t = to_tensor(self, "input");
-  static const Signature sig{"heaviside", {"values", "$out"}, 1};
-  PyObject* a[2] = {nargs == 1 ? args[0] : nullptr, nullptr};
-  if (nargs != 1 || kwnames) parse_args(sig, args, nargs, kwnames, a);
-  const Tensor& v = to_tensor(a[0], "values");
-  if (given(a[1])) {
-    to_tensor(a[1], "out");
-    fastt::heaviside_out(out_broadcast(a[1], t, v, "heaviside"), t, v);
-    return return_self(a[1]);
-  }
-  return wrap(fastt::heaviside(t, v));
-  FASTT_PY_END
-}
-FASTT_METHOD(heaviside_) {
-  FASTT_PY_BEGIN
-  to_tensor(self, "input");
-  static const Signature sig{"heaviside_", {"values"}, 1};
-  PyObject* a[1] = {nargs == 1 ? args[0] : nullptr};
-  if (nargs != 1 || kwnames) parse_args(sig, args, nargs, kwnames, a);
-  fastt::heaviside_(unwrap_mut(self), to_tensor(a[0], "values"));
-  return return_self(self);
-  FASTT_PY_END
-}
-FASTT_FN(heaviside)
+FASTT_BIND(heaviside, 1,
+           with_out(out, fastt::heaviside(t, values), "heaviside"),
+           (Tensor, values), (Kw<Out>, out))
+FASTT_BIND_METHOD(heaviside_, 1, fastt::heaviside_(tm, values),
+                  (Tensor, values))
 
 // ---- add / sub with alpha ----
 #define FASTT_BIND_ALPHA(name)                                              \
@@ -309,21 +289,9 @@ FASTT_FN_NUMBER_INPUT(div)
 FASTT_FN(div_)
 
 // ---- gelu, leaky_relu ----
-FASTT_METHOD(gelu) {
-  FASTT_PY_BEGIN
-  const Tensor& t = to_tensor(self, "input");
-  static const Signature sig{"gelu", {"$approximate"}, 0};
-  PyObject* a[1];
-  parse_args(sig, args, nargs, kwnames, a);
-  const char* approx = "none";
-  if (given(a[0])) {
-    approx = PyUnicode_AsUTF8(a[0]);
-    if (!approx) throw_py();
-  }
-  return wrap(fastt::gelu(t, approx));
-  FASTT_PY_END
-}
-FASTT_FN(gelu)
+FASTT_BIND(gelu, 0,
+           fastt::gelu(t, approximate ? approximate : "none"),
+           (Kw<OptStr>, approximate))
 FASTT_METHOD(leaky_relu) {
   FASTT_PY_BEGIN
   const Tensor& t = to_tensor(self, "input");
@@ -352,15 +320,10 @@ static Tensor where3(const Tensor& cond, PyObject* x, PyObject* y) {
   return fastt::where(cond, sx, sy);
 }
 // Tensor.where(condition, other) == fastt.where(condition, self, other).
-FASTT_METHOD(where) {
-  FASTT_PY_BEGIN
-  to_tensor(self, "input");
-  static const Signature sig{"where", {"condition", "other"}, 2};
-  PyObject* a[2];
-  parse_args(sig, args, nargs, kwnames, a);
-  return wrap(where3(to_tensor(a[0], "condition"), self, a[1]));
-  FASTT_PY_END
-}
+FASTT_BIND_METHOD(where, 2, other.visit([&](const auto& y) {
+                    return fastt::where(condition, t, y);
+                  }),
+                  (Tensor, condition), (TensorOrScalar, other))
 static PyObject* f_where(PyObject*, PyObject* const* args, Py_ssize_t nargs,
                          PyObject* kwnames) {
   FASTT_PY_BEGIN
@@ -463,32 +426,14 @@ FASTT_BIND(clamp_max, 1, fastt::clamp_max(t, max), (Scalar, max))
 FASTT_BIND(clamp_min_, 1, fastt::clamp_min_(tm, min), (Scalar, min))
 FASTT_BIND(clamp_max_, 1, fastt::clamp_max_(tm, max), (Scalar, max))
 
-FASTT_METHOD(lerp) {
-  FASTT_PY_BEGIN
-  const Tensor& t = to_tensor(self, "input");
-  static const Signature sig{"lerp", {"end", "weight"}, 2};
-  PyObject* a[2];
-  parse_args(sig, args, nargs, kwnames, a);
-  const Tensor& end = to_tensor(a[0], "end");
-  if (is_tensor(a[1])) return wrap(fastt::lerp(t, end, unwrap(a[1])));
-  return wrap(fastt::lerp(t, end, to_scalar(a[1], "weight")));
-  FASTT_PY_END
-}
-FASTT_METHOD(lerp_) {
-  FASTT_PY_BEGIN
-  to_tensor(self, "input");
-  static const Signature sig{"lerp_", {"end", "weight"}, 2};
-  PyObject* a[2];
-  parse_args(sig, args, nargs, kwnames, a);
-  Tensor end = to_tensor(a[0], "end");
-  if (is_tensor(a[1]))
-    fastt::lerp_(unwrap_mut(self), end, unwrap(a[1]));
-  else
-    fastt::lerp_(unwrap_mut(self), end, to_scalar(a[1], "weight"));
-  return return_self(self);
-  FASTT_PY_END
-}
-FASTT_FN(lerp)
+FASTT_BIND(lerp, 2, weight.visit([&](const auto& w) {
+             return fastt::lerp(t, end, w);
+           }),
+           (Tensor, end), (TensorOrScalar, weight))
+FASTT_BIND_METHOD(lerp_, 2, weight.visit([&](const auto& w) -> Tensor& {
+                    return fastt::lerp_(tm, end, w);
+                  }),
+                  (Tensor, end), (TensorOrScalar, weight))
 
 #define FASTT_BIND_ADDC(name)                                               \
   FASTT_BIND(name, 2, fastt::name(t, tensor1, tensor2, value),              \
@@ -500,29 +445,12 @@ FASTT_BIND_ADDC(addcmul)
 FASTT_BIND_ADDC(addcdiv)
 #undef FASTT_BIND_ADDC
 
-FASTT_METHOD(masked_fill) {
-  FASTT_PY_BEGIN
-  const Tensor& t = to_tensor(self, "input");
-  static const Signature sig{"masked_fill", {"mask", "value"}, 2};
-  PyObject* a[2];
-  parse_args(sig, args, nargs, kwnames, a);
-  const Tensor& mask = to_tensor(a[0], "mask");
-  if (is_tensor(a[1])) return wrap(fastt::masked_fill(t, mask, unwrap(a[1])));
-  return wrap(fastt::masked_fill(t, mask, to_scalar(a[1], "value")));
-  FASTT_PY_END
-}
-FASTT_METHOD(masked_fill_) {
-  FASTT_PY_BEGIN
-  to_tensor(self, "input");
-  static const Signature sig{"masked_fill_", {"mask", "value"}, 2};
-  PyObject* a[2];
-  parse_args(sig, args, nargs, kwnames, a);
-  fastt::masked_fill_(unwrap_mut(self), to_tensor(a[0], "mask"),
-                      to_scalar(a[1], "value"));
-  return return_self(self);
-  FASTT_PY_END
-}
-FASTT_FN(masked_fill)
+FASTT_BIND(masked_fill, 2, value.visit([&](const auto& v) {
+             return fastt::masked_fill(t, mask, v);
+           }),
+           (Tensor, mask), (TensorOrScalar, value))
+FASTT_BIND_METHOD(masked_fill_, 2, fastt::masked_fill_(tm, mask, value),
+                  (Tensor, mask), (Scalar, value))
 
 // ---- Views ----
 // view(dtype): the same bytes as another dtype (torch's rules for a
@@ -742,32 +670,16 @@ FASTT_METHOD(detach) {
   FASTT_PY_END
 }
 FASTT_FN(detach)
-FASTT_METHOD(copy_) {
-  FASTT_PY_BEGIN
-  to_tensor(self, "input");
-  static const Signature sig{"copy_", {"src", "non_blocking"}, 1};
-  PyObject* a[2];
-  parse_args(sig, args, nargs, kwnames, a);
-  Tensor src = to_tensor_like(a[0], "src");
-  Tensor& t = unwrap_mut(self);
-  const bool nb = given(a[1]) && to_bool(a[1], "non_blocking");
-  maybe_release_gil(t.numel(),
-                    [&]() -> Tensor& { return t.copy_(src, nb); });
-  return return_self(self);
-  FASTT_PY_END
-}
-FASTT_METHOD(fill_) {
-  FASTT_PY_BEGIN
-  to_tensor(self, "input");
-  static const Signature sig{"fill_", {"value"}, 1};
-  PyObject* a[1] = {nargs == 1 ? args[0] : nullptr};
-  if (nargs != 1 || kwnames) parse_args(sig, args, nargs, kwnames, a);
-  Scalar v = to_scalar(a[0], "value");
-  Tensor& t = unwrap_mut(self);
-  maybe_release_gil(t.numel(), [&]() -> Tensor& { return t.fill_(v); });
-  return return_self(self);
-  FASTT_PY_END
-}
+FASTT_BIND_METHOD(copy_, 1,
+                  maybe_release_gil(tm.numel(),
+                                    [&]() -> Tensor& {
+                                      return tm.copy_(src, non_blocking);
+                                    }),
+                  (TensorLike, src), (BoolOr<false>, non_blocking))
+FASTT_BIND(fill_, 1,
+           maybe_release_gil(tm.numel(),
+                             [&]() -> Tensor& { return tm.fill_(value); }),
+           (Scalar, value))
 FASTT_METHOD(zero_) {
   FASTT_PY_BEGIN
   to_tensor(self, "input");
@@ -776,7 +688,6 @@ FASTT_METHOD(zero_) {
   return return_self(self);
   FASTT_PY_END
 }
-FASTT_FN(fill_)
 FASTT_FN(zero_)
 
 static PyObject* convert(PyObject* self, const Tensor& t, DType dtype,
@@ -1206,7 +1117,6 @@ PyMethodDef g_tensor_methods[] = {
 #include "csrc/ops/elementwise.def"
 #undef FASTT_EW
     FASTT_METHOD_ENTRY2(floor_divide)
-    FASTT_METHOD_ENTRY(heaviside) FASTT_METHOD_ENTRY(heaviside_)
     FASTT_METHOD_ENTRY2(add) FASTT_METHOD_ENTRY2(sub) FASTT_METHOD_ENTRY2(div)
     FASTT_KW("subtract", m_sub, nullptr),
     FASTT_KW("multiply", m_mul, nullptr),
@@ -1221,26 +1131,18 @@ PyMethodDef g_tensor_methods[] = {
     FASTT_KW("not_equal", m_ne, nullptr),
     FASTT_KW("clip", m_clamp, nullptr),
     FASTT_KW("clip_", m_clamp_, nullptr),
-    FASTT_METHOD_ENTRY(gelu) FASTT_METHOD_ENTRY(where)
     FASTT_METHOD_ENTRY(clamp) FASTT_METHOD_ENTRY(clamp_)
-    FASTT_METHOD_ENTRY2(clamp_min) FASTT_METHOD_ENTRY2(clamp_max)
-    FASTT_METHOD_ENTRY(lerp) FASTT_METHOD_ENTRY(lerp_)
-    FASTT_METHOD_ENTRY2(addcmul) FASTT_METHOD_ENTRY2(addcdiv)
-    FASTT_METHOD_ENTRY(masked_fill) FASTT_METHOD_ENTRY(masked_fill_)
     FASTT_METHOD_ENTRY(view) FASTT_METHOD_ENTRY(reshape)
     FASTT_METHOD_ENTRY(view_as) FASTT_METHOD_ENTRY(reshape_as)
     FASTT_METHOD_ENTRY(expand) FASTT_METHOD_ENTRY(expand_as)
-    FASTT_METHOD_ENTRY(permute) FASTT_METHOD_ENTRY(transpose)
+    FASTT_METHOD_ENTRY(permute)
     FASTT_KW("swapaxes", m_transpose, nullptr),
     FASTT_KW("swapdims", m_transpose, nullptr),
     FASTT_METHOD_ENTRY(t) FASTT_METHOD_ENTRY(squeeze)
-    FASTT_METHOD_ENTRY(unsqueeze) FASTT_METHOD_ENTRY(flatten)
-    FASTT_METHOD_ENTRY(unflatten) FASTT_METHOD_ENTRY(narrow)
-    FASTT_METHOD_ENTRY(select) FASTT_METHOD_ENTRY(as_strided)
-    FASTT_METHOD_ENTRY(diagonal) FASTT_METHOD_ENTRY(unfold)
+    FASTT_METHOD_ENTRY(as_strided)
     FASTT_METHOD_ENTRY(contiguous) FASTT_METHOD_ENTRY(clone)
-    FASTT_METHOD_ENTRY(detach) FASTT_METHOD_ENTRY(copy_)
-    FASTT_METHOD_ENTRY(fill_) FASTT_METHOD_ENTRY(zero_)
+    FASTT_METHOD_ENTRY(detach)
+    FASTT_METHOD_ENTRY(zero_)
     FASTT_METHOD_ENTRY(to)
     FASTT_KW("float", m_float_, nullptr),
     FASTT_KW("double", m_double_, nullptr),
@@ -1282,7 +1184,7 @@ PyMethodDef g_module_functions[] = {
   FASTT_EW_ENTRIES_##python(FASTT_FN_ENTRY, name)
 #include "csrc/ops/elementwise.def"
 #undef FASTT_EW
-    FASTT_FN_ENTRY2(floor_divide) FASTT_FN_ENTRY(heaviside)
+    FASTT_FN_ENTRY2(floor_divide)
     FASTT_FN_ENTRY(add) FASTT_FN_ENTRY(sub) FASTT_FN_ENTRY(div)
     FASTT_KW("subtract", f_sub, nullptr),
     FASTT_KW("multiply", f_mul, nullptr),
@@ -1296,18 +1198,13 @@ PyMethodDef g_module_functions[] = {
     FASTT_KW("less_equal", f_le, nullptr),
     FASTT_KW("not_equal", f_ne, nullptr),
     FASTT_KW("clip", f_clamp, nullptr),
-    FASTT_FN_ENTRY(gelu) FASTT_FN_ENTRY(leaky_relu) FASTT_FN_ENTRY(where)
+    FASTT_FN_ENTRY(leaky_relu) FASTT_FN_ENTRY(where)
     FASTT_FN_ENTRY(clamp) FASTT_FN_ENTRY(clamp_)
-    FASTT_FN_ENTRY2(clamp_min) FASTT_FN_ENTRY2(clamp_max)
-    FASTT_FN_ENTRY(lerp) FASTT_FN_ENTRY(addcmul) FASTT_FN_ENTRY(addcdiv)
-    FASTT_FN_ENTRY(masked_fill)
-    FASTT_FN_ENTRY(reshape) FASTT_FN_ENTRY(permute) FASTT_FN_ENTRY(transpose)
+    FASTT_FN_ENTRY(reshape) FASTT_FN_ENTRY(permute)
     FASTT_KW("swapaxes", f_transpose, nullptr),
-    FASTT_FN_ENTRY(t) FASTT_FN_ENTRY(squeeze) FASTT_FN_ENTRY(unsqueeze)
-    FASTT_FN_ENTRY(flatten) FASTT_FN_ENTRY(unflatten) FASTT_FN_ENTRY(narrow)
-    FASTT_FN_ENTRY(select) FASTT_FN_ENTRY(as_strided) FASTT_FN_ENTRY(diagonal)
+    FASTT_FN_ENTRY(t) FASTT_FN_ENTRY(squeeze) FASTT_FN_ENTRY(as_strided)
     FASTT_FN_ENTRY(clone) FASTT_FN_ENTRY(detach)
-    FASTT_FN_ENTRY(fill_) FASTT_FN_ENTRY(zero_)
+    FASTT_FN_ENTRY(zero_)
     FASTT_O("numel", f_numel, nullptr),
     FASTT_O("is_floating_point", f_is_floating_point, nullptr),
     FASTT_O("is_tensor", f_is_tensor, nullptr),

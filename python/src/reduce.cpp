@@ -194,10 +194,9 @@ FASTT_BIND_DIM_DTYPE(log_softmax)
 #define FASTT_KW(name, fn) \
   {name, reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fn)), \
    METH_FASTCALL | METH_KEYWORDS, nullptr}
-#define FASTT_REDUCE_OPS(X)                                                 \
-  X(sum) X(mean) X(prod) X(amax) X(amin) X(all) X(any) X(logsumexp) X(max) \
-  X(min) X(argmax) X(argmin) X(var) X(std) X(var_mean) X(std_mean) X(norm) \
-  X(cumsum) X(cumprod) X(softmax) X(log_softmax)
+#define FASTT_REDUCE_OPS(X) \
+  X(sum) X(mean) X(max) X(min) X(var) X(std) X(var_mean) X(std_mean) \
+  X(norm)
 #define FASTT_M(name) FASTT_KW(#name, m_##name),
 #define FASTT_F(name) FASTT_KW(#name, f_##name),
 
