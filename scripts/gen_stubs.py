@@ -66,8 +66,8 @@ def params(args, first):
     out = [first] if first else []
     star = False
     for name, stub, required, kw_only in args:
-        if keyword.iskeyword(name):
-            sys.exit(f"argument {name!r} is a Python keyword: no stub")
+        if keyword.iskeyword(name):  # torch's stubs spell `from` from_
+            name += "_"
         if kw_only and not star:
             out.append("*")
             star = True

@@ -18,6 +18,7 @@
 // and its result converts by type (to_py below). A reader wrapped in
 // Kw<...> is keyword-only, as torch's arguments after `*`.
 #pragma once
+#include <array>
 #include <initializer_list>
 #include <optional>
 #include <string>
@@ -26,6 +27,7 @@
 #include <vector>
 
 #include "common.h"
+#include "csrc/generator.h"
 
 namespace fastt {
 namespace py {
@@ -223,6 +225,19 @@ struct TensorOrScalar {
     return v;
   }
 };
+// generator=: only the default one (None, read as a null Generator*);
+// torch's Generator objects have no fastt counterpart yet.
+struct DefaultGenerator {
+  static constexpr const char* kStub = "None";
+  static fastt::Generator* read(PyObject* o, const char*, const char* fname) {
+    if (given(o)) {
+      PyErr_Format(PyExc_NotImplementedError,
+                   "%s(): only the default generator is supported", fname);
+      throw_py();
+    }
+    return nullptr;
+  }
+};
 // A str, or nullptr when not given or None.
 struct OptStr {
   static constexpr const char* kStub = "Optional[str]";
@@ -278,6 +293,54 @@ struct OptInts {
     return v;
   }
 };
+// output_mask: N bools, all true when not given.
+template <size_t N>
+struct Mask {
+  static constexpr const char* kStub = "Optional[Sequence[_bool]]";
+  static std::array<bool, N> read(PyObject* o, const char*) {
+    std::array<bool, N> m;
+    m.fill(true);
+    if (!given(o)) return m;
+    PyObject* seq =
+        PySequence_Fast(o, "output_mask must be a sequence of bools");
+    if (!seq) throw_py();
+    const Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    if (n != Py_ssize_t(N)) {
+      Py_DECREF(seq);
+      PyErr_Format(PyExc_ValueError,
+                   "output_mask must be a sequence of %d bools, got %zd",
+                   int(N), n);
+      throw_py();
+    }
+    for (size_t i = 0; i < N; ++i) {
+      const int r = PyObject_IsTrue(PySequence_Fast_GET_ITEM(seq, i));
+      if (r < 0) {
+        Py_DECREF(seq);
+        throw_py();
+      }
+      m[i] = r != 0;
+    }
+    Py_DECREF(seq);
+    return m;
+  }
+};
+// An int or a sequence of ints, {Default} when not given or None (torch's
+// int-or-tuple size arguments).
+template <int64_t Default>
+struct IntsOr {
+  static constexpr const char* kStub = "_Ints";
+  static IntsValue read(PyObject* o, const char* n) {
+    IntsValue v;
+    v.given = given(o);
+    if (v.given) {
+      parse_ints(o, &v, n);
+    } else {
+      v.v[0] = Default;
+      v.n = 1;
+    }
+    return v;
+  }
+};
 // A tensor, or an undefined one when not given or None (optional inputs).
 struct OptTensor {
   static constexpr const char* kStub = "Optional[Tensor]";
@@ -296,6 +359,9 @@ struct DoubleOr {
 };
 struct Zero {
   static constexpr double value = 0.0;
+};
+struct One {
+  static constexpr double value = 1.0;
 };
 struct Eps5 {
   static constexpr double value = 1e-5;
@@ -340,11 +406,22 @@ template <class R>
 struct required<R, std::void_t<decltype(R::kRequired)>> {
   static constexpr bool value = R::kRequired;
 };
+// Readers whose errors name the op take its name too.
+template <class R, class = void>
+struct reads_fname : std::false_type {};
+template <class R>
+struct reads_fname<R, std::void_t<decltype(R::read(nullptr, nullptr,
+                                                   nullptr))>>
+    : std::true_type {};
 template <class R>
 decltype(auto) read_arg(PyObject* o, const char* name, const char* fname) {
   if constexpr (required<R>::value)
     if (!o) missing(fname, name);
-  return R::read(o, name);
+  if constexpr (reads_fname<R>::value) {
+    return R::read(o, name, fname);
+  } else {
+    return R::read(o, name);
+  }
 }
 
 // The slot index of the first keyword-only argument, or n.
@@ -362,14 +439,19 @@ constexpr int positional_count(std::initializer_list<bool> kw) {
 // its namespace, the macros add it; within Kw<...> the tensor reader is
 // rd::Tensor, since in fastt::py Tensor is the tensor).
 using rd::BoolOr;
+using rd::DefaultGenerator;
 using rd::DoubleOr;
 using rd::Eps5;
 using rd::OptDouble;
 using rd::OptTensor;
 using rd::Required;
+using rd::One;
 using rd::Zero;
 using rd::Int;
 using rd::IntOr;
+using rd::IntsOr;
+using rd::IntsValue;
+using rd::Mask;
 using rd::Ints;
 using rd::Kw;
 using rd::OptDtype;
@@ -428,8 +510,9 @@ inline void bind_args(const Signature& sig, int n, PyObject* const* args,
 #define FASTT_ARG_PARAM(i, p) FASTT_ARG_PARAM_(FASTT_ARG_UNPACK p)
 #define FASTT_ARG_PARAM_(...) FASTT_ARG_PARAM__(__VA_ARGS__)
 #define FASTT_ARG_PARAM__(R, n)                                       \
-  , [[maybe_unused]] std::add_rvalue_reference_t<decltype(           \
-        FASTT_ARG_RD(R)::read(nullptr, nullptr))> n
+  , [[maybe_unused]] ::std::add_rvalue_reference_t<decltype(           \
+        ::fastt::py::rd::read_arg<FASTT_ARG_RD(R)>(nullptr, nullptr,    \
+                                                   nullptr))> n
 #define FASTT_ARG_READ(i, p) FASTT_ARG_READ_(i, FASTT_ARG_UNPACK p)
 #define FASTT_ARG_READ_(i, ...) FASTT_ARG_READ__(i, __VA_ARGS__)
 #define FASTT_ARG_READ__(i, R, n) \
@@ -437,7 +520,7 @@ inline void bind_args(const Signature& sig, int n, PyObject* const* args,
       ::fastt::py::rd::read_arg<FASTT_ARG_RD(R)>(a_[i], #n, sig.fname);
 #define FASTT_ARG_MOVE(i, p) FASTT_ARG_MOVE_(FASTT_ARG_UNPACK p)
 #define FASTT_ARG_MOVE_(...) FASTT_ARG_MOVE__(__VA_ARGS__)
-#define FASTT_ARG_MOVE__(R, n) , std::move(n)
+#define FASTT_ARG_MOVE__(R, n) , ::std::move(n)
 
 // A row's pieces, named after its entry point `id` (m_name or f_name): the
 // Signature sig_<id>, the stub facts, and the call as a function

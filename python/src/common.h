@@ -200,7 +200,6 @@ extern PyMethodDef g_index_functions[];
 extern PyMethodDef g_index_methods[];
 extern PyMethodDef g_linalg_functions[];
 extern PyMethodDef g_linalg_methods[];
-extern PyMethodDef g_conv_functions[];   // nn_conv.cpp
 extern PyMethodDef g_optim_functions[];  // optim.cpp
 extern PyMethodDef g_autograd_functions[];  // autograd.cpp
 extern PyMethodDef g_serialize_functions[];  // serialize.cpp

@@ -1,7 +1,7 @@
 // Bindings of csrc/ops/factory.h: empty/zeros/ones/full(+_like), arange,
 // linspace, eye, rand/randn/randint/randperm, the in-place samplers and
 // Tensor.new_* helpers. Sizes come as varargs or one sequence, like torch.
-#include "common.h"
+#include "binder.h"
 
 #include "csrc/ops/factory.h"
 
@@ -329,41 +329,14 @@ static PyObject* f_bernoulli(PyObject*, PyObject* const* args,
 }
 
 // ---- Tensor methods ----
-static PyObject* m_uniform_(PyObject* self, PyObject* const* args,
-                            Py_ssize_t nargs, PyObject* kwnames) {
-  FASTT_PY_BEGIN
-  static const Signature sig{"uniform_", {"from", "to", "$generator"}, 0};
-  PyObject* a[3];
-  parse_args(sig, args, nargs, kwnames, a);
-  fastt::uniform_(unwrap_mut(self), given(a[0]) ? to_double(a[0], "from") : 0.0,
-                  given(a[1]) ? to_double(a[1], "to") : 1.0);
-  Py_INCREF(self);
-  return self;
-  FASTT_PY_END
-}
-static PyObject* m_normal_(PyObject* self, PyObject* const* args,
-                           Py_ssize_t nargs, PyObject* kwnames) {
-  FASTT_PY_BEGIN
-  static const Signature sig{"normal_", {"mean", "std", "$generator"}, 0};
-  PyObject* a[3];
-  parse_args(sig, args, nargs, kwnames, a);
-  fastt::normal_(unwrap_mut(self), given(a[0]) ? to_double(a[0], "mean") : 0.0,
-                 given(a[1]) ? to_double(a[1], "std") : 1.0);
-  Py_INCREF(self);
-  return self;
-  FASTT_PY_END
-}
-static PyObject* m_random_(PyObject* self, PyObject* const* args,
-                           Py_ssize_t nargs, PyObject* kwnames) {
-  FASTT_PY_BEGIN
-  static const Signature sig{"random_", {"from", "to", "$generator"}, 2};
-  PyObject* a[3];
-  parse_args(sig, args, nargs, kwnames, a);
-  fastt::random_(unwrap_mut(self), to_int(a[0], "from"), to_int(a[1], "to"));
-  Py_INCREF(self);
-  return self;
-  FASTT_PY_END
-}
+FASTT_BIND_METHOD(uniform_, 0, fastt::uniform_(tm, from, to, generator),
+                  (DoubleOr<Zero>, from), (DoubleOr<One>, to),
+                  (Kw<DefaultGenerator>, generator))
+FASTT_BIND_METHOD(normal_, 0, fastt::normal_(tm, mean, std, generator),
+                  (DoubleOr<Zero>, mean), (DoubleOr<One>, std),
+                  (Kw<DefaultGenerator>, generator))
+FASTT_BIND_METHOD(random_, 2, fastt::random_(tm, from, to, generator),
+                  (Int, from), (Int, to), (Kw<DefaultGenerator>, generator))
 static PyObject* m_bernoulli_(PyObject* self, PyObject* const* args,
                               Py_ssize_t nargs, PyObject* kwnames) {
   FASTT_PY_BEGIN
@@ -378,15 +351,8 @@ static PyObject* m_bernoulli_(PyObject* self, PyObject* const* args,
   return self;
   FASTT_PY_END
 }
-static PyObject* m_bernoulli(PyObject* self, PyObject* const* args,
-                             Py_ssize_t nargs, PyObject* kwnames) {
-  FASTT_PY_BEGIN
-  static const Signature sig{"bernoulli", {"$generator"}, 0};
-  PyObject* a[1];
-  parse_args(sig, args, nargs, kwnames, a);
-  return wrap(fastt::bernoulli(unwrap(self)));
-  FASTT_PY_END
-}
+FASTT_BIND_METHOD(bernoulli, 0, fastt::bernoulli(t, generator),
+                  (Kw<DefaultGenerator>, generator))
 
 // new_zeros(size, *, dtype=None, device=None): self's dtype/device default.
 #define FASTT_BIND_NEW(name, expr)                                          \
@@ -464,9 +430,7 @@ PyMethodDef g_factory_functions[] = {
     {nullptr, nullptr, 0, nullptr},
 };
 PyMethodDef g_factory_methods[] = {
-    FASTT_KW("uniform_", m_uniform_),     FASTT_KW("normal_", m_normal_),
-    FASTT_KW("random_", m_random_),       FASTT_KW("bernoulli_", m_bernoulli_),
-    FASTT_KW("bernoulli", m_bernoulli),   FASTT_KW("new_zeros", m_new_zeros),
+    FASTT_KW("bernoulli_", m_bernoulli_), FASTT_KW("new_zeros", m_new_zeros),
     FASTT_KW("new_ones", m_new_ones),     FASTT_KW("new_empty", m_new_empty),
     FASTT_KW("new_full", m_new_full),     FASTT_KW("new_tensor", m_new_tensor),
     {nullptr, nullptr, 0, nullptr},

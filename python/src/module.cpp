@@ -759,7 +759,6 @@ PyMODINIT_FUNC PyInit__C() {
       add_functions(m, g_reduce_functions) < 0 ||
       add_functions(m, g_index_functions) < 0 ||
       add_functions(m, g_linalg_functions) < 0 ||
-      add_functions(m, g_conv_functions) < 0 ||
       add_functions(m, g_optim_functions) < 0 ||
       add_functions(m, g_autograd_functions) < 0 ||
       add_functions(m, g_serialize_functions) < 0 ||

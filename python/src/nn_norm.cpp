@@ -1,8 +1,7 @@
 // Bindings of normalization, softmax backward, losses (csrc/ops/nn.h):
 // fastt.layer_norm / fastt.rms_norm return the output like torch; the
 // underscore functions return every output (None where undefined) for the
-// autograd formulas and the tests. To add one: a row (binder.h) and a table
-// entry.
+// autograd formulas and the tests. To add one: a row (binder.h).
 #include "binder.h"
 
 #include "csrc/ops/nn.h"
@@ -25,36 +24,6 @@ struct Reduction {
   }
 };
 
-// output_mask: N bools, all true when not given.
-template <size_t N>
-struct Mask {
-  static constexpr const char* kStub = "Optional[Sequence[_bool]]";
-  static std::array<bool, N> read(PyObject* o, const char*) {
-    std::array<bool, N> m;
-    m.fill(true);
-    if (!given(o)) return m;
-    PyObject* seq =
-        PySequence_Fast(o, "output_mask must be a sequence of bools");
-    if (!seq) throw_py();
-    const Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
-    if (n != Py_ssize_t(N)) {
-      Py_DECREF(seq);
-      PyErr_Format(PyExc_ValueError,
-                   "output_mask must hold %d bools, got %zd", int(N), n);
-      throw_py();
-    }
-    for (size_t i = 0; i < N; ++i) {
-      const int r = PyObject_IsTrue(PySequence_Fast_GET_ITEM(seq, i));
-      if (r < 0) {
-        Py_DECREF(seq);
-        throw_py();
-      }
-      m[i] = r != 0;
-    }
-    Py_DECREF(seq);
-    return m;
-  }
-};
 
 }  // namespace rd
 namespace {
