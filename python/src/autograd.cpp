@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "autograd/node.h"
-#include "common.h"
+#include "binder.h"
 
 namespace fastt {
 namespace py {
@@ -200,64 +200,20 @@ int set_data(PyObject* self, PyObject* value, void*) {
 }
 
 // ---- Tensor methods ----
-static PyObject* m_requires_grad_(PyObject* self, PyObject* const* args,
-                                  Py_ssize_t nargs, PyObject* kwnames) {
-  FASTT_PY_BEGIN
-  static const Signature sig{"requires_grad_", {"requires_grad"}, 0};
-  PyObject* a[1] = {nullptr};
-  parse_args(sig, args, nargs, kwnames, a);
-  const bool on = !given(a[0]) ? true : PyObject_IsTrue(a[0]) == 1;
-  fastt::requires_grad_(unwrap_mut(self), on);
-  Py_INCREF(self);
-  return self;
-  FASTT_PY_END
-}
+FASTT_BIND_METHOD(requires_grad_, 0,
+                  fastt::requires_grad_(tm, requires_grad),
+                  (BoolOr<true>, requires_grad))
 
-static std::vector<Tensor> tensor_list(PyObject* o, const char* what,
-                                       bool allow_none) {
-  std::vector<Tensor> v;
-  if (!given(o)) return v;
-  if (is_tensor(o)) {
-    v.push_back(unwrap(o));
-    return v;
-  }
-  PyObject* seq = PySequence_Fast(o, what);
-  if (!seq) throw_py();
-  const Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
-  for (Py_ssize_t i = 0; i < n; ++i) {
-    PyObject* item = PySequence_Fast_GET_ITEM(seq, i);
-    if (allow_none && item == Py_None) {
-      v.emplace_back();
-      continue;
-    }
-    if (!is_tensor(item)) {
-      Py_DECREF(seq);
-      PyErr_Format(PyExc_TypeError, "%s: expected a sequence of Tensors, "
-                   "got an element of type %s", what, Py_TYPE(item)->tp_name);
-      throw_py();
-    }
-    v.push_back(unwrap(item));
-  }
-  Py_DECREF(seq);
-  return v;
-}
-
-static PyObject* m_backward(PyObject* self, PyObject* const* args,
-                            Py_ssize_t nargs, PyObject* kwnames) {
-  FASTT_PY_BEGIN
-  static const Signature sig{
-      "backward", {"gradient", "retain_graph", "create_graph", "inputs"}, 0};
-  PyObject* a[4] = {nullptr, nullptr, nullptr, nullptr};
-  parse_args(sig, args, nargs, kwnames, a);
-  const bool create = given(a[2]) && PyObject_IsTrue(a[2]);
-  const bool retain = given(a[1]) ? PyObject_IsTrue(a[1]) == 1 : create;
-  std::vector<Tensor> grads;
-  if (given(a[0])) grads.push_back(to_tensor(a[0], "gradient"));
-  fastt::backward({unwrap(self)}, grads, retain, create,
-                  tensor_list(a[3], "backward: inputs", false));
-  Py_RETURN_NONE;
-  FASTT_PY_END
-}
+// retain_graph defaults to create_graph (torch).
+FASTT_BIND_METHOD(backward, 0,
+                  (fastt::backward({t}, gradient.defined()
+                                            ? std::vector<Tensor>{gradient}
+                                            : std::vector<Tensor>{},
+                                   retain_graph.value_or(create_graph),
+                                   create_graph, inputs),
+                   NoneResult{}),
+                  (OptTensor, gradient), (OptBool, retain_graph),
+                  (BoolOr<false>, create_graph), (TensorSeq<false>, inputs))
 
 static PyObject* m_detach(PyObject* self, PyObject*) {
   FASTT_PY_BEGIN
@@ -342,12 +298,6 @@ static PyObject* m_make_subclass(PyObject*, PyObject* const* args,
 }
 
 PyMethodDef g_autograd_methods[] = {
-    {"requires_grad_", reinterpret_cast<PyCFunction>(
-                           reinterpret_cast<void (*)()>(m_requires_grad_)),
-     METH_FASTCALL | METH_KEYWORDS, nullptr},
-    {"backward", reinterpret_cast<PyCFunction>(
-                     reinterpret_cast<void (*)()>(m_backward)),
-     METH_FASTCALL | METH_KEYWORDS, nullptr},
     {"detach", m_detach, METH_NOARGS, nullptr},
     {"detach_", m_detach_, METH_NOARGS, nullptr},
     {"retain_grad", m_retain_grad, METH_NOARGS, nullptr},
@@ -374,60 +324,22 @@ static PyObject* f_set_inference_mode(PyObject*, PyObject* on) {
   Py_RETURN_NONE;
 }
 
-static PyObject* f_run_backward(PyObject*, PyObject* const* args,
-                                Py_ssize_t nargs, PyObject* kwnames) {
-  FASTT_PY_BEGIN
-  static const Signature sig{
-      "backward",
-      {"tensors", "grad_tensors", "retain_graph", "create_graph", "inputs"},
-      1};
-  PyObject* a[5] = {nullptr, nullptr, nullptr, nullptr, nullptr};
-  parse_args(sig, args, nargs, kwnames, a);
-  const bool create = given(a[3]) && PyObject_IsTrue(a[3]);
-  const bool retain = given(a[2]) ? PyObject_IsTrue(a[2]) == 1 : create;
-  std::vector<Tensor> outs = tensor_list(a[0], "backward: tensors", false);
-  std::vector<Tensor> grads = tensor_list(a[1], "backward: grad_tensors", true);
-  fastt::backward(outs, grads, retain, create,
-                  tensor_list(a[4], "backward: inputs", false));
-  Py_RETURN_NONE;
-  FASTT_PY_END
-}
-
-static PyObject* f_run_grad(PyObject*, PyObject* const* args,
-                            Py_ssize_t nargs, PyObject* kwnames) {
-  FASTT_PY_BEGIN
-  static const Signature sig{"grad",
-                             {"outputs", "inputs", "grad_outputs",
-                              "retain_graph", "create_graph", "allow_unused"},
-                             2};
-  PyObject* a[6] = {nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
-  parse_args(sig, args, nargs, kwnames, a);
-  const bool create = given(a[4]) && PyObject_IsTrue(a[4]);
-  const bool retain = given(a[3]) ? PyObject_IsTrue(a[3]) == 1 : create;
-  const bool unused = given(a[5]) && PyObject_IsTrue(a[5]);
-  std::vector<Tensor> r = fastt::grad(
-      tensor_list(a[0], "grad: outputs", false),
-      tensor_list(a[1], "grad: inputs", false),
-      tensor_list(a[2], "grad: grad_outputs", true), retain, create, unused);
-  PyObject* t = PyTuple_New(Py_ssize_t(r.size()));
-  if (!t) return nullptr;
-  for (size_t i = 0; i < r.size(); ++i) {
-    PyObject* item;
-    if (r[i].defined()) {
-      item = wrap(std::move(r[i]));
-      if (!item) {
-        Py_DECREF(t);
-        return nullptr;
-      }
-    } else {
-      Py_INCREF(Py_None);
-      item = Py_None;
-    }
-    PyTuple_SET_ITEM(t, Py_ssize_t(i), item);
-  }
-  return t;
-  FASTT_PY_END
-}
+FASTT_BIND_FUNCTION(_run_backward, 1,
+                    (fastt::backward(tensors, grad_tensors,
+                                     retain_graph.value_or(create_graph),
+                                     create_graph, inputs),
+                     NoneResult{}),
+                    (TensorSeq<false>, tensors),
+                    (TensorSeq<true>, grad_tensors), (OptBool, retain_graph),
+                    (BoolOr<false>, create_graph), (TensorSeq<false>, inputs))
+FASTT_BIND_FUNCTION(_run_grad, 2,
+                    fastt::grad(outputs, inputs, grad_outputs,
+                                retain_graph.value_or(create_graph),
+                                create_graph, allow_unused),
+                    (TensorSeq<false>, outputs), (TensorSeq<false>, inputs),
+                    (TensorSeq<true>, grad_outputs), (OptBool, retain_graph),
+                    (BoolOr<false>, create_graph),
+                    (BoolOr<false>, allow_unused))
 
 PyMethodDef g_autograd_functions[] = {
     {"is_grad_enabled", f_is_grad_enabled, METH_NOARGS,
@@ -436,12 +348,6 @@ PyMethodDef g_autograd_functions[] = {
     {"is_inference_mode_enabled", f_is_inference_mode_enabled, METH_NOARGS,
      nullptr},
     {"_set_inference_mode", f_set_inference_mode, METH_O, nullptr},
-    {"_run_backward", reinterpret_cast<PyCFunction>(
-                          reinterpret_cast<void (*)()>(f_run_backward)),
-     METH_FASTCALL | METH_KEYWORDS, nullptr},
-    {"_run_grad", reinterpret_cast<PyCFunction>(
-                      reinterpret_cast<void (*)()>(f_run_grad)),
-     METH_FASTCALL | METH_KEYWORDS, nullptr},
     {nullptr, nullptr, 0, nullptr}};
 
 bool init_autograd_types(PyObject* m) {

@@ -152,6 +152,38 @@ void missing(const char* fname, const char* name) {
   throw_py();
 }
 
+std::vector<fastt::Tensor> tensor_seq(PyObject* o, const char* n,
+                                      const char* fname, bool allow_none) {
+  std::vector<fastt::Tensor> v;
+  if (!given(o)) return v;
+  if (is_tensor(o)) {
+    v.push_back(unwrap(o));
+    return v;
+  }
+  const std::string what = std::string(fname) + ": " + n;
+  PyObject* seq = PySequence_Fast(o, what.c_str());
+  if (!seq) throw_py();
+  const Py_ssize_t len = PySequence_Fast_GET_SIZE(seq);
+  for (Py_ssize_t i = 0; i < len; ++i) {
+    PyObject* item = PySequence_Fast_GET_ITEM(seq, i);
+    if (allow_none && item == Py_None) {
+      v.emplace_back();
+      continue;
+    }
+    if (!is_tensor(item)) {
+      Py_DECREF(seq);
+      PyErr_Format(PyExc_TypeError,
+                   "%s: expected a sequence of Tensors, got an element of "
+                   "type %s",
+                   what.c_str(), Py_TYPE(item)->tp_name);
+      throw_py();
+    }
+    v.push_back(unwrap(item));
+  }
+  Py_DECREF(seq);
+  return v;
+}
+
 std::vector<fastt::Tensor> Tensors::read(PyObject* o, const char* n) {
   if (!PyList_Check(o) && !PyTuple_Check(o)) {
     PyErr_Format(PyExc_TypeError,

@@ -85,6 +85,9 @@ inline PyObject* to_py(PyObject*, OutResult&& o) {
   return wrap(std::move(o.r));
 }
 inline PyObject* to_py(PyObject*, PyObject* o) { return o; }  // hand-made
+// The result of a call made for its effect: `(f(...), NoneResult{})`.
+struct NoneResult {};
+inline PyObject* to_py(PyObject*, NoneResult&&) { Py_RETURN_NONE; }
 
 // A function row's call takes this in place of self.
 struct NoSelf {};
@@ -139,6 +142,10 @@ struct StubOf<std::tuple<Ts...>> {
     s.resize(s.size() - 2);
     return s + "]";
   }
+};
+template <>
+struct StubOf<NoneResult> {
+  static std::string get() { return "None"; }
 };
 template <>
 struct StubOf<PyObject*> {  // made by hand: the stub cannot tell
@@ -236,6 +243,29 @@ struct DefaultGenerator {
       throw_py();
     }
     return nullptr;
+  }
+};
+// A bool, or nullopt when not given or None (a default that depends on
+// another argument).
+struct OptBool {
+  static constexpr const char* kStub = "Optional[_bool]";
+  static std::optional<bool> read(PyObject* o, const char* n) {
+    if (!given(o)) return std::nullopt;
+    return to_bool(o, n);
+  }
+};
+std::vector<fastt::Tensor> tensor_seq(PyObject* o, const char* n,
+                                      const char* fname, bool allow_none);
+// A tensor or a sequence of tensors (None entries kept as undefined
+// tensors when AllowNone); empty when not given or None.
+template <bool AllowNone>
+struct TensorSeq {
+  static constexpr const char* kStub =
+      AllowNone ? "Union[Tensor, Sequence[Optional[Tensor]], None]"
+                : "Union[Tensor, Sequence[Tensor], None]";
+  static std::vector<fastt::Tensor> read(PyObject* o, const char* n,
+                                         const char* fname) {
+    return tensor_seq(o, n, fname, AllowNone);
   }
 };
 // A str, or nullptr when not given or None.
@@ -442,6 +472,7 @@ using rd::BoolOr;
 using rd::DefaultGenerator;
 using rd::DoubleOr;
 using rd::Eps5;
+using rd::OptBool;
 using rd::OptDouble;
 using rd::OptTensor;
 using rd::Required;
@@ -461,6 +492,7 @@ using rd::OptStr;
 using rd::Out;
 using rd::ScalarOr;
 using rd::TensorLike;
+using rd::TensorSeq;
 using rd::Tensors;
 using rd::TensorOrScalar;
 
