@@ -16,24 +16,29 @@ FASTT_BIND_FUNCTION(cat, 1, with_out(out, fastt::cat(tensors, dim), "cat"),
 FASTT_BIND_FUNCTION(stack, 1,
                     with_out(out, fastt::stack(tensors, dim), "stack"),
                     (Tensors, tensors), (IntOr<0>, dim), (Kw<Out>, out))
-FASTT_METHOD(split) {
-  FASTT_PY_BEGIN
-  const Tensor& t = to_tensor(self, "input");
-  static const Signature sig{"split", {"split_size_or_sections", "dim"}, 1};
-  PyObject* a[2];
-  parse_args(sig, args, nargs, kwnames, a);
-  int64_t dim = given(a[1]) ? to_int(a[1], "dim") : 0;
-  if (PyList_Check(a[0]) || PyTuple_Check(a[0])) {
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(a[0]);
-    std::vector<int64_t> sizes(static_cast<size_t>(n));
-    for (Py_ssize_t i = 0; i < n; ++i)
-      sizes[size_t(i)] = to_int(PySequence_Fast_ITEMS(a[0])[i], "split");
-    return tuple_of(fastt::split(t, IntList(sizes), dim));
+// split_size_or_sections: one chunk size, or the sizes of the sections.
+struct SplitSizes {
+  IntsValue sizes;
+  bool sections;
+};
+namespace rd {
+struct SplitArg {
+  static constexpr const char* kStub = "Union[_int, Sequence[_int]]";
+  static SplitSizes read(PyObject* o, const char* n) {
+    SplitSizes r;
+    r.sections = PyList_Check(o) || PyTuple_Check(o);
+    parse_ints(o, &r.sizes, n);
+    return r;
   }
-  return tuple_of(fastt::split(t, to_int(a[0], "split_size"), dim));
-  FASTT_PY_END
+};
+}  // namespace rd
+static std::vector<Tensor> split_by(const Tensor& t, const SplitSizes& s,
+                                    int64_t dim) {
+  if (s.sections) return fastt::split(t, s.sizes.list(), dim);
+  return fastt::split(t, s.sizes.v[0], dim);
 }
-FASTT_FN(split)
+FASTT_BIND(split, 1, split_by(t, split_size_or_sections, dim),
+           (SplitArg, split_size_or_sections), (IntOr<0>, dim))
 FASTT_BIND(chunk, 1, fastt::chunk(t, chunks, dim), (Int, chunks),
            (IntOr<0>, dim))
 FASTT_BIND(unbind, 0, fastt::unbind(t, dim), (IntOr<0>, dim))
@@ -113,27 +118,20 @@ FASTT_BIND_METHOD(masked_scatter_, 2, fastt::masked_scatter_(tm, mask, source),
                   (Tensor, mask), (Tensor, source))
 FASTT_BIND_METHOD(masked_scatter, 2, fastt::masked_scatter(t, mask, source),
                   (Tensor, mask), (Tensor, source))
-FASTT_METHOD(nonzero) {
-  FASTT_PY_BEGIN
-  const Tensor& t = to_tensor(self, "input");
-  static const Signature sig{"nonzero", {"$as_tuple"}, 0};
-  PyObject* a[1];
-  parse_args(sig, args, nargs, kwnames, a);
+// nonzero(as_tuple=True): one index tensor per dim.
+static PyObject* nonzero_of(const Tensor& t, bool as_tuple) {
   Tensor nz = fastt::nonzero(t);
-  if (given(a[0]) && to_bool(a[0], "as_tuple")) {
-    if (t.dim() == 0) {  // torch: (tensor([0]),) or (tensor([]),)
-      Tensor idx = Tensor::empty({nz.size(0)}, DType::Int64);
-      idx.fill_(Scalar(int64_t(0)));
-      return tuple_of(std::move(idx));
-    }
-    std::vector<Tensor> cols;
-    for (int64_t d = 0; d < t.dim(); ++d) cols.push_back(nz.select(1, d));
-    return tuple_of(std::move(cols));
+  if (!as_tuple) return wrap(std::move(nz));
+  if (t.dim() == 0) {  // torch: (tensor([0]),) or (tensor([]),)
+    Tensor idx = Tensor::empty({nz.size(0)}, DType::Int64);
+    idx.fill_(Scalar(int64_t(0)));
+    return tuple_of(std::move(idx));
   }
-  return wrap(std::move(nz));
-  FASTT_PY_END
+  std::vector<Tensor> cols;
+  for (int64_t d = 0; d < t.dim(); ++d) cols.push_back(nz.select(1, d));
+  return tuple_of(std::move(cols));
 }
-FASTT_FN(nonzero)
+FASTT_BIND(nonzero, 0, nonzero_of(t, as_tuple), (Kw<BoolOr<false>>, as_tuple))
 
 // ---- triangles, flips, rolls ----
 FASTT_BIND(tril, 0, fastt::tril(t, diagonal), (IntOr<0>, diagonal))
@@ -183,9 +181,9 @@ FASTT_BIND_FUNCTION(one_hot, 1, fastt::one_hot(tensor, num_classes),
 #define FASTT_M(name) FASTT_KW(#name, m_##name),
 #define FASTT_F(name) FASTT_KW(#name, f_##name),
 #define FASTT_INDEX_METHODS(X) \
-  X(split) X(repeat) X(scatter) X(scatter_) X(nonzero) X(flip)
+  X(repeat) X(scatter) X(scatter_) X(flip)
 #define FASTT_INDEX_FUNCTIONS(X) \
-  X(split) X(scatter) X(nonzero) X(flip)
+  X(scatter) X(flip)
 
 PyMethodDef g_index_methods[] = {
     FASTT_INDEX_METHODS(FASTT_M){nullptr, nullptr, 0, nullptr}};
