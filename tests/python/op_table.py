@@ -4,7 +4,15 @@ runs every row over every sample (dtypes, 0-d, empty, broadcast,
 non-contiguous, odd 45x65 shapes) against NumPy, and against torch when it
 is installed, and every result dtype against torch's promotion rules
 (result_dtype; checked against torch.promote_types itself). To add an op:
-append one OpInfo."""
+append one OpInfo.
+
+Which rows it must cover (tests/python/test_op_rows.py enforces it): every
+row of csrc/ops/elementwise.def has an OpInfo in OPS (its `row`), except
+the internal rows of INTERNAL_ROWS; every row of the reductions section of
+csrc/ops.def has an entry in REDUCTIONS. The union of a row's OpInfo dtypes
+is the input dtypes the dispatch table makes it accept, and torch's, but
+for DTYPE_DIVERGENCES. The CUDA device tests (test_cuda_elementwise.py) run
+the same OpInfos."""
 import math
 from dataclasses import dataclass, field
 from typing import Callable, Optional, Sequence
@@ -42,6 +50,13 @@ class OpInfo:
     # rules): "same", "bool" (comparisons, logical ops) or "float"
     # (integer/bool inputs give the default float dtype, float32).
     result: str = "same"
+    # The csrc/ops/elementwise.def row the entry tests (None: its name).
+    row: Optional[str] = None
+    torch_kwargs: dict = field(default_factory=dict)  # passed to torch's op
+    mixed: bool = True  # False: inputs must share one dtype (heaviside)
+
+    def __post_init__(self):
+        self.row = self.row or self.name
 
 
 # ---- result dtypes: torch's promotion rules, written out ----------------
@@ -122,6 +137,20 @@ def _floor_div(a, b):
     return np.floor_divide(a, b)
 
 
+def _trunc_div(a, b):
+    q = np.trunc(np.true_divide(a, b))
+    return q if a.dtype.kind == "f" else q.astype(a.dtype)
+
+
+def _gelu(x):
+    return 0.5 * x * (1 + _erf(x / math.sqrt(2)))
+
+
+def _gelu_tanh(x):
+    return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) *
+                                  (x + 0.044715 * x ** 3)))
+
+
 def _special(name):
     """scipy.special's function (scipy comes with scikit-learn, a test
     dependency), loaded when the reference first runs."""
@@ -160,6 +189,14 @@ OPS = [
     unary("sigmoid", _sigmoid, ALL, result="float"),
     unary("silu", lambda x: x * _sigmoid(x), FLOATS,
           torch_name="nn.functional.silu"),
+    OpInfo("gelu", lambda x: fastt.gelu(x), _gelu, ALL, domain=(-5, 5),
+           torch_name="nn.functional.gelu", result="float"),
+    OpInfo("gelu_tanh", lambda x: fastt.gelu(x, approximate="tanh"),
+           _gelu_tanh, ALL, domain=(-5, 5), torch_name="nn.functional.gelu",
+           torch_kwargs={"approximate": "tanh"}, result="float"),
+    OpInfo("leaky_relu", lambda x: fastt.nn.functional.leaky_relu(x),
+           lambda x: np.where(x > 0, x, 0.01 * x), ALL,
+           torch_name="nn.functional.leaky_relu", result="float"),
     unary("erf", _erf, ALL, domain=(-3, 3), result="float"),
     unary("reciprocal", lambda x: 1 / x, ALL, domain=(0.5, 4),
           result="float"),
@@ -191,18 +228,21 @@ OPS = [
     unary("signbit", np.signbit, ALL, result="bool"),
     unary("logical_not", np.logical_not, ALL, result="bool"),
     unary("bitwise_not", np.invert, BOOL + INTS),
-    binary("add", np.add, NUMERIC),
+    binary("add", np.add, ALL),
     binary("sub", np.subtract, NUMERIC),
     binary("mul", np.multiply, ALL),
     binary("div", np.true_divide, ALL, nonzero_rhs=True, result="float"),
-    binary("floor_divide", _floor_div, SIGNED_INTS + FLOATS,
-           nonzero_rhs=True),
+    binary("floor_divide", _floor_div, NUMERIC, nonzero_rhs=True,
+           row="div_floor"),
+    OpInfo("div_trunc", lambda x, y: fastt.div(x, y, rounding_mode="trunc"),
+           _trunc_div, NUMERIC, 2, nonzero_rhs=True, torch_name="div",
+           torch_kwargs={"rounding_mode": "trunc"}),
     binary("remainder", np.remainder, NUMERIC, nonzero_rhs=True),
     binary("fmod", np.fmod, NUMERIC, nonzero_rhs=True),
     binary("maximum", np.maximum, ALL),
     binary("minimum", np.minimum, ALL),
     binary("atan2", np.arctan2, ALL, result="float"),
-    binary("pow", np.power, NUMERIC, domain=(0.5, 2)),
+    binary("pow", np.power, ALL, domain=(0.5, 2)),
     binary("fmax", np.fmax, ALL),
     binary("fmin", np.fmin, ALL),
     binary("hypot", np.hypot, FLOATS),
@@ -210,6 +250,7 @@ OPS = [
     binary("logaddexp2", np.logaddexp2, FLOATS),
     binary("copysign", np.copysign, ALL, result="float"),
     binary("nextafter", np.nextafter, ("float32", "float64")),
+    binary("heaviside", np.heaviside, ALL, mixed=False),
     binary("bitwise_left_shift", np.left_shift, INTS, domain=(0, 7)),
     binary("bitwise_right_shift", np.right_shift, INTS, domain=(0, 7)),
     binary("eq", np.equal, ALL, result="bool"),
@@ -226,12 +267,45 @@ OPS = [
     binary("bitwise_xor", np.bitwise_xor, BOOL + INTS),
     # operators go through the number slots, not the functions
     OpInfo("__add__", lambda x, y: x + y, np.add, NUMERIC, 2,
-           torch_name="add"),
+           torch_name="add", row="add"),
     OpInfo("__mul__", lambda x, y: x * y, np.multiply, NUMERIC, 2,
-           torch_name="mul"),
+           torch_name="mul", row="mul"),
     OpInfo("__truediv__", lambda x, y: x / y, np.true_divide, ALL, 2,
-           nonzero_rhs=True, torch_name="div", result="float"),
+           nonzero_rhs=True, torch_name="div", result="float", row="div"),
 ]
+
+# Rows of csrc/ops/elementwise.def with no Python op of their own: kernels
+# reached only through another op's backward. Each names the grad_table.py
+# case whose backward runs it (test_op_rows.py checks the case exists and
+# records the GradFn that calls the kernel).
+INTERNAL_ROWS = {
+    "trigamma": ("digamma", "DigammaBackward0"),  # digamma's derivative
+    "relu_backward": ("relu", "ReluBackward0"),
+    "sigmoid_backward": ("sigmoid", "SigmoidBackward0"),
+    "tanh_backward": ("tanh", "TanhBackward0"),
+    "silu_backward": ("silu", "SiluBackward0"),
+    "gelu_backward": ("gelu", "GeluBackward0"),
+    "gelu_tanh_backward": ("gelu_tanh", "GeluBackward0"),
+}
+
+# Where the input dtypes fastt accepts differ from torch's (CPU), by OpInfo
+# name: (fastt only, torch only, why). Exact: test_op_rows.py fails when a
+# divergence is fixed until its entry goes. test_ops.py compares with torch
+# only on the dtypes both take.
+_INTS_BOOL = frozenset(BOOL + INTS)
+DTYPE_DIVERGENCES = {
+    "nextafter": (frozenset(), frozenset({"float16", "bfloat16"}),
+                  "16-bit nextafter needs a step on the 16-bit bits; the "
+                  "functor computes in float32"),
+    # The rows' rule column is Float: integer and bool inputs promote to
+    # float32, where torch's kernels raise (not implemented for 'Long').
+    "gelu": (_INTS_BOOL, frozenset(), "row rule Float; torch raises"),
+    "gelu_tanh": (_INTS_BOOL, frozenset(), "row rule Float; torch raises"),
+    "leaky_relu": (_INTS_BOOL, frozenset(), "row rule Float; torch raises"),
+    # The pow row's dtype column is AllTypes; torch.pow has no bool kernel.
+    "pow": (frozenset({"bool"}), frozenset(), "row dtypes AllTypes; torch "
+            "raises on bool"),
+}
 
 # Reductions: fastt callable, NumPy reference, dtypes.
 REDUCTIONS = [
@@ -267,7 +341,24 @@ REDUCTIONS = [
      lambda a: np.log(np.exp(a).sum(axis=1)), ("float32", "float64")),
     ("all", lambda t: t.all(), lambda a: a.all(), ("bool",)),
     ("any_dim", lambda t: t.any(dim=0), lambda a: a.any(axis=0), ("bool",)),
+    ("min_dim", lambda t: t.min(dim=0).values, lambda a: a.min(axis=0),
+     FLOATS),
+    ("argmin", lambda t: t.argmin(dim=0), lambda a: a.argmin(axis=0),
+     ("float32", "float64", "int64")),
+    ("norm", lambda t: t.norm(), lambda a: np.sqrt((a * a).sum()),
+     ("float32", "float64")),
+    ("cumprod", lambda t: t.cumprod(1), lambda a: a.cumprod(axis=1),
+     ("float32", "float64")),
+    ("log_softmax", lambda t: t.log_softmax(-1),
+     lambda a: a - a.max(-1, keepdims=True) -
+     np.log(np.exp(a - a.max(-1, keepdims=True)).sum(-1, keepdims=True)),
+     ("float32", "float64")),
 ]
+
+# The csrc/ops.def row each REDUCTIONS entry runs, where its name is not
+# the row's (max() reduces through amax; std through var).
+REDUCTION_ROWS = {"sum_dim": "sum", "sum_keepdim": "sum", "mean_dim": "mean",
+                  "max": "amax", "std_dim": "var", "any_dim": "any"}
 
 
 # Binary ops also run on these mixed dtype pairs (where the op supports
@@ -285,7 +376,7 @@ def dtype_cases(op):
     """The input dtypes each row runs on: one per supported dtype (all
     inputs alike) and, for binary ops, the supported MIXED_PAIRS."""
     cases = [(d,) * op.arity for d in op.dtypes]
-    if op.arity == 2:
+    if op.arity == 2 and op.mixed:
         cases += [p for p in MIXED_PAIRS if set(p) <= set(op.dtypes)]
     return cases
 

@@ -9,6 +9,8 @@ import pytest
 
 import fastt
 import fastt.nn.functional as F
+import op_table
+import test_op_rows
 from cuda_util import (DEVICE, assert_close, check, check_grad,
                        requires_device, to_dev, tol)
 
@@ -50,11 +52,13 @@ def ids(dtypes):
 
 
 # ------------------------------------------------------------ the rows --
-# The unary and binary rows of csrc/ops/elementwise.def (fastt._C._ew_rows,
-# with the dtypes the dispatch table registers: the CPU's list is the
-# CUDA column's too, tests/python/test_op_rows.py). A row bound by hand
-# names its callable here; the fused *_backward rows run through autograd
-# (test_activation_backward_ops).
+# The ops and dtypes are the Python op table's (tests/python/op_table.py,
+# the row's own OpInfo), run here on the device against the CPU. The op
+# table's dtypes are checked against what the dispatch table registers for
+# the device (test_device_registrations_are_the_op_tables below) and for
+# the CPU and torch (tests/python/test_op_rows.py). The internal rows
+# (op_table.INTERNAL_ROWS) run through autograd: test_trigamma_kernel,
+# test_activation_backward_ops.
 def _div_floor(a, b):
     return fastt.div(a, b, rounding_mode="floor")
 
@@ -69,29 +73,56 @@ def _digamma_grad(x):  # the trigamma kernel: digamma's derivative
     return x.grad
 
 
-HAND = {"gelu": fastt.gelu,
-        "gelu_tanh": lambda x: fastt.gelu(x, approximate="tanh"),
-        "trigamma": _digamma_grad, "div": fastt.div,
-        "div_floor": _div_floor, "div_trunc": _div_trunc,
-        "heaviside": fastt.heaviside,
-        "leaky_relu": lambda x: F.leaky_relu(x, 0.2)}
-_ROWS = [(r[0], r[1], [getattr(fastt, _name) for _name in
-                       (str(d).split(".")[-1] for d in r[5])])
-         for r in fastt._C._ew_rows() if not r[0].endswith("_backward")]
+_EW_ROWS = {r[0]: r for r in fastt._C._ew_rows()}
+_PRIMARY = {}  # row -> its own OpInfo
+for _op in op_table.OPS:
+    _PRIMARY.setdefault(_op.row, _op)
 
 
-def _fn(op):
-    return HAND[op] if op in HAND else getattr(fastt, op)
+_COL = 5 if DEVICE == "cpu" else 6  # the device's registrations
 
 
-# (name, fn, dtypes the rows register)
-UNARY = [(n, _fn(n), ds) for n, k, ds in _ROWS if k.startswith("Unary")]
-UNARY_CASES = [(n, f, d) for n, f, ds in UNARY for d in ds]
+def _kernel_dtypes(row):
+    """The compute dtypes the device registers for the row."""
+    return set(_EW_ROWS[row][_COL])
+
+
+# (row name, fn, the op table's dtypes, OpInfo)
+UNARY = [(n, op.fastt_fn, [getattr(fastt, d) for d in op.dtypes], op)
+         for n, op in _PRIMARY.items() if op.arity == 1]
+UNARY_CASES = [(n, f, d) for n, f, ds, _ in UNARY for d in ds]
+
+
+def _promoted(op, dtype):
+    """An input dtype the op layer converts before the kernel (integer
+    input of a Float-rule op): the device runs the float kernel of another
+    case, so one small check is enough."""
+    return dtype not in _kernel_dtypes(op)
+
+
+def test_device_registrations_are_the_op_tables():
+    """The device's kernels, as the op layer promotes to them, accept
+    exactly the op table's dtypes (those run below), for every row; the
+    internal rows register the float dtypes (the gradients)."""
+    for row in _EW_ROWS.values():
+        name = row[0]
+        if name in op_table.INTERNAL_ROWS:
+            assert {str(d).split(".")[-1] for d in row[_COL]} == \
+                set(op_table.FLOATS), name
+            continue
+        want = test_op_rows.accepted(row, row[_COL])
+        assert test_op_rows.table_dtypes(name) == want, (
+            f"{name}: the op table tests "
+            f"{sorted(test_op_rows.table_dtypes(name))}, the device takes "
+            f"{sorted(want)}")
 
 
 @pytest.mark.parametrize("op,fn,dtype", UNARY_CASES,
                          ids=[f"{n}-{name(d)}" for n, _, d in UNARY_CASES])
 def test_unary(op, fn, dtype):
+    if _promoted(op, dtype):
+        check(fn, make((7, 5), dtype, seed=1), what=f"{op} promoted")
+        return
     for shape in SHAPES:
         x = make(shape, dtype, seed=len(shape))
         check(fn, x, what=f"{op} {shape}")
@@ -136,7 +167,7 @@ def test_unary_special_values():
             -88.0, 1e30, math.inf, -math.inf, math.nan]
     for dtype in FLOATS:
         x = fastt.tensor(vals).to(dtype)
-        for op, fn, ds in UNARY:
+        for op, fn, ds, _ in UNARY:
             if dtype in ds:
                 check(fn, x, what=f"{op} special {name(dtype)}")
 
@@ -172,11 +203,13 @@ def test_unary_unsupported_dtype_raises_like_cpu():
 
 
 # --------------------------------------------------------------- binary --
-# (name, fn, dtypes, divisor must be nonzero for ints)
-NONZERO = ("div_floor", "div_trunc", "remainder", "fmod")
-BINARY = [(n, _fn(n), ds, n in NONZERO) for n, k, ds in _ROWS
-          if k.startswith("Binary")]
+# (row name, fn, the op table's dtypes, divisor must be nonzero for ints)
+BINARY = [(n, op.fastt_fn, [getattr(fastt, d) for d in op.dtypes],
+           op.nonzero_rhs) for n, op in _PRIMARY.items() if op.arity == 2]
+NONZERO = tuple(n for n, _, _, nz in BINARY if nz)
 BINARY_CASES = [(n, f, d, nz) for n, f, ds, nz in BINARY for d in ds]
+# The cases whose dtype is a kernel's (the promoted ones: test_binary).
+KERNEL_CASES = [c for c in BINARY_CASES if not _promoted(c[0], c[2])]
 
 
 def operands(op, shape_a, shape_b, dtype, seed=0):
@@ -190,9 +223,21 @@ def operands(op, shape_a, shape_b, dtype, seed=0):
     return a, b
 
 
+def test_binary_cases_are_the_rows():
+    names = {n for n, _, _, _ in BINARY}
+    assert {"add", "sub", "div", "div_floor", "div_trunc", "heaviside",
+            "pow"} <= names
+    assert set(NONZERO) == {"div", "div_floor", "div_trunc", "remainder",
+                            "fmod"}
+
+
 @pytest.mark.parametrize("op,fn,dtype,nz", BINARY_CASES,
                          ids=[f"{n}-{name(d)}" for n, _, d, _ in BINARY_CASES])
 def test_binary(op, fn, dtype, nz):
+    if _promoted(op, dtype):
+        a, b = operands(op, (7, 5), (5,), dtype, seed=1)
+        check(fn, a, b, what=f"{op} promoted")
+        return
     # Same shapes (the dense fast path), odd shapes, 0-size, 0-d.
     for shape in SHAPES + [()]:
         a, b = operands(op, shape, shape, dtype, seed=len(shape))
@@ -209,13 +254,12 @@ def test_binary(op, fn, dtype, nz):
           what=f"{op} both strided")
 
 
-@pytest.mark.parametrize("op,fn,dtype,nz", [
-    c for c in BINARY_CASES if c[2] in (fastt.float32, fastt.float16,
-                                        fastt.int8, fastt.int64,
-                                        fastt.bool)],
-    ids=[f"{n}-{name(d)}" for n, _, d, _ in BINARY_CASES
-         if d in (fastt.float32, fastt.float16, fastt.int8, fastt.int64,
-                  fastt.bool)])
+BIG_CASES = [c for c in KERNEL_CASES if c[2] in (
+    fastt.float32, fastt.float16, fastt.int8, fastt.int64, fastt.bool)]
+
+
+@pytest.mark.parametrize("op,fn,dtype,nz", BIG_CASES,
+                         ids=[f"{n}-{name(d)}" for n, _, d, _ in BIG_CASES])
 def test_binary_big(op, fn, dtype, nz):
     a, b = operands(op, (BIG + 1,), (BIG + 1,), dtype, seed=9)
     check(lambda x, y: fn(x[:-1], y[:-1]), a, b, what=f"{op} big")
@@ -231,7 +275,7 @@ def _scalar_for(op, dtype):
 
 
 # heaviside takes no Python number (torch).
-SCALAR_CASES = [c for c in BINARY_CASES if c[0] != "heaviside"]
+SCALAR_CASES = [c for c in KERNEL_CASES if c[0] != "heaviside"]
 
 
 @pytest.mark.parametrize("op,fn,dtype,nz", SCALAR_CASES,
@@ -394,6 +438,15 @@ def test_activation_backward_ops():
         for fn in (fastt.relu, fastt.sigmoid, fastt.tanh, F.silu, fastt.gelu,
                    lambda t: fastt.gelu(t, approximate="tanh")):
             check_grad(fn, x.requires_grad_(True), what=f"{fn} {dtype}")
+
+
+def test_trigamma_kernel():
+    """The trigamma row (internal: digamma's derivative), every float
+    dtype, dense and strided."""
+    for dtype in FLOATS:
+        x = make((37, 11), dtype, seed=6, low=0.2, high=6.0)
+        check(_digamma_grad, x, what=f"trigamma {name(dtype)}")
+        check(lambda t: _digamma_grad(t.t()), x, what="trigamma strided")
 
 
 # -------------------------------------------------------------- ternary --

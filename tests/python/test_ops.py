@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 import fastt
-from op_table import (ALL, OPS, REDUCTIONS, SHAPES_BINARY, SHAPES_UNARY,
-                      TOL, common_dtype, dtype_cases, promote, random_array,
-                      result_dtype, to_fastt)
+from op_table import (ALL, DTYPE_DIVERGENCES, OPS, REDUCTIONS,
+                      SHAPES_BINARY, SHAPES_UNARY, TOL, common_dtype,
+                      dtype_cases, promote, random_array, result_dtype,
+                      to_fastt)
 
 try:
     import torch
@@ -113,15 +114,42 @@ def _to_torch(t):
     return torch.from_dlpack(t)
 
 
+def _torch_takes(op, dtypes):  # not a dtype only fastt accepts
+    fastt_only = DTYPE_DIVERGENCES.get(op.name, (frozenset(),))[0]
+    return not set(dtypes) & fastt_only
+
+
+# Values torch computes differently, by (OpInfo name, input dtypes):
+# strict xfails (a fix fails as XPASS until its entry goes).
+TORCH_VALUE_XFAILS = {
+    (name, dts): "torch rounds the 16-bit quotient before truncating "
+    "(trunc(-22.995) gives -23); fastt truncates the float32 quotient "
+    "(-22, as NumPy): to decide in kernels/functors.h DivTrunc"
+    for name, dts in [("div_trunc", ("float16", "float16")),
+                      ("div_trunc", ("bfloat16", "bfloat16")),
+                      ("div_trunc", ("int16", "bfloat16"))]}
+
+
+def _torch_case(op, dtypes, case_id):
+    why = TORCH_VALUE_XFAILS.get((op.name, tuple(dtypes)))
+    marks = [pytest.mark.xfail(raises=AssertionError, strict=True,
+                               reason=why)] if why else []
+    return pytest.param(op, dtypes, id=case_id, marks=marks)
+
+
+TORCH_CASES = [_torch_case(o, d, i) for (o, d), i in zip(CASES, IDS)
+               if _torch_takes(o, d)]
+
+
 @pytest.mark.skipif(torch is None, reason="torch not installed")
-@pytest.mark.parametrize("op,dtypes", CASES, ids=IDS)
+@pytest.mark.parametrize("op,dtypes", TORCH_CASES)
 def test_op_against_torch(op, dtypes):
     tfn = torch
     for part in (op.torch_name or op.name).split("."):
         tfn = getattr(tfn, part)
     for case, inputs in _samples(op, dtypes, seed=1):
         out = op.fastt_fn(*inputs)
-        ref = tfn(*[_to_torch(t) for t in inputs])
+        ref = tfn(*[_to_torch(t) for t in inputs], **op.torch_kwargs)
         # The table's rule is torch's (so the NumPy test checks torch's
         # dtypes), and fastt gives it.
         want = result_dtype(op, dtypes, [t.ndim for t in inputs])
