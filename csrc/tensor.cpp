@@ -390,6 +390,67 @@ Tensor Tensor::view(IntList req) const {
   FASTT_RETURN_VIEW(Reshape, make_view(impl_, nd, shape, strides, impl_->offset));
 }
 
+namespace {
+// view(dtype) between element sizes `from` and `to` bytes: the last dim
+// (dense) is rescaled, and the offset and the other strides, counted in
+// elements, are converted; each must divide evenly (torch's checks).
+void rescale_for_dtype(int nd, int64_t* sizes, int64_t* strides,
+                       int64_t* offset, DType from_dtype, DType to_dtype) {
+  const int64_t from = int64_t(itemsize(from_dtype));
+  const int64_t to = int64_t(itemsize(to_dtype));
+  const char* a = dtype_name(from_dtype);
+  const char* b = dtype_name(to_dtype);
+  FASTT_CHECK(nd > 0, RuntimeError,
+              "self.dim() cannot be 0 to view {} as {} (different element "
+              "sizes)",
+              a, b);
+  FASTT_CHECK(strides[nd - 1] == 1, RuntimeError,
+              "self.stride(-1) must be 1 to view {} as {} (different element "
+              "sizes), but got {}",
+              a, b, strides[nd - 1]);
+  if (from > to) {
+    const int64_t r = from / to;
+    for (int i = 0; i < nd - 1; ++i) strides[i] *= r;
+    sizes[nd - 1] *= r;
+    *offset *= r;
+    return;
+  }
+  const int64_t r = to / from;
+  FASTT_CHECK(sizes[nd - 1] % r == 0, RuntimeError,
+              "self.size(-1) must be divisible by {} to view {} as {} "
+              "(different element sizes), but got {}",
+              r, a, b, sizes[nd - 1]);
+  FASTT_CHECK(*offset % r == 0, RuntimeError,
+              "self.storage_offset() must be divisible by {} to view {} as {} "
+              "(different element sizes), but got {}",
+              r, a, b, *offset);
+  for (int i = 0; i < nd - 1; ++i) {
+    FASTT_CHECK(strides[i] % r == 0, RuntimeError,
+                "self.stride({}) must be divisible by {} to view {} as {} "
+                "(different element sizes), but got {}",
+                i, r, a, b, strides[i]);
+    strides[i] /= r;
+  }
+  sizes[nd - 1] /= r;
+  *offset /= r;
+}
+}  // namespace
+
+// Not an autograd view: torch marks view(dtype) non-differentiable, and a
+// view's history (CopySlices onto its base) assumes the base's dtype.
+Tensor Tensor::view_dtype(DType dtype) const {
+  require_defined(*this, "view");
+  const int nd = impl_->ndim;
+  int64_t sizes[kMaxDims], strides[kMaxDims];
+  std::copy(impl_->sizes, impl_->sizes + nd, sizes);
+  std::copy(impl_->strides, impl_->strides + nd, strides);
+  int64_t offset = impl_->offset;
+  if (fastt::itemsize(dtype) != itemsize())
+    rescale_for_dtype(nd, sizes, strides, &offset, impl_->dtype, dtype);
+  return from_storage(impl_->storage, IntList(sizes, size_t(nd)),
+                      IntList(strides, size_t(nd)), offset, dtype);
+}
+
 Tensor Tensor::reshape(IntList req) const {
   require_defined(*this, "reshape");
   int64_t shape[kMaxDims], strides[kMaxDims];

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -56,6 +57,10 @@ class IntList {
   const int64_t* data_ = nullptr;
   size_t size_ = 0;
 };
+
+namespace indexing {
+class TensorIndexList;  // ops/indexing.h
+}  // namespace indexing
 
 namespace autograd {
 struct Node;
@@ -174,6 +179,13 @@ class Tensor {
 
   // ---- Views (share storage; no data is copied) ----
   Tensor view(IntList sizes) const;
+  // The same bytes as another dtype (torch's view(dtype)). A template so
+  // that view({}) still means the 0-d shape, not a value-initialised DType.
+  template <class D, std::enable_if_t<std::is_same_v<D, DType>, int> = 0>
+  Tensor view(D dtype) const {
+    return view_dtype(dtype);
+  }
+  Tensor view_dtype(DType dtype) const;
   Tensor reshape(IntList sizes) const;  // a view when possible, else a copy
   Tensor transpose(int64_t d0, int64_t d1) const;
   Tensor permute(IntList dims) const;
@@ -194,6 +206,13 @@ class Tensor {
   Tensor diagonal(int64_t offset = 0, int64_t d0 = 0, int64_t d1 = 1) const;
   Tensor unfold(int64_t d, int64_t size, int64_t step) const;
   Tensor alias() const;  // a new TensorImpl over the same data
+
+  // ---- t[...] with torch's rules (the items: ops/indexing.h) ----
+  // x.index({Slice(1, None), None, 0}) is x[1:, None, 0]: a view unless an
+  // item is a tensor or a bool. index_put_ writes x[...] = value.
+  Tensor index(indexing::TensorIndexList indices) const;
+  Tensor& index_put_(indexing::TensorIndexList indices, const Tensor& value);
+  Tensor& index_put_(indexing::TensorIndexList indices, const Scalar& value);
 
   // ---- Copies ----
   Tensor contiguous() const;  // self when already contiguous

@@ -10,9 +10,9 @@
 
 #include "csrc/allocator.h"
 
-#include "autograd/functions.h"
 #include "csrc/ops/elementwise.h"
 #include "csrc/ops/factory.h"
+#include "csrc/ops/out.h"
 #include "csrc/parallel.h"
 
 namespace fastt {
@@ -305,22 +305,7 @@ void parse_args(const Signature& sig, PyObject* const* args, Py_ssize_t nargs,
 
 PyObject* store_out(PyObject* out, const Tensor& r, const char* name) {
   to_tensor(out, "out");
-  Tensor& o = unwrap_mut(out);
-  autograd::check_out(name, autograd::should_record(r, o));
-  FASTT_CHECK(can_cast(r.dtype(), o.dtype()), RuntimeError,
-              "{}: result type {} can't be cast to the desired output type {}",
-              name, dtype_name(r.dtype()), dtype_name(o.dtype()));
-  if (!o.sizes().equals(r.sizes())) {
-    // torch resizes an empty out silently (others with a warning; we refuse
-    // those, as the core's _out ops do).
-    FASTT_CHECK(o.numel() == 0, RuntimeError,
-                "{}: output with shape [{}] doesn't match the result shape "
-                "[{}]",
-                name, fmt::join(o.sizes().begin(), o.sizes().end(), ", "),
-                fmt::join(r.sizes().begin(), r.sizes().end(), ", "));
-    o = Tensor::empty(r.sizes(), o.dtype(), o.device());
-  }
-  o.copy_(r);
+  fastt::assign_out(unwrap_mut(out), r, name);
   Py_INCREF(out);
   return out;
 }

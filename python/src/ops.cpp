@@ -12,6 +12,7 @@
 #include "csrc/generator.h"
 #include "csrc/ops/elementwise.h"
 #include "csrc/ops/factory.h"
+#include "csrc/ops/out.h"
 #include "csrc/parallel.h"
 
 namespace fastt {
@@ -22,19 +23,14 @@ static inline Tensor& out_tensor(PyObject* o) {
   return unwrap_mut(const_cast<PyObject*>(o));
 }
 // out= given as an empty tensor takes the result's shape (torch resizes it
-// without a warning); other mismatches stay errors of the core _out op.
+// without a warning, csrc/ops/out.h); other mismatches stay errors of the
+// core _out op.
 static inline Tensor& out_resized(PyObject* o, IntList shape) {
-  Tensor& t = out_tensor(o);
-  if (t.numel() == 0 && !t.sizes().equals(shape))
-    t = Tensor::empty(shape, t.dtype(), t.device());
-  return t;
+  return fastt::resize_out(out_tensor(o), shape);
 }
 static inline Tensor& out_broadcast(PyObject* o, const Tensor& a,
                                     const Tensor& b, const char* op) {
-  if (out_tensor(o).numel() != 0) return out_tensor(o);
-  int64_t shape[kMaxDims];
-  int n = broadcast_shapes(a.sizes(), b.sizes(), shape, op);
-  return out_resized(o, IntList(shape, size_t(n)));
+  return fastt::resize_out(out_tensor(o), a, b, op);
 }
 
 // ---- Unary elementwise: name(), name_(), name(out=) ----
@@ -249,9 +245,8 @@ FASTT_METHOD(div) {
   if (given(a[2])) {
     to_tensor(a[2], "out");
     Tensor b = to_tensor_like(a[0], "other");
-    Tensor r = mode ? fastt::div(t, b, mode) : fastt::div(t, b);
-    out_tensor(a[2]).copy_(r);
-    return return_self(a[2]);
+    return store_out(a[2], mode ? fastt::div(t, b, mode) : fastt::div(t, b),
+                     "div");
   }
   if (is_tensor(a[0])) {
     const Tensor& b = unwrap(a[0]);
@@ -453,62 +448,11 @@ FASTT_BIND_METHOD(masked_fill_, 2, fastt::masked_fill_(tm, mask, value),
                   (Tensor, mask), (Scalar, value))
 
 // ---- Views ----
-// view(dtype): the same bytes as another dtype (torch's rules for a
-// different element size: the last dim is contiguous and rescales).
-__attribute__((noinline, cold)) static Tensor view_as_dtype(const Tensor& t,
-                                                          DType d) {
-  int64_t from = int64_t(t.itemsize()), to = int64_t(fastt::itemsize(d));
-  int64_t n = t.dim();
-  int64_t sizes[kMaxDims], strides[kMaxDims];
-  for (int64_t i = 0; i < n; ++i) {
-    sizes[i] = t.sizes()[i];
-    strides[i] = t.strides()[i];
-  }
-  int64_t offset = t.storage_offset();
-  if (from != to) {
-    FASTT_CHECK(n > 0, RuntimeError,
-                "self.dim() cannot be 0 to view {} as {} (different element "
-                "sizes)", dtype_name(t.dtype()), dtype_name(d));
-    FASTT_CHECK(strides[n - 1] == 1, RuntimeError,
-                "self.stride(-1) must be 1 to view {} as {} (different "
-                "element sizes), but got {}", dtype_name(t.dtype()),
-                dtype_name(d), strides[n - 1]);
-    if (from > to) {
-      int64_t r = from / to;
-      for (int64_t i = 0; i < n - 1; ++i) strides[i] *= r;
-      sizes[n - 1] *= r;
-      offset *= r;
-    } else {
-      int64_t r = to / from;
-      FASTT_CHECK(sizes[n - 1] % r == 0, RuntimeError,
-                  "self.size(-1) must be divisible by {} to view {} as {} "
-                  "(different element sizes), but got {}", r,
-                  dtype_name(t.dtype()), dtype_name(d), sizes[n - 1]);
-      FASTT_CHECK(offset % r == 0, RuntimeError,
-                  "self.storage_offset() must be divisible by {} to view {} "
-                  "as {} (different element sizes), but got {}", r,
-                  dtype_name(t.dtype()), dtype_name(d), offset);
-      for (int64_t i = 0; i < n - 1; ++i) {
-        FASTT_CHECK(strides[i] % r == 0, RuntimeError,
-                    "self.stride({}) must be divisible by {} to view {} as {} "
-                    "(different element sizes), but got {}", i, r,
-                    dtype_name(t.dtype()), dtype_name(d), strides[i]);
-        strides[i] /= r;
-      }
-      sizes[n - 1] /= r;
-      offset /= r;
-    }
-  }
-  return Tensor::from_storage(t.storage(), IntList(sizes, size_t(n)),
-                              IntList(strides, size_t(n)), offset, d);
-}
-
 FASTT_METHOD(view) {
   FASTT_PY_BEGIN
   const Tensor& t = to_tensor(self, "input");
   if (nargs == 1 && !kwnames && Py_TYPE(args[0]) == &DTypeType)
-    return wrap(
-        view_as_dtype(t, reinterpret_cast<DTypeObject*>(args[0])->dtype));
+    return wrap(t.view_dtype(reinterpret_cast<DTypeObject*>(args[0])->dtype));
   if (kwnames) {
     static const Signature sig{"view", {"size"}, 1};
     PyObject* a[1];

@@ -2,6 +2,7 @@
 // tensor (strided, any dtype) back as doubles, and round doubles the way a
 // dtype stores them. Add helpers here only when two test files need them.
 #pragma once
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -119,6 +120,25 @@ inline bool close(double a, double b, double rtol, double atol) {
   if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
   if (std::isinf(a) || std::isinf(b)) return a == b;
   return std::fabs(a - b) <= atol + rtol * std::fabs(b);
+}
+
+// A tensor that claims to live on cuda:0 over a host buffer kept alive by
+// the test (never freed through a device allocator): device checks can be
+// tested on a CPU-only build.
+inline void keep_buffer(void*, void*, size_t) {}  // the test owns the buffers
+inline Tensor fake_cuda(IntList sizes, DType dt) {
+  static std::vector<std::vector<char>> buffers;
+  int64_t n = 1;
+  for (int64_t s : sizes) n *= s;
+  buffers.emplace_back(size_t(std::max<int64_t>(n, 1)) * itemsize(dt) + 64,
+                       0);
+  Storage* st = Storage::wrap(buffers.back().data(), buffers.back().size(),
+                              Device(DeviceType::CUDA), keep_buffer, nullptr);
+  std::vector<int64_t> strides(sizes.size());
+  contiguous_strides(sizes, strides.data());
+  Tensor t = Tensor::from_storage(st, sizes, strides, 0, dt);
+  st->decref();
+  return t;
 }
 
 }  // namespace test

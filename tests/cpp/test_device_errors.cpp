@@ -27,25 +27,6 @@ bool cuda_backend_present() {
              nullptr;
 }
 
-void keep_buffer(void*, void*, size_t) {}  // the test owns the buffers
-
-// A tensor that claims to live on cuda:0 over a host buffer kept alive by
-// the test (never freed through a device allocator).
-Tensor fake_cuda(IntList sizes, DType dt) {
-  static std::vector<std::vector<char>> buffers;
-  int64_t n = 1;
-  for (int64_t s : sizes) n *= s;
-  buffers.emplace_back(size_t(std::max<int64_t>(n, 1)) * itemsize(dt) + 64,
-                       0);
-  Storage* st = Storage::wrap(buffers.back().data(), buffers.back().size(),
-                              Device(DeviceType::CUDA), keep_buffer, nullptr);
-  std::vector<int64_t> strides(sizes.size());
-  contiguous_strides(sizes, strides.data());
-  Tensor t = Tensor::from_storage(st, sizes, strides, 0, dt);
-  st->decref();
-  return t;
-}
-
 }  // namespace
 
 TEST_CASE("ops that mix devices raise instead of touching memory",

@@ -6,6 +6,8 @@
 //   #include <fastt/fastt.hpp>
 //   fastt::Tensor x = fastt::randn({4, 3});
 //   fastt::Tensor y = fastt::relu(fastt::matmul(x, w) + b);
+//   using namespace fastt::indexing;
+//   fastt::Tensor z = y.index({Slice(1, None), None});  // y[1:, None]
 #pragma once
 #include <ostream>
 
