@@ -480,14 +480,16 @@ Tensor gelu(const Tensor& a, const char* approximate) {
     gelu_op(approximate);  // validates before recording
     return autograd::gelu(a, approximate);
   }
-  return unary(gelu_op(approximate), Rule::Float, a);
+  const Op op = gelu_op(approximate);
+  return unary(op, rule_of(op), a);
 }
 Tensor& gelu_(Tensor& a, const char* approximate) {
   if (autograd::should_record(a))
     return autograd::inplace(a, "gelu_", [&](const Tensor& s) {
       return gelu(s, approximate);
     });
-  return unary_out(gelu_op(approximate), Rule::Float, a, a);
+  const Op op = gelu_op(approximate);
+  return unary_out(op, rule_of(op), a, a);
 }
 Tensor leaky_relu(const Tensor& a, double slope) {
   if (autograd::should_record(a)) return autograd::leaky_relu(a, slope);

@@ -450,7 +450,10 @@ TEST_CASE("gelu, leaky_relu and NaN propagation", "[elementwise]") {
     check_values(y, lr, dt, "leaky_relu_");
   }
   CHECK_THROWS_AS(gelu(make({1}, {1}, DType::Float32), "fast"), ValueError);
-  CHECK(gelu(make({1, 2}, {2}, DType::Int64)).dtype() == DType::Float32);
+  // torch: no integer gelu or leaky_relu (their rows' rule is Same).
+  CHECK_THROWS_AS(gelu(make({1, 2}, {2}, DType::Int64)), NotImplementedError);
+  CHECK_THROWS_AS(leaky_relu(make({1, 2}, {2}, DType::Int32), 0.1),
+                  NotImplementedError);
   double nan = std::numeric_limits<double>::quiet_NaN();
   Tensor n = make({nan, -1, 2}, {3}, DType::Float32);
   CHECK(std::isnan(get(relu(n), 0)));

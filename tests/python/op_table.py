@@ -189,14 +189,14 @@ OPS = [
     unary("sigmoid", _sigmoid, ALL, result="float"),
     unary("silu", lambda x: x * _sigmoid(x), FLOATS,
           torch_name="nn.functional.silu"),
-    OpInfo("gelu", lambda x: fastt.gelu(x), _gelu, ALL, domain=(-5, 5),
-           torch_name="nn.functional.gelu", result="float"),
+    OpInfo("gelu", lambda x: fastt.gelu(x), _gelu, FLOATS, domain=(-5, 5),
+           torch_name="nn.functional.gelu"),
     OpInfo("gelu_tanh", lambda x: fastt.gelu(x, approximate="tanh"),
-           _gelu_tanh, ALL, domain=(-5, 5), torch_name="nn.functional.gelu",
-           torch_kwargs={"approximate": "tanh"}, result="float"),
+           _gelu_tanh, FLOATS, domain=(-5, 5), torch_name="nn.functional.gelu",
+           torch_kwargs={"approximate": "tanh"}),
     OpInfo("leaky_relu", lambda x: fastt.nn.functional.leaky_relu(x),
-           lambda x: np.where(x > 0, x, 0.01 * x), ALL,
-           torch_name="nn.functional.leaky_relu", result="float"),
+           lambda x: np.where(x > 0, x, 0.01 * x), FLOATS,
+           torch_name="nn.functional.leaky_relu"),
     unary("erf", _erf, ALL, domain=(-3, 3), result="float"),
     unary("reciprocal", lambda x: 1 / x, ALL, domain=(0.5, 4),
           result="float"),
@@ -292,17 +292,13 @@ INTERNAL_ROWS = {
 # name: (fastt only, torch only, why). Exact: test_op_rows.py fails when a
 # divergence is fixed until its entry goes. test_ops.py compares with torch
 # only on the dtypes both take.
-_INTS_BOOL = frozenset(BOOL + INTS)
 DTYPE_DIVERGENCES = {
     "nextafter": (frozenset(), frozenset({"float16", "bfloat16"}),
                   "16-bit nextafter needs a step on the 16-bit bits; the "
                   "functor computes in float32"),
-    # The rows' rule column is Float: integer and bool inputs promote to
-    # float32, where torch's kernels raise (not implemented for 'Long').
-    "gelu": (_INTS_BOOL, frozenset(), "row rule Float; torch raises"),
-    "gelu_tanh": (_INTS_BOOL, frozenset(), "row rule Float; torch raises"),
-    "leaky_relu": (_INTS_BOOL, frozenset(), "row rule Float; torch raises"),
-    # The pow row's dtype column is AllTypes; torch.pow has no bool kernel.
+    # The pow row's dtype column is AllTypes: torch has no bool kernel
+    # (pow(bool, bool) raises) but takes bool with a Python number, which
+    # promotes it or, for an exponent of True, keeps it.
     "pow": (frozenset({"bool"}), frozenset(), "row dtypes AllTypes; torch "
             "raises on bool"),
 }
