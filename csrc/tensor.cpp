@@ -550,6 +550,28 @@ Tensor Tensor::squeeze(int64_t dim) const {
                     make_view(impl_, k, sizes, strides, impl_->offset));
 }
 
+Tensor Tensor::squeeze(IntList dims) const {
+  require_defined(*this, "squeeze");
+  const int nd = impl_->ndim;
+  bool drop[kMaxDims] = {};
+  for (int64_t d : dims) {
+    const int64_t w = wrap_dim(d, nd, "squeeze");
+    FASTT_CHECK(nd == 0 || !drop[w], RuntimeError,
+                "dim {} appears multiple times in the list of dims", w);
+    if (nd > 0) drop[w] = impl_->sizes[w] == 1;
+  }
+  int64_t sizes[kMaxDims], strides[kMaxDims];
+  int k = 0;
+  for (int d = 0; d < nd; ++d) {
+    if (drop[d]) continue;
+    sizes[k] = impl_->sizes[d];
+    strides[k++] = impl_->strides[d];
+  }
+  if (k == nd) return alias();
+  FASTT_RETURN_VIEW(Reshape,
+                    make_view(impl_, k, sizes, strides, impl_->offset));
+}
+
 Tensor Tensor::unsqueeze(int64_t dim) const {
   require_defined(*this, "unsqueeze");
   const int nd = impl_->ndim;

@@ -193,6 +193,8 @@ class Tensor {
   Tensor mT() const;  // transpose of the last two dims
   Tensor squeeze() const;
   Tensor squeeze(int64_t d) const;
+  // The listed dims of size 1 (torch's squeeze(dims); each dim once).
+  Tensor squeeze(IntList dims) const;
   Tensor unsqueeze(int64_t d) const;
   Tensor expand(IntList sizes) const;
   Tensor expand_as(const Tensor& other) const { return expand(other.sizes()); }

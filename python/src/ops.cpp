@@ -538,28 +538,8 @@ FASTT_METHOD(t) {
   FASTT_PY_END
 }
 FASTT_FN(t)
-FASTT_METHOD(squeeze) {
-  FASTT_PY_BEGIN
-  const Tensor& t = to_tensor(self, "input");
-  static const Signature sig{"squeeze", {"dim"}, 0};
-  PyObject* a[1];
-  parse_args(sig, args, nargs, kwnames, a);
-  if (!given(a[0])) return wrap(t.squeeze());
-  if (PyTuple_Check(a[0]) || PyList_Check(a[0])) {
-    SmallInts s;
-    parse_ints(a[0], &s, "squeeze");
-    // Squeeze from the highest dim down so indices stay valid.
-    int64_t dims[kMaxDims];
-    for (int i = 0; i < s.n; ++i) dims[i] = wrap_dim(s.v[i], t.dim(), "squeeze");
-    std::sort(dims, dims + s.n);
-    Tensor r = t;
-    for (int i = s.n - 1; i >= 0; --i) r = r.squeeze(dims[i]);
-    return wrap(std::move(r));
-  }
-  return wrap(t.squeeze(to_int(a[0], "dim")));
-  FASTT_PY_END
-}
-FASTT_FN(squeeze)
+FASTT_BIND(squeeze, 0, dim.given ? t.squeeze(IntList(dim)) : t.squeeze(),
+           (OptInts, dim))
 FASTT_BIND(unsqueeze, 1, t.unsqueeze(dim), (Int, dim))
 FASTT_BIND(flatten, 0, t.flatten(start_dim, end_dim), (IntOr<0>, start_dim),
            (IntOr<-1>, end_dim))
@@ -567,27 +547,16 @@ FASTT_BIND(unflatten, 2, t.unflatten(dim, sizes), (Int, dim), (Ints, sizes))
 FASTT_BIND(narrow, 3, t.narrow(dim, start, length), (Int, dim), (Int, start),
            (Int, length))
 FASTT_BIND(select, 2, t.select(dim, index), (Int, dim), (Int, index))
-FASTT_METHOD(as_strided) {
-  FASTT_PY_BEGIN
-  const Tensor& t = to_tensor(self, "input");
-  static const Signature sig{"as_strided", {"size", "stride", "storage_offset"},
-                             2};
-  PyObject* a[3];
-  parse_args(sig, args, nargs, kwnames, a);
-  SmallInts sz, st;
-  parse_ints(a[0], &sz, "as_strided");
-  parse_ints(a[1], &st, "as_strided");
-  int64_t offset = -1;  // C++'s "keep the current offset"
-  if (given(a[2])) {
-    offset = to_int(a[2], "storage_offset");
-    // An explicit -1 must not turn into that sentinel (torch raises).
-    FASTT_CHECK(offset >= 0, RuntimeError,
-                "as_strided: invalid storage offset {}", offset);
-  }
-  return wrap(t.as_strided(sz.list(), st.list(), offset));
-  FASTT_PY_END
+// storage_offset: an explicit -1 must not become the core's "keep the
+// current offset" sentinel (torch raises).
+static int64_t storage_offset_arg(std::optional<int64_t> o) {
+  FASTT_CHECK(!o || *o >= 0, RuntimeError,
+              "as_strided: invalid storage offset {}", *o);
+  return o.value_or(-1);
 }
-FASTT_FN(as_strided)
+FASTT_BIND(as_strided, 2,
+           t.as_strided(size, stride, storage_offset_arg(storage_offset)),
+           (Ints, size), (Ints, stride), (OptInt, storage_offset))
 FASTT_BIND(diagonal, 0, t.diagonal(offset, dim1, dim2), (IntOr<0>, offset),
            (IntOr<0>, dim1), (IntOr<1>, dim2))
 FASTT_BIND_METHOD(unfold, 3, t.unfold(dimension, size, step), (Int, dimension),
@@ -1082,8 +1051,7 @@ PyMethodDef g_tensor_methods[] = {
     FASTT_METHOD_ENTRY(permute)
     FASTT_KW("swapaxes", m_transpose, nullptr),
     FASTT_KW("swapdims", m_transpose, nullptr),
-    FASTT_METHOD_ENTRY(t) FASTT_METHOD_ENTRY(squeeze)
-    FASTT_METHOD_ENTRY(as_strided)
+    FASTT_METHOD_ENTRY(t)
     FASTT_METHOD_ENTRY(contiguous) FASTT_METHOD_ENTRY(clone)
     FASTT_METHOD_ENTRY(detach)
     FASTT_METHOD_ENTRY(zero_)
@@ -1146,7 +1114,7 @@ PyMethodDef g_module_functions[] = {
     FASTT_FN_ENTRY(clamp) FASTT_FN_ENTRY(clamp_)
     FASTT_FN_ENTRY(reshape) FASTT_FN_ENTRY(permute)
     FASTT_KW("swapaxes", f_transpose, nullptr),
-    FASTT_FN_ENTRY(t) FASTT_FN_ENTRY(squeeze) FASTT_FN_ENTRY(as_strided)
+    FASTT_FN_ENTRY(t)
     FASTT_FN_ENTRY(clone) FASTT_FN_ENTRY(detach)
     FASTT_FN_ENTRY(zero_)
     FASTT_O("numel", f_numel, nullptr),

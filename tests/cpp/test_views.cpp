@@ -141,6 +141,16 @@ TEST_CASE("squeeze and unsqueeze", "[views]") {
   CHECK(scalar_tensor(1, DType::Float32).squeeze().dim() == 0);
   CHECK(scalar_tensor(1, DType::Float32).squeeze(0).dim() == 0);
   CHECK(iota({1, 1}).squeeze().dim() == 0);
+  // squeeze(dims): the listed size-1 dims, as one view (torch).
+  CHECK(vec(x.squeeze(IntList{0, 2}).sizes()) == V{3, 2});
+  CHECK(vec(x.squeeze(IntList{0, 1}).sizes()) == V{3, 1, 2});
+  CHECK(vec(x.squeeze(IntList{-2, 0}).strides()) == V{2, 1});
+  CHECK(vec(x.squeeze(IntList{}).sizes()) == V{1, 3, 1, 2});
+  CHECK(x.squeeze(IntList{0, 2}).storage() == x.storage());
+  CHECK_THROWS_AS(x.squeeze(IntList{0, 0}), RuntimeError);
+  CHECK_THROWS_AS(x.squeeze(IntList{0, -4}), RuntimeError);
+  CHECK_THROWS_AS(x.squeeze(IntList{5}), IndexError);
+  CHECK(scalar_tensor(1, DType::Float32).squeeze(IntList{0}).dim() == 0);
 
   Tensor y = iota({3, 2});
   CHECK(vec(y.unsqueeze(0).sizes()) == V{1, 3, 2});
