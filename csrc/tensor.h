@@ -21,45 +21,54 @@ namespace fastt {
 
 constexpr int kMaxDims = 16;
 
-// A non-owning view of int64 values: sizes, strides, dims.
-class IntList {
+// A non-owning view of a run of T: a braced list, a vector, or a pointer
+// and a size (IntList below; the index items of ops/indexing.h).
+template <class T>
+class ListRef {
  public:
-  IntList() = default;
-  IntList(const int64_t* data, size_t size) : data_(data), size_(size) {}
+  ListRef() = default;
+  ListRef(const T* data, size_t size) : data_(data), size_(size) {}
   // For arguments like f({2, 3}): the braced list lives until the end of
-  // the full expression, so never store an IntList made from one.
+  // the full expression, so never store a ListRef made from one.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Winit-list-lifetime"
 #endif
-  IntList(std::initializer_list<int64_t> l)
-      : data_(l.begin()), size_(l.size()) {}
+  ListRef(std::initializer_list<T> l) : data_(l.begin()), size_(l.size()) {}
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif
-  IntList(const std::vector<int64_t>& v) : data_(v.data()), size_(v.size()) {}
-  IntList(const int64_t& single) : data_(&single), size_(1) {}
-  const int64_t* begin() const { return data_; }
-  const int64_t* end() const { return data_ + size_; }
-  const int64_t* data() const { return data_; }
+  ListRef(const std::vector<T>& v) : data_(v.data()), size_(v.size()) {}
+  const T* begin() const { return data_; }
+  const T* end() const { return data_ + size_; }
+  const T* data() const { return data_; }
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
-  int64_t operator[](size_t i) const { return data_[i]; }
-  std::vector<int64_t> vec() const { return {begin(), end()}; }
+  const T& operator[](size_t i) const { return data_[i]; }
+  std::vector<T> vec() const { return {begin(), end()}; }
+
+ protected:
+  const T* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+// int64 values: sizes, strides, dims; one int converts to a list of one.
+class IntList : public ListRef<int64_t> {
+ public:
+  using ListRef::ListRef;
+  IntList() = default;
+  IntList(const int64_t& single) : ListRef(&single, 1) {}
   bool equals(IntList o) const {
     if (size_ != o.size_) return false;
     for (size_t i = 0; i < size_; ++i)
       if (data_[i] != o.data_[i]) return false;
     return true;
   }
-
- private:
-  const int64_t* data_ = nullptr;
-  size_t size_ = 0;
 };
 
 namespace indexing {
-class TensorIndexList;  // ops/indexing.h
+class TensorIndex;  // ops/indexing.h
+using TensorIndexList = ListRef<TensorIndex>;
 }  // namespace indexing
 
 namespace autograd {

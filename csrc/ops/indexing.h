@@ -86,36 +86,6 @@ class TensorIndex {
   fastt::Tensor tensor_;
 };
 
-// A non-owning view of index items (like IntList): a braced list, a vector
-// or an array.
-class TensorIndexList {
- public:
-  TensorIndexList() = default;
-  TensorIndexList(const TensorIndex* data, size_t size)
-      : data_(data), size_(size) {}
-  // The braced list lives until the end of the full expression, so never
-  // store a TensorIndexList made from one.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Winit-list-lifetime"
-#endif
-  TensorIndexList(std::initializer_list<TensorIndex> l)
-      : data_(l.begin()), size_(l.size()) {}
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
-  TensorIndexList(const std::vector<TensorIndex>& v)
-      : data_(v.data()), size_(v.size()) {}
-  const TensorIndex* begin() const { return data_; }
-  const TensorIndex* end() const { return data_ + size_; }
-  size_t size() const { return size_; }
-  const TensorIndex& operator[](size_t i) const { return data_[i]; }
-
- private:
-  const TensorIndex* data_ = nullptr;
-  size_t size_ = 0;
-};
-
 // self[items] with torch's rules (what Tensor::index calls past its fast
 // paths; libtorch's name).
 Tensor get_item(const Tensor& self, TensorIndexList items);
