@@ -155,6 +155,11 @@ template <class R, class... A>
 std::string stub_result(R (*)(A...)) {
   return StubOf<std::decay_t<R>>::get();
 }
+// A function row has no self to return: its call must not be in-place.
+template <class R, class... A>
+constexpr bool returns_reference(R (*)(A...)) {
+  return std::is_reference<R>::value;
+}
 
 // ---- argument readers: Reader::read(slot or NULL, keyword name) ----
 namespace rd {
@@ -620,4 +625,6 @@ inline void bind_args(const Signature& sig, int n, PyObject* const* args,
     FASTT_BIND_BODY(f_##name, nullptr, ::fastt::py::NoSelf{}, __VA_ARGS__)   \
     FASTT_PY_END                                                             \
   }                                                                          \
+  static_assert(!::fastt::py::returns_reference(&call_f_##name),             \
+                "a function row's call returns a new value, not self");      \
   FASTT_BIND_ROW(name, f_##name, Function)

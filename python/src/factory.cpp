@@ -337,20 +337,25 @@ FASTT_BIND_METHOD(normal_, 0, fastt::normal_(tm, mean, std, generator),
                   (Kw<DefaultGenerator>, generator))
 FASTT_BIND_METHOD(random_, 2, fastt::random_(tm, from, to, generator),
                   (Int, from), (Int, to), (Kw<DefaultGenerator>, generator))
-static PyObject* m_bernoulli_(PyObject* self, PyObject* const* args,
-                              Py_ssize_t nargs, PyObject* kwnames) {
-  FASTT_PY_BEGIN
-  static const Signature sig{"bernoulli_", {"p", "$generator"}, 0};
-  PyObject* a[2];
-  parse_args(sig, args, nargs, kwnames, a);
-  if (given(a[0]) && is_tensor(a[0]))
-    fastt::bernoulli_(unwrap_mut(self), unwrap(a[0]));
-  else
-    fastt::bernoulli_(unwrap_mut(self), given(a[0]) ? to_double(a[0], "p") : 0.5);
-  Py_INCREF(self);
-  return self;
-  FASTT_PY_END
-}
+namespace rd {
+// bernoulli_'s p: a probability or a tensor of them; 0.5 when not given.
+struct Probability {
+  static constexpr const char* kStub = "Union[Tensor, _float]";
+  static Operand read(PyObject* o, const char* n) {
+    if (!given(o)) {
+      Operand v;
+      v.scalar = fastt::Scalar(0.5);
+      return v;
+    }
+    return TensorOrScalar::read(o, n);
+  }
+};
+}  // namespace rd
+FASTT_BIND_METHOD(bernoulli_, 0,
+                  p.tensor ? fastt::bernoulli_(tm, *p.tensor, generator)
+                           : fastt::bernoulli_(tm, p.scalar.to_double(),
+                                               generator),
+                  (Probability, p), (Kw<DefaultGenerator>, generator))
 FASTT_BIND_METHOD(bernoulli, 0, fastt::bernoulli(t, generator),
                   (Kw<DefaultGenerator>, generator))
 
@@ -430,7 +435,7 @@ PyMethodDef g_factory_functions[] = {
     {nullptr, nullptr, 0, nullptr},
 };
 PyMethodDef g_factory_methods[] = {
-    FASTT_KW("bernoulli_", m_bernoulli_), FASTT_KW("new_zeros", m_new_zeros),
+    FASTT_KW("new_zeros", m_new_zeros),
     FASTT_KW("new_ones", m_new_ones),     FASTT_KW("new_empty", m_new_empty),
     FASTT_KW("new_full", m_new_full),     FASTT_KW("new_tensor", m_new_tensor),
     {nullptr, nullptr, 0, nullptr},

@@ -157,29 +157,23 @@ FASTT_BIND_VAR(std, wrap_t)
 FASTT_BIND_VAR(var_mean, tuple_result)
 FASTT_BIND_VAR(std_mean, tuple_result)
 
-FASTT_METHOD(norm) {
-  FASTT_PY_BEGIN
-  const Tensor& t = to_tensor(self, "input");
-  static const Signature sig{"norm", {"p", "dim", "keepdim", "$dtype"}, 0};
-  PyObject* a[4];
-  parse_args(sig, args, nargs, kwnames, a);
-  double p = 2;
-  if (given(a[0])) {
-    if (PyUnicode_Check(a[0])) {
-      const char* s = PyUnicode_AsUTF8(a[0]);
-      FASTT_CHECK(s && std::string(s) == "fro", ValueError,
-                  "norm: unsupported p '{}'", s ? s : "");
-    } else {
-      p = to_double(a[0], "p");
-    }
+namespace rd {
+// norm's p: a number, or "fro" (the 2-norm of the flattened dims); 2 when
+// not given or None.
+struct NormOrder {
+  static constexpr const char* kStub = "Union[Number, str, None]";
+  static double read(PyObject* o, const char* n) {
+    if (!given(o)) return 2;
+    if (!PyUnicode_Check(o)) return to_double(o, n);
+    const char* s = PyUnicode_AsUTF8(o);
+    FASTT_CHECK(s && std::string(s) == "fro", ValueError,
+                "norm: unsupported p '{}'", s ? s : "");
+    return 2;
   }
-  SmallInts dims;
-  if (given(a[1])) parse_ints(a[1], &dims, "norm");
-  return wrap(fastt::norm(t, p, dims.list(), opt_bool(a[2], false),
-                          opt_dtype(a[3])));
-  FASTT_PY_END
-}
-FASTT_FN(norm)
+};
+}  // namespace rd
+FASTT_BIND(norm, 0, fastt::norm(t, p, dim, keepdim, dtype), (NormOrder, p),
+           (OptInts, dim), (BoolOr<false>, keepdim), (Kw<OptDtype>, dtype))
 
 #define FASTT_BIND_DIM_DTYPE(name)                                          \
   FASTT_BIND(name, 1, maybe_release_gil(t.numel(), [&] {                    \
@@ -195,8 +189,7 @@ FASTT_BIND_DIM_DTYPE(log_softmax)
   {name, reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fn)), \
    METH_FASTCALL | METH_KEYWORDS, nullptr}
 #define FASTT_REDUCE_OPS(X) \
-  X(sum) X(mean) X(max) X(min) X(var) X(std) X(var_mean) X(std_mean) \
-  X(norm)
+  X(sum) X(mean) X(max) X(min) X(var) X(std) X(var_mean) X(std_mean)
 #define FASTT_M(name) FASTT_KW(#name, m_##name),
 #define FASTT_F(name) FASTT_KW(#name, f_##name),
 
