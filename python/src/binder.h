@@ -16,7 +16,9 @@
 // unexpected argument); then every reader converts its slot (a TypeError
 // naming the op's argument when the value does not fit), the call runs,
 // and its result converts by type (to_py below). A reader wrapped in
-// Kw<...> is keyword-only, as torch's arguments after `*`.
+// Kw<...> is keyword-only, as torch's arguments after `*`. Each row also
+// registers itself (BindRow): module init adds it to Tensor / fastt._C, and
+// scripts/gen_stubs.py writes its stub line from what it reports.
 #pragma once
 #include <array>
 #include <initializer_list>
@@ -229,6 +231,10 @@ struct TensorOrScalar {
   static constexpr const char* kStub = "_TensorOrNumber";
   static Operand read(PyObject* o, const char* n) {
     Operand v;
+    if (!o) {  // a row places it among the required arguments
+      PyErr_Format(PyExc_TypeError, "missing required argument '%s'", n);
+      throw_py();
+    }
     if (is_tensor(o)) {
       v.tensor = &unwrap(o);
     } else {
