@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "csrc/tensor.h"
@@ -139,6 +140,17 @@ inline Tensor fake_cuda(IntList sizes, DType dt) {
   Tensor t = Tensor::from_storage(st, sizes, strides, 0, dt);
   st->decref();
   return t;
+}
+
+// The message of the fastt error f() throws, or "<no error>".
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "<no error>";
 }
 
 }  // namespace test

@@ -36,16 +36,6 @@ void check_values(const Tensor& t, const std::vector<double>& want,
   }
 }
 
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "";
-}
-
 bool contains(const std::string& s, const char* part) {
   return s.find(part) != std::string::npos;
 }

@@ -18,6 +18,7 @@
 #include "kernels/philox.h"
 
 using namespace fastt;
+using fastt::test::error_of;
 using fastt::test::get;
 using fastt::test::values;
 
@@ -44,16 +45,6 @@ struct DefaultDTypeGuard {
   DType saved = default_dtype();
   ~DefaultDTypeGuard() { set_default_dtype(saved); }
 };
-
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 constexpr DType kFloatDTypes[] = {DType::Float16, DType::BFloat16,
                                   DType::Float32, DType::Float64};

@@ -9,9 +9,11 @@
 #include <vector>
 
 #include "catch.h"
+#include "core_test_util.h"
 #include "csrc/ops/index.h"
 
 using namespace fastt;
+using fastt::test::error_of;
 
 namespace {
 
@@ -118,16 +120,6 @@ void require_equal(const Tensor& a, const Tensor& b) {
 }
 
 int64_t wrap(int64_t v, int64_t n) { return v < 0 ? v + n : v; }
-
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
 
 const DType kSomeDTypes[] = {DType::Float32, DType::Float64, DType::Int64,
                              DType::Int32,   DType::Float16, DType::BFloat16,

@@ -32,16 +32,6 @@ Tensor ints(const std::vector<double>& v, DType dt = DType::Int64) {
 
 V vec(IntList l) { return l.vec(); }
 
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
-
 }  // namespace
 
 TEST_CASE("Tensor::index: ints, slices, None, Ellipsis, bools", "[indexing]") {
