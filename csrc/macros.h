@@ -12,10 +12,14 @@
 #define FASTT_LIKELY(x) __builtin_expect(!!(x), 1)
 #define FASTT_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define FASTT_NOINLINE __attribute__((noinline))
+// A body shared by many entry points that must stay as flat as if written
+// in each (the elementwise entry points).
+#define FASTT_ALWAYS_INLINE inline __attribute__((always_inline))
 #else
 #define FASTT_LIKELY(x) (x)
 #define FASTT_UNLIKELY(x) (x)
 #define FASTT_NOINLINE
+#define FASTT_ALWAYS_INLINE inline
 #endif
 
 // Thread-locals of the hot path (grad mode, the current CUDA device and

@@ -522,91 +522,109 @@ Tensor activation_backward(const char* op, const Tensor& grad,
   return binary(k, Rule::Float, grad, saved);
 }
 
-// ---- binary: the entry points of the Binary rows ----
-#define FASTT_REC_BINARY(op, a, b, sa, sb, call)                           \
-  autograd::binary(grad_fn_of(op), save_of(op), a, b, sa, sb, 1,           \
-                   [&] { return call; })
+// ---- binary: the entry points of the Binary and BinaryAlpha rows ----
+// One body per form (out of place, in place, out=) for every operand kind;
+// kAlpha marks the BinaryAlpha rows, whose alpha is checked and passed to
+// the kernel.
+inline const Tensor* tensor_ptr(const Tensor& t) { return &t; }
+inline const Tensor* tensor_ptr(const Scalar&) { return nullptr; }
+inline const Scalar* scalar_ptr(const Tensor&) { return nullptr; }
+inline const Scalar* scalar_ptr(const Scalar& s) { return &s; }
+template <class A, class B>
+FASTT_ALWAYS_INLINE bool records(Op op, const A& a, const B& b) {
+  if constexpr (std::is_same<A, Scalar>::value) return FASTT_RECORDS(op, b);
+  else if constexpr (std::is_same<B, Scalar>::value) return FASTT_RECORDS(op, a);
+  else return FASTT_RECORDS(op, a, b);
+}
+template <bool kAlpha, class A, class B>
+FASTT_ALWAYS_INLINE Params binary_params(Op op, const A& a, const B& b,
+                            const Scalar& alpha) {
+  if constexpr (kAlpha) return checked_alpha(op, a, b, alpha);
+  else return {};
+}
+// The op without recording (grad mode is off or no input requires grad).
+template <bool kAlpha, class A, class B>
+FASTT_ALWAYS_INLINE Tensor binary_run(Op op, const A& a, const B& b,
+                                      const Scalar& alpha) {
+  return binary(op, rule_of(op), a, b, binary_params<kAlpha>(op, a, b, alpha));
+}
+// The recorded op's forward, out of line: the entry point's own body stays
+// the unrecorded path alone.
+template <bool kAlpha, class A, class B>
+FASTT_NOINLINE Tensor binary_recorded(Op op, const A& a, const B& b,
+                                      const Scalar& alpha) {
+  return autograd::binary(grad_fn_of(op), save_of(op), tensor_ptr(a),
+                          tensor_ptr(b), scalar_ptr(a), scalar_ptr(b), alpha,
+                          [&] { return binary_run<kAlpha>(op, a, b, alpha); });
+}
+template <bool kAlpha, class A, class B>
+FASTT_ALWAYS_INLINE Tensor binary_entry(Op op, const A& a, const B& b,
+                                        const Scalar& alpha) {
+  if (FASTT_UNLIKELY(records(op, a, b)))
+    return binary_recorded<kAlpha>(op, a, b, alpha);
+  return binary_run<kAlpha>(op, a, b, alpha);
+}
+template <bool kAlpha, class B>
+FASTT_ALWAYS_INLINE Tensor& binary_entry_(Op op, const char* name, Tensor& a,
+                                          const B& b, const Scalar& alpha) {
+  if (records(op, a, b))
+    return autograd::inplace(a, name, [&](const Tensor& s) {
+      return binary_entry<kAlpha>(op, s, b, alpha);
+    });
+  return binary_inplace(op, rule_of(op), a, b,
+                        binary_params<kAlpha>(op, a, b, alpha));
+}
+template <bool kAlpha>
+FASTT_ALWAYS_INLINE Tensor& binary_entry_out(Op op, const char* name,
+                                             Tensor& out, const Tensor& a,
+                                             const Tensor& b,
+                                             const Scalar& alpha) {
+  autograd::check_out(name, autograd::should_record(a, b, out));
+  return binary_out(op, rule_of(op), out, a, b,
+                    binary_params<kAlpha>(op, a, b, alpha));
+}
+
 #define FASTT_DEFINE_BINARY_AS(name, op, python)                           \
   Tensor name(const Tensor& a, const Tensor& b) {                          \
-    if (FASTT_RECORDS(op, a, b))                                           \
-      return FASTT_REC_BINARY(op, &a, &b, nullptr, nullptr, name(a, b));   \
-    return binary(op, rule_of(op), a, b);                                  \
+    return binary_entry<false>(op, a, b, 1);                               \
   }                                                                        \
   Tensor name(const Tensor& a, const Scalar& b) {                          \
-    if (FASTT_RECORDS(op, a))                                              \
-      return FASTT_REC_BINARY(op, &a, nullptr, nullptr, &b, name(a, b));   \
-    return binary(op, rule_of(op), a, b);                                  \
+    return binary_entry<false>(op, a, b, 1);                               \
   }                                                                        \
   Tensor name(const Scalar& a, const Tensor& b) {                          \
-    if (FASTT_RECORDS(op, b))                                              \
-      return FASTT_REC_BINARY(op, nullptr, &b, &a, nullptr, name(a, b));   \
-    return binary(op, rule_of(op), a, b);                                  \
+    return binary_entry<false>(op, a, b, 1);                               \
   }                                                                        \
   FASTT_EW_INPLACE_##python(                                               \
   Tensor& name##_(Tensor& a, const Tensor& b) {                            \
-    if (FASTT_RECORDS(op, a, b))                                           \
-      return autograd::inplace(a, #name "_",                               \
-                               [&](const Tensor& s) { return name(s, b); }); \
-    return binary_inplace(op, rule_of(op), a, b);                          \
+    return binary_entry_<false>(op, #name "_", a, b, 1);                   \
   }                                                                        \
   Tensor& name##_(Tensor& a, const Scalar& b) {                            \
-    if (FASTT_RECORDS(op, a))                                              \
-      return autograd::inplace(a, #name "_",                               \
-                               [&](const Tensor& s) { return name(s, b); }); \
-    return binary_inplace(op, rule_of(op), a, b);                          \
+    return binary_entry_<false>(op, #name "_", a, b, 1);                   \
   })                                                                       \
   Tensor& name##_out(Tensor& out, const Tensor& a, const Tensor& b) {      \
-    autograd::check_out(#name, autograd::should_record(a, b, out));        \
-    return binary_out(op, rule_of(op), out, a, b);                         \
+    return binary_entry_out<false>(op, #name, out, a, b, 1);               \
   }
 
 // Every BinaryAlpha row's entry points (add, sub).
 #define FASTT_DEFINE_ALPHA(name)                                             \
   Tensor name(const Tensor& a, const Tensor& b, const Scalar& alpha) {       \
-    if (autograd::should_record(a, b))                                       \
-      return autograd::binary(grad_fn_of(Op::name), save_of(Op::name), &a,   \
-                              &b, nullptr, nullptr, alpha,                   \
-                              [&] { return name(a, b, alpha); });            \
-    return binary(Op::name, rule_of(Op::name), a, b,                         \
-                  checked_alpha(Op::name, a, b, alpha));                     \
+    return binary_entry<true>(Op::name, a, b, alpha);                        \
   }                                                                          \
   Tensor name(const Tensor& a, const Scalar& b, const Scalar& alpha) {       \
-    if (autograd::should_record(a))                                          \
-      return autograd::binary(grad_fn_of(Op::name), save_of(Op::name), &a,   \
-                              nullptr, nullptr, &b, alpha,                   \
-                              [&] { return name(a, b, alpha); });            \
-    return binary(Op::name, rule_of(Op::name), a, b,                         \
-                  checked_alpha(Op::name, a, b, alpha));                     \
+    return binary_entry<true>(Op::name, a, b, alpha);                        \
   }                                                                          \
   Tensor name(const Scalar& a, const Tensor& b, const Scalar& alpha) {       \
-    if (autograd::should_record(b))                                          \
-      return autograd::binary(grad_fn_of(Op::name), save_of(Op::name),       \
-                              nullptr, &b, &a, nullptr, alpha,               \
-                              [&] { return name(a, b, alpha); });            \
-    return binary(Op::name, rule_of(Op::name), a, b,                         \
-                  checked_alpha(Op::name, b, a, alpha));                     \
+    return binary_entry<true>(Op::name, a, b, alpha);                        \
   }                                                                          \
   Tensor& name##_(Tensor& a, const Tensor& b, const Scalar& alpha) {         \
-    if (autograd::should_record(a, b))                                       \
-      return autograd::inplace(a, #name "_", [&](const Tensor& s) {          \
-        return name(s, b, alpha);                                            \
-      });                                                                    \
-    return binary_inplace(Op::name, rule_of(Op::name), a, b,                 \
-                          checked_alpha(Op::name, a, b, alpha));             \
+    return binary_entry_<true>(Op::name, #name "_", a, b, alpha);            \
   }                                                                          \
   Tensor& name##_(Tensor& a, const Scalar& b, const Scalar& alpha) {         \
-    if (autograd::should_record(a))                                          \
-      return autograd::inplace(a, #name "_", [&](const Tensor& s) {          \
-        return name(s, b, alpha);                                            \
-      });                                                                    \
-    return binary_inplace(Op::name, rule_of(Op::name), a, b,                 \
-                          checked_alpha(Op::name, a, b, alpha));             \
+    return binary_entry_<true>(Op::name, #name "_", a, b, alpha);            \
   }                                                                          \
   Tensor& name##_out(Tensor& out, const Tensor& a, const Tensor& b,          \
                      const Scalar& alpha) {                                  \
-    autograd::check_out(#name, autograd::should_record(a, b, out));          \
-    return binary_out(Op::name, rule_of(Op::name), out, a, b,                \
-                      checked_alpha(Op::name, a, b, alpha));                 \
+    return binary_entry_out<true>(Op::name, #name, out, a, b, alpha);        \
   }
 
 // Every Unary, Binary and BinaryAlpha row's entry points.
