@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+"""Run torch's whole OpInfo database against fastt and write the report.
+
+    PYTHONPATH=python python3 scripts/opinfo_report.py [-j N] [--update]
+        [--names a,b,c] [--report PATH] [--json PATH]
+
+Every op name runs in a worker process (a crash or a hang is that name's
+result, not the end of the run). Writes tests/python/opinfo_report.md:
+the counts per namespace and per status, then one row per op name with its
+sample counts and its first difference. --update adds the names that now
+pass in full to tests/python/opinfo_pass.txt (never removes one: that list
+is what CI holds fastt to, tests/python/test_opinfo.py).
+"""
+import argparse
+import collections
+import json
+import os
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TESTS = os.path.join(ROOT, "tests", "python")
+PASS_LIST = os.path.join(TESTS, "opinfo_pass.txt")
+REPORT = os.path.join(TESTS, "opinfo_report.md")
+TIMEOUT_S = 120  # per op name
+
+
+def worker(names):
+    sys.path.insert(0, TESTS)
+    import opinfo_harness as H
+    for n in names:
+        t = time.time()
+        r = H.run_name(n)
+        d = {"name": n, "status": r.status, "first": r.first,
+             "fwd": vars(r.fwd), "bwd": vars(r.bwd), "err": vars(r.err),
+             "seconds": round(time.time() - t, 2)}
+        print("RESULT " + json.dumps(d), flush=True)
+
+
+def run_one_batch(names, env):
+    """Run names in one worker; returns {name: result}; a name the worker
+    died or hung on is recorded as crash/hang and the rest go on."""
+    results = {}
+    todo = list(names)
+    while todo:
+        cmd = [sys.executable, os.path.abspath(__file__), "--worker",
+               ",".join(todo)]
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, text=True, env=env)
+        start = time.time()
+        import selectors
+        sel = selectors.DefaultSelector()
+        sel.register(p.stdout, selectors.EVENT_READ)
+        buf = ""
+        hung = False
+        while True:
+            if not sel.select(timeout=5):
+                if time.time() - start > TIMEOUT_S:
+                    p.kill()
+                    hung = True
+                    break
+                continue
+            line = p.stdout.readline()
+            if not line:
+                break
+            if line.startswith("RESULT "):
+                d = json.loads(line[7:])
+                results[d["name"]] = d
+                start = time.time()
+        p.wait()
+        todo = [n for n in todo if n not in results]
+        if todo:
+            bad = todo.pop(0)
+            results[bad] = {"name": bad, "status": "hang" if hung else
+                            "crash", "first": (
+                                f"no result in {TIMEOUT_S} s" if hung else
+                                f"worker died (exit {p.returncode})"),
+                            "fwd": {}, "bwd": {}, "err": {}, "seconds": 0}
+    return results
+
+
+def namespace(name):
+    sys.path.insert(0, TESTS)
+    import opinfo_harness as H
+    return H.namespace(name)
+
+
+def write_report(results, path, method_names):
+    by_ns = collections.defaultdict(collections.Counter)
+    for n, d in results.items():
+        by_ns[namespace(n)][d["status"]] += 1
+        if n in method_names:
+            by_ns["Tensor methods"][d["status"]] += 1
+    statuses = ["pass", "wrong", "error", "missing", "crash", "hang", "n/a"]
+    lines = ["# OpInfo conformance: torch's op_db against fastt", "",
+             "Written by `scripts/opinfo_report.py` (the full run; CI runs "
+             "the pass list, `tests/python/test_opinfo.py`). Statuses: "
+             "**pass** every non-complex sample matches torch forward, "
+             "backward and on error inputs; **wrong** a value, dtype, "
+             "shape, gradient or error class differs; **error** fastt "
+             "raised on a valid sample; **missing** fastt has no such "
+             "function or method; **n/a** torch gives no non-complex CPU "
+             "sample.", "",
+             "| namespace | " + " | ".join(statuses) + " | total |",
+             "|---|" + "---|" * (len(statuses) + 1)]
+    total = collections.Counter()
+    for ns in sorted(by_ns):
+        c = by_ns[ns]
+        if ns != "Tensor methods":
+            total.update(c)
+        lines.append(f"| {ns} | " + " | ".join(str(c[s]) for s in statuses)
+                     + f" | {sum(c.values())} |")
+    lines.append("| **all names** | " + " | ".join(
+        str(total[s]) for s in statuses) + f" | {sum(total.values())} |")
+    applicable = sum(total.values()) - total["n/a"]
+    lines += ["", f"Passing: {total['pass']} of {sum(total.values())} op "
+              f"names ({100.0 * total['pass'] / max(1, sum(total.values())):.1f}%"
+              f"; {100.0 * total['pass'] / max(1, applicable):.1f}% of the "
+              f"{applicable} with a non-complex CPU sample).", "",
+              "| op | status | forward pass/wrong/error | backward "
+              "pass/wrong/error | error inputs pass/wrong | first "
+              "difference |", "|---|---|---|---|---|---|"]
+
+    def trip(c, keys=("passed", "wrong", "erroring")):
+        return "/".join(str(c.get(k, 0)) for k in keys)
+    for n in sorted(results):
+        d = results[n]
+        first = d["first"].replace("|", "\\|").replace("\n", " ")[:220]
+        lines.append(f"| `{n}` | {d['status']} | {trip(d['fwd'])} | "
+                     f"{trip(d['bwd'])} | "
+                     f"{trip(d['err'], ('passed', 'wrong'))} | {first} |")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return total
+
+
+def read_pass_list():
+    if not os.path.exists(PASS_LIST):
+        return []
+    with open(PASS_LIST) as f:
+        return [ln.strip() for ln in f
+                if ln.strip() and not ln.startswith("#")]
+
+
+def write_pass_list(names):
+    header = ("# OpInfo op names fastt passes in full (forward, backward, "
+              "error inputs; non-complex samples).\n# CI fails when one "
+              "stops passing (tests/python/test_opinfo.py). Grow it with\n"
+              "#   PYTHONPATH=python python3 scripts/opinfo_report.py "
+              "--update\n# and never remove a name to make CI green.\n")
+    with open(PASS_LIST, "w") as f:
+        f.write(header + "".join(n + "\n" for n in sorted(set(names))))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--worker")
+    ap.add_argument("-j", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--names")
+    ap.add_argument("--update", action="store_true")
+    ap.add_argument("--report", default=REPORT)
+    ap.add_argument("--json")
+    a = ap.parse_args()
+    if a.worker:
+        worker(a.worker.split(","))
+        return
+    sys.path.insert(0, TESTS)
+    env = dict(os.environ, OMP_NUM_THREADS="1", FASTT_NUM_THREADS="1")
+    import opinfo_harness as H
+    names = a.names.split(",") if a.names else H.all_names()
+    method_names = {o.name for o in H.op_db if o.method_variant is not None}
+    batches = [names[i::a.j] for i in range(a.j)]
+    from concurrent.futures import ThreadPoolExecutor
+    t = time.time()
+    results = {}
+    with ThreadPoolExecutor(a.j) as ex:
+        for r in ex.map(lambda b: run_one_batch(b, env), batches):
+            results.update(r)
+    print(f"{len(results)} names in {time.time() - t:.0f} s", file=sys.stderr)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(results, f, indent=1)
+    if a.names:
+        for n in names:
+            d = results[n]
+            print(f"{d['status']:8s} {n:40s} {d['first'][:160]}")
+    else:
+        total = write_report(results, a.report, method_names)
+        print(dict(total))
+    if a.update:
+        passing = [n for n, d in results.items() if d["status"] == "pass"]
+        old = read_pass_list()
+        write_pass_list(set(old) | set(passing))
+        print(f"pass list: {len(old)} -> {len(set(old) | set(passing))}")
+        lost = [n for n in old if n in results and
+                results[n]["status"] != "pass"]
+        if lost:
+            print("no longer passing (kept on the list): " + ", ".join(lost))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,817 @@
+# The OpInfo conformance harness: torch's own operator database (op_db)
+# run against fastt. For each OpInfo and each dtype torch lists for it (of
+# float32, float64, int64, bool, float16, bfloat16) it converts every sample
+# input to fastt, calls fastt's op of the same name (function, method,
+# in-place; nn.functional.*, linalg.*, special.*, fft.* by name; torch's
+# wrapper lambdas with `torch` rebound to fastt, as a user's program would
+# run after `import fastt as torch`) and compares with torch:
+#   forward   value, dtype and shape of every output (random ops: dtype and
+#             shape only); a sample torch rejects must be rejected too
+#   backward  for float32/float64 samples torch differentiates: the
+#             gradients of <outputs, random cotangent> w.r.t. every input
+#             that requires grad (autograd.grad on both sides)
+#   errors    every error input raises an error of the same class
+# Complex samples are not applicable (fastt has no complex dtype yet).
+#
+# run_name(name) -> NameResult is the unit: an op name passes when every
+# OpInfo of that name (its variants) passes every check above.
+# tests/python/test_opinfo.py runs the names on the pass list
+# (opinfo_pass.txt); scripts/opinfo_report.py runs them all and writes the
+# report (opinfo_report.md) and grows the pass list.
+import contextlib
+import dataclasses
+import functools
+import math
+import numbers
+import os
+import sys
+import types
+import warnings
+
+import fastt
+import fastt.nn.functional  # noqa: F401  (resolved by name below)
+
+warnings.filterwarnings("ignore")
+import torch  # noqa: E402
+from torch.testing._internal.common_methods_invocations import op_db  # noqa
+
+DTYPES = ("float32", "float64", "int64", "bool", "float16", "bfloat16")
+GRAD_DTYPES = ("float32", "float64")
+# (rtol, atol) per dtype: forward and backward. fastt and torch may sum in
+# different orders and round intermediates differently; these allow about
+# two ulps at each precision, not more.
+FWD_TOL = {"float64": (1e-7, 1e-7), "float32": (1.3e-5, 1e-5),
+           "float16": (2e-3, 1e-3), "bfloat16": (1.6e-2, 1e-2)}
+BWD_TOL = {"float64": (1e-6, 1e-6), "float32": (1e-4, 1e-4)}
+VERBOSE = os.environ.get("FASTT_OPINFO_VERBOSE") == "1"
+MAX_SAMPLES = int(os.environ.get("FASTT_OPINFO_MAX_SAMPLES", "0")) or None
+
+# Ops whose values are random or uninitialised: only dtype and shape are
+# compared (torch's and fastt's generators differ by design).
+RANDOM_OPS = {
+    "bernoulli", "cauchy", "exponential", "geometric", "log_normal",
+    "multinomial", "normal", "uniform", "randn", "randn_like", "rand_like",
+    "randint", "randint_like", "empty", "empty_like", "empty_strided",
+    "empty_permuted", "new_empty", "new_empty_strided",
+    "nn.functional.dropout", "nn.functional.dropout1d",
+    "nn.functional.dropout2d", "nn.functional.dropout3d",
+    "nn.functional.alpha_dropout", "nn.functional.feature_alpha_dropout",
+    "nn.functional.rrelu", "nn.functional.fractional_max_pool2d",
+    "nn.functional.fractional_max_pool3d", "svd_lowrank", "pca_lowrank",
+    "nn.functional.gumbel_softmax",
+}
+EMPTY_OPS = {"empty", "empty_like", "empty_strided", "empty_permuted",
+             "new_empty", "new_empty_strided"}
+
+
+class NotApplicable(Exception):
+    """The sample uses something fastt cannot express yet (complex)."""
+
+
+class Missing(Exception):
+    """fastt has no such function or method."""
+
+
+class ConvertError(Exception):
+    """fastt cannot hold a sample's tensor (more dims than it supports)."""
+
+
+# ---------------------------------------------------------------- convert --
+
+def _fdtype(td):
+    name = str(td).split(".")[-1]
+    d = getattr(fastt, name, None)
+    if not isinstance(d, fastt.dtype):
+        raise NotApplicable(f"dtype {name}")
+    return d
+
+
+def _tdtype(fd):
+    return getattr(torch, str(fd).split(".")[-1])
+
+
+def _to_fastt_tensor(t, leaves):
+    if t.is_complex():
+        raise NotApplicable("complex tensor")
+    if t.layout != torch.strided or t.is_quantized:
+        raise NotApplicable(f"layout {t.layout}")
+    _fdtype(t.dtype)
+    # The same storage layout (offset, strides, zero strides) in a copy.
+    d = t.detach()
+    st = d.untyped_storage()
+    copy = torch.empty(0, dtype=d.dtype).set_(
+        st.clone(), d.storage_offset(), d.shape, d.stride())
+    try:
+        f = fastt.from_dlpack(copy)
+    except Exception as e:
+        raise ConvertError(f"tensor {tuple(t.shape)} {t.dtype}: "
+                           f"{type(e).__name__}: {e}") from e
+    if t.requires_grad:
+        f.requires_grad_(True)
+        leaves.append((t, f))
+    return f
+
+
+_TORCH_MODULES = {}
+
+
+def _fastt_module_for(mod):
+    """torch.nn.functional -> fastt.nn.functional, etc. (None: not torch)."""
+    name = getattr(mod, "__name__", "")
+    if not (name == "torch" or name.startswith("torch.")):
+        return None
+    obj = fastt
+    for part in name.split(".")[1:]:
+        if part in ("_C", "_linalg", "_special", "_fft", "_nn", "_refs"):
+            continue
+        obj = getattr(obj, part, None)
+        if obj is None:
+            raise Missing(f"module fastt{name[5:]}")
+    return obj
+
+
+class _Shim(types.ModuleType):
+    """A module whose attributes are fastt's: the `torch` a rebound lambda
+    sees. A name fastt lacks raises Missing."""
+
+    def __init__(self, target, label):
+        super().__init__(label)
+        self._target = target
+        self._label = label
+
+    def __getattr__(self, attr):
+        v = getattr(self._target, attr, None)
+        if v is None:
+            raise Missing(f"{self._label}.{attr}")
+        if isinstance(v, types.ModuleType):
+            return _Shim(v, f"{self._label}.{attr}")
+        return v
+
+
+def _translate_callable(f):
+    """A torch callable an argument or a wrapper holds, as fastt's."""
+    if isinstance(f, functools.partial):
+        return functools.partial(_translate_callable(f.func),
+                                 *[convert(a, []) for a in f.args],
+                                 **{k: convert(v, [])
+                                    for k, v in f.keywords.items()})
+    if isinstance(f, types.FunctionType):
+        mod = getattr(f, "__module__", "") or ""
+        if mod.startswith("torch.nn.functional") or (
+                mod.startswith("torch.") and not mod.startswith(
+                    "torch.testing")):
+            return _resolve_torch_name(f)
+        g = dict(f.__globals__)
+        for n in f.__code__.co_names:
+            v = g.get(n)
+            if isinstance(v, types.ModuleType):
+                fm = _fastt_module_for(v)
+                if fm is not None:
+                    g[n] = _Shim(fm, "fastt" + v.__name__[5:])
+            elif v is not None and not isinstance(v, type) and callable(v) \
+                    and _is_torch_callable(v):
+                g[n] = _LazyMissing(v)
+        closure = f.__closure__
+        if closure:
+            closure = tuple(types.CellType(_translate_value(c.cell_contents))
+                            for c in closure)
+        return types.FunctionType(f.__code__, g, f.__name__, f.__defaults__,
+                                  closure)
+    if _is_torch_callable(f):
+        return _resolve_torch_name(f)
+    if isinstance(f, type) and f.__module__.startswith("torch.nn"):
+        v = getattr(fastt.nn, f.__name__, None)
+        if v is None:
+            raise Missing(f"fastt.nn.{f.__name__}")
+        return v
+    return f
+
+
+def _translate_value(v):
+    if callable(v) and not isinstance(v, (torch.Tensor, type)):
+        try:
+            return _translate_callable(v)
+        except Missing:
+            return _LazyMissing(v)
+    return v
+
+
+class _LazyMissing:
+    """A torch callable fastt lacks, raising Missing only when called."""
+
+    def __init__(self, f):
+        self._f = f
+
+    def __call__(self, *a, **k):
+        return _resolve_torch_name(self._f)(*a, **k)
+
+
+def _is_torch_callable(f):
+    mod = getattr(f, "__module__", None) or ""
+    if mod == "torch" or (mod.startswith("torch.")
+                          and not mod.startswith("torch.testing")):
+        return True
+    qn = getattr(f, "__qualname__", "") or ""
+    return type(f).__name__ in ("builtin_function_or_method",
+                                "method_descriptor", "wrapper_descriptor",
+                                "getset_descriptor") and (
+        qn.startswith("TensorBase.") or qn.startswith("Tensor.")
+        or mod.startswith("torch"))
+
+
+def _resolve_torch_name(f):
+    qn = getattr(f, "__qualname__", None) or getattr(f, "__name__", "")
+    mod = getattr(f, "__module__", None) or "torch"
+    if qn.startswith("TensorBase.") or qn.startswith("Tensor."):
+        name = qn.split(".", 1)[1]
+        v = getattr(fastt.Tensor, name, None)
+        if v is None:
+            raise Missing(f"Tensor.{name}")
+        return v
+    target = _fastt_module_for(sys.modules.get(mod, torch)) or fastt
+    name = getattr(f, "__name__", qn)
+    for prefix in ("linalg_", "special_", "fft_"):
+        if mod.endswith(prefix[:-1]) and name.startswith(prefix):
+            name = name[len(prefix):]
+    v = getattr(target, name, None)
+    if v is None:
+        raise Missing(f"{getattr(target, '__name__', 'fastt')}.{name}")
+    return v
+
+
+def convert(x, leaves):
+    """A torch sample argument as fastt's (tensors copied, grad leaves
+    recorded in `leaves` as (torch tensor, fastt tensor))."""
+    if isinstance(x, torch.Tensor):
+        return _to_fastt_tensor(x, leaves)
+    if isinstance(x, torch.dtype):
+        return _fdtype(x)
+    if isinstance(x, torch.device):
+        if x.type != "cpu":
+            raise NotApplicable(f"device {x}")
+        return "cpu"
+    if isinstance(x, torch.Size):
+        return tuple(x)
+    if isinstance(x, torch.memory_format):
+        v = getattr(fastt, str(x).split(".")[-1], None)
+        if v is None:
+            raise NotApplicable(f"memory format {x}")
+        return v
+    if isinstance(x, torch.layout):
+        v = getattr(fastt, str(x).split(".")[-1], None)
+        if v is None:
+            raise NotApplicable(f"layout {x}")
+        return v
+    if isinstance(x, torch.Generator):
+        raise NotApplicable("torch.Generator argument")
+    if isinstance(x, complex):
+        raise NotApplicable("complex scalar")
+    if isinstance(x, tuple) and hasattr(x, "_fields"):
+        return type(x)(*[convert(v, leaves) for v in x])
+    if isinstance(x, (list, tuple)):
+        return type(x)(convert(v, leaves) for v in x)
+    if isinstance(x, dict):
+        return {k: convert(v, leaves) for k, v in x.items()}
+    if callable(x) and not isinstance(x, type):
+        return _translate_callable(x)
+    return x
+
+
+def _has_complex(x):
+    if isinstance(x, torch.Tensor):
+        return x.is_complex()
+    if isinstance(x, (list, tuple)):
+        return any(_has_complex(v) for v in x)
+    if isinstance(x, dict):
+        return any(_has_complex(v) for v in x.values())
+    return isinstance(x, complex)
+
+
+# ---------------------------------------------------------------- compare --
+
+class Mismatch(Exception):
+    pass
+
+
+def _to_torch(x):
+    if isinstance(x, fastt.Tensor):
+        d = x.detach()
+        if d.device.type != "cpu":
+            d = d.cpu()
+        return torch.from_dlpack(d.contiguous()).clone()
+    return x
+
+
+def compare(actual, expected, dtype, tol, values=True, path="out"):
+    """Raise Mismatch with the first difference of fastt's `actual` from
+    torch's `expected`."""
+    if isinstance(expected, torch.Tensor):
+        if not isinstance(actual, fastt.Tensor):
+            raise Mismatch(f"{path}: expected a Tensor, got "
+                           f"{type(actual).__name__}")
+        a = _to_torch(actual)
+        if a.dtype != expected.dtype:
+            raise Mismatch(f"{path}: dtype {a.dtype} != torch's "
+                           f"{expected.dtype}")
+        if tuple(a.shape) != tuple(expected.shape):
+            raise Mismatch(f"{path}: shape {tuple(a.shape)} != torch's "
+                           f"{tuple(expected.shape)}")
+        if not values:
+            return
+        e = expected.detach()
+        if e.is_complex():
+            raise NotApplicable("complex output")
+        rtol, atol = tol.get(str(e.dtype).split(".")[-1], (0, 0))
+        try:
+            torch.testing.assert_close(a, e, rtol=rtol, atol=atol,
+                                       equal_nan=True, check_stride=False)
+        except AssertionError as err:
+            msg = " ".join(str(err).split())
+            raise Mismatch(f"{path}: {msg[:300]}")
+        return
+    if isinstance(expected, (list, tuple)):
+        if not isinstance(actual, (list, tuple)):
+            raise Mismatch(f"{path}: expected a sequence of "
+                           f"{len(expected)}, got {type(actual).__name__}")
+        if len(actual) != len(expected):
+            raise Mismatch(f"{path}: {len(actual)} results != torch's "
+                           f"{len(expected)}")
+        for i, (a, e) in enumerate(zip(actual, expected)):
+            compare(a, e, dtype, tol, values, f"{path}[{i}]")
+        return
+    if isinstance(expected, bool):
+        if actual is not expected and not (
+                isinstance(actual, bool) and actual == expected):
+            raise Mismatch(f"{path}: {actual!r} != torch's {expected!r}")
+        return
+    if isinstance(expected, numbers.Number):
+        if isinstance(expected, complex):
+            raise NotApplicable("complex output")
+        if not isinstance(actual, numbers.Number) or isinstance(
+                actual, bool) != isinstance(expected, bool):
+            raise Mismatch(f"{path}: {actual!r} != torch's {expected!r}")
+        if values and not (actual == expected or (
+                math.isnan(expected) and math.isnan(actual)) or
+                math.isclose(actual, expected, rel_tol=1e-5,
+                             abs_tol=1e-6)):
+            raise Mismatch(f"{path}: {actual!r} != torch's {expected!r}")
+        return
+    if isinstance(expected, torch.dtype):
+        if str(actual).split(".")[-1] != str(expected).split(".")[-1]:
+            raise Mismatch(f"{path}: {actual!r} != torch's {expected!r}")
+        return
+    if expected is None:
+        if actual is not None:
+            raise Mismatch(f"{path}: {actual!r} != torch's None")
+        return
+    if values and actual != expected:
+        raise Mismatch(f"{path}: {actual!r} != torch's {expected!r}")
+
+
+# ---------------------------------------------------------------- run ------
+
+@dataclasses.dataclass
+class Counts:
+    passed: int = 0
+    wrong: int = 0
+    erroring: int = 0
+    na: int = 0
+
+
+@dataclasses.dataclass
+class NameResult:
+    name: str
+    status: str = "pass"        # pass | wrong | missing | error | n/a
+    fwd: Counts = dataclasses.field(default_factory=Counts)
+    bwd: Counts = dataclasses.field(default_factory=Counts)
+    err: Counts = dataclasses.field(default_factory=Counts)
+    first: str = ""             # the first difference
+    missing: str = ""
+
+    def fail(self, kind, msg):
+        if VERBOSE:
+            print(f"  {self.name} {kind}: {msg}", file=sys.stderr)
+        if not self.first:
+            self.first = msg
+        if kind == "missing" and not self.missing:
+            self.missing = msg
+
+    def finish(self):
+        total = self.fwd.passed + self.fwd.wrong + self.fwd.erroring
+        if self.missing:
+            self.status = "missing"
+        elif self.fwd.erroring or self.bwd.erroring or self.err.erroring:
+            self.status = "error"
+        elif self.fwd.wrong or self.bwd.wrong or self.err.wrong:
+            self.status = "wrong"
+        elif total == 0:
+            self.status = "n/a"
+        else:
+            self.status = "pass"
+        return self
+
+
+def _variants(op):
+    """(label, torch callable, fastt callable factory) per variant."""
+    out = []
+    fn = op.op
+    if fn is not None:
+        out.append(("function", fn, lambda: _fastt_function(op)))
+    if op.method_variant is not None and op.method_variant is not fn:
+        out.append(("method", op.method_variant,
+                    lambda: _translate_callable(op.method_variant)))
+    if op.inplace_variant is not None:
+        out.append(("inplace", op.inplace_variant,
+                    lambda: _translate_callable(op.inplace_variant)))
+    return out
+
+
+def _fastt_function(op):
+    fn = op.op
+    if isinstance(fn, (types.FunctionType, functools.partial)) and (
+            (getattr(fn, "__module__", "") or "").startswith("torch.testing")
+            or getattr(fn, "__name__", "") == "<lambda>"):
+        return _translate_callable(fn)
+    parts = op.name.split(".")
+    if len(parts) == 1 and not hasattr(torch, op.name):
+        # A Tensor method torch has no function for (__radd__, ...).
+        v = getattr(fastt.Tensor, op.name, None)
+        if v is None:
+            raise Missing(f"Tensor.{op.name}")
+        return v
+    obj = fastt
+    if parts[0] == "torch":      # torch.ops.aten.* and torch._foo
+        parts = parts[1:]
+    for p in parts:
+        nxt = getattr(obj, p, None)
+        if nxt is None:
+            raise Missing(("fastt." + ".".join(parts)))
+        obj = nxt
+    return obj
+
+
+def _tensors_in(x):
+    if isinstance(x, torch.Tensor):
+        yield x
+    elif isinstance(x, (list, tuple)):
+        for v in x:
+            yield from _tensors_in(v)
+    elif isinstance(x, dict):
+        for v in x.values():
+            yield from _tensors_in(v)
+
+
+def _ftensors_in(x):
+    if isinstance(x, fastt.Tensor):
+        yield x
+    elif isinstance(x, (list, tuple)):
+        for v in x:
+            yield from _ftensors_in(v)
+
+
+def _call(f, inp, args, kwargs):
+    return f(inp, *args, **kwargs)
+
+
+@contextlib.contextmanager
+def _seeded(seed):
+    torch.manual_seed(seed)
+    yield
+
+
+def _grad_check(op, tfn, ffn, sample, dtype, res):
+    """Gradients of <outputs, cotangent> w.r.t. the sample's grad inputs."""
+    leaves = []
+    fin = convert(sample.input, leaves)
+    fargs = convert(list(sample.args), leaves)
+    fkw = convert(dict(sample.kwargs), leaves)
+    tin_leaves = [t for t, _ in leaves]
+    if not tin_leaves:
+        return
+    tout = _call(tfn, sample.input, sample.args, sample.kwargs)
+    tout = sample.output_process_fn_grad(tout)
+    touts = [t for t in _tensors_in(tout)
+             if t.requires_grad and t.is_floating_point()]
+    if not touts:
+        return
+    g = torch.Generator().manual_seed(1234)
+    cots = [torch.randn(t.shape, dtype=t.dtype, generator=g) for t in touts]
+    tgrads = torch.autograd.grad(touts, tin_leaves, cots, allow_unused=True)
+    fout = _call(ffn, fin, fargs, fkw)
+    fout = _apply_process(sample.output_process_fn_grad, fout)
+    fouts = list(_ftensors_in(fout))
+    fouts = [f for f in fouts if f.requires_grad]
+    if len(fouts) != len(touts):
+        raise Mismatch(f"backward: {len(fouts)} differentiable outputs != "
+                       f"torch's {len(touts)}")
+    fcots = [fastt.from_dlpack(c.clone()) for c in cots]
+    fleaves = [f for _, f in leaves]
+    fgrads = fastt.autograd.grad(fouts, fleaves, fcots, allow_unused=True)
+    for i, (fg, tg, (tt, _)) in enumerate(zip(fgrads, tgrads, leaves)):
+        if tg is None:
+            tg = torch.zeros_like(tt)
+        if fg is None:
+            fg = fastt.zeros(tuple(tt.shape), dtype=_fdtype(tt.dtype))
+        compare(fg, tg, dtype, BWD_TOL, True, f"grad[{i}]")
+
+
+def _apply_process(fn, out):
+    try:
+        return _translate_callable(fn)(out)
+    except Missing:
+        raise
+    except Exception:
+        return fn(out)
+
+
+def _run_sample(op, label, tfn, ffn_factory, sample, dtype, res, random):
+    if _has_complex([sample.input, list(sample.args), sample.kwargs]):
+        res.fwd.na += 1
+        return
+    leaves = []
+    try:
+        fin = convert(sample.input, leaves)
+        fargs = convert(list(sample.args), leaves)
+        fkw = convert(dict(sample.kwargs), leaves)
+    except NotApplicable:
+        res.fwd.na += 1
+        return
+    except ConvertError as e:
+        res.fwd.erroring += 1
+        res.fail("error", f"{label} {dtype}: {e}")
+        return
+    ffn = ffn_factory()   # raises Missing
+    tin = sample.input
+    if label == "inplace":
+        tin = tin.detach().clone() if isinstance(tin, torch.Tensor) else tin
+        fin = fin.detach().clone() if isinstance(fin, fastt.Tensor) else fin
+    try:
+        with torch.no_grad():
+            tout = _call(tfn, tin, sample.args, sample.kwargs)
+    except Exception as e:  # torch rejects it: fastt must too
+        try:
+            with fastt.no_grad():
+                _call(ffn, fin, fargs, fkw)
+        except Missing:
+            raise
+        except Exception as fe:
+            if isinstance(fe, type(e)) or type(e).__name__ == type(
+                    fe).__name__:
+                res.fwd.passed += 1
+            else:
+                res.fwd.wrong += 1
+                res.fail("wrong", f"{label} {dtype}: torch raised "
+                         f"{type(e).__name__}, fastt {type(fe).__name__}: "
+                         f"{str(fe)[:120]}")
+            return
+        res.fwd.wrong += 1
+        res.fail("wrong", f"{label} {dtype}: torch raised "
+                 f"{type(e).__name__} ({str(e)[:100]}), fastt did not")
+        return
+    try:
+        with fastt.no_grad():
+            fout = _call(ffn, fin, fargs, fkw)
+    except Missing:
+        raise
+    except NotApplicable:
+        res.fwd.na += 1
+        return
+    except Exception as e:
+        res.fwd.erroring += 1
+        res.fail("error", f"{label} {dtype}: {type(e).__name__}: "
+                 f"{' '.join(str(e).split())[:200]}")
+        return
+    try:
+        try:
+            compare(fout, tout, dtype, FWD_TOL, values=not random)
+        except Mismatch:
+            if not _equivalent(op, tfn, sample, fout, tout, dtype):
+                raise
+        if label == "inplace" and isinstance(fout, fastt.Tensor) and \
+                fout is not fin:
+            raise Mismatch("inplace: did not return self")
+        res.fwd.passed += 1
+    except NotApplicable:
+        res.fwd.na += 1
+    except Mismatch as m:
+        res.fwd.wrong += 1
+        res.fail("wrong", f"{label} {dtype}: {m}")
+
+
+# Ops whose index outputs may pick any of tied elements (torch does not
+# promise which): (position of the dim argument, its default).
+TIE_OPS = {"sort": (0, -1), "argsort": (0, -1), "msort": (None, 0),
+           "topk": (1, -1), "kthvalue": (1, -1), "mode": (0, -1),
+           "median": (0, None), "nanmedian": (0, None), "max": (0, None),
+           "min": (0, None), "cummax": (0, None), "cummin": (0, None),
+           "argmax": (0, None), "argmin": (0, None)}
+
+
+def _equivalent(op, tfn, sample, fout, tout, dtype):
+    """Is fastt's result as right as torch's though not equal to it?
+    - index outputs of TIE_OPS pointing at equal values (ties);
+    - float16/bfloat16 results within tolerance of torch's computation in
+      float32 rounded to the dtype (fastt computes in float32; torch's CPU
+      kernels sometimes accumulate in the low precision)."""
+    if op.name in TIE_OPS and not sample.kwargs.get("stable"):
+        try:
+            return _ties_ok(op.name, sample, fout, tout)
+        except Mismatch:
+            return False
+    if dtype in ("float16", "bfloat16"):
+        td = getattr(torch, dtype)
+
+        def up(x):
+            if isinstance(x, torch.Tensor) and x.dtype == td:
+                return x.detach().float()
+            if isinstance(x, (list, tuple)):
+                return type(x)(up(v) for v in x)
+            if isinstance(x, dict):
+                return {k: up(v) for k, v in x.items()}
+            return x
+
+        def down(x):
+            if isinstance(x, torch.Tensor) and x.dtype == torch.float32:
+                return x.to(td)
+            if isinstance(x, (list, tuple)) and not hasattr(x, "_fields"):
+                return type(x)(down(v) for v in x)
+            if isinstance(x, tuple):
+                return tuple(down(v) for v in x)
+            return x
+        try:
+            with torch.no_grad():
+                ref = down(_call(tfn, up(sample.input), up(sample.args),
+                                 up(sample.kwargs)))
+            compare(fout, ref, dtype, FWD_TOL)
+            return True
+        except Exception:
+            return False
+    return False
+
+
+def _ties_ok(name, sample, fout, tout):
+    pos, default = TIE_OPS[name]
+    x = sample.input.detach()
+    dim = sample.kwargs.get("dim", default)
+    if pos is not None and len(sample.args) > pos and isinstance(
+            sample.args[pos], int):
+        dim = sample.args[pos]
+    if isinstance(tout, torch.Tensor):       # argsort/argmax: indices only
+        fidx, tidx = _to_torch(fout), tout
+        if dim is None:
+            xs = x.reshape(-1)
+            return bool(torch.equal(xs[fidx.reshape(-1)].nan_to_num(),
+                                    xs[tidx.reshape(-1)].nan_to_num()))
+        if x.dim() == 0:
+            return torch.equal(fidx, tidx)
+        if fidx.dim() < x.dim():
+            fidx, tidx = fidx.unsqueeze(dim), tidx.unsqueeze(dim)
+        a, b = x.gather(dim, fidx), x.gather(dim, tidx)
+        return bool(((a == b) | (a.isnan() & b.isnan())).all())
+    if not isinstance(fout, (list, tuple)) or len(fout) != 2:
+        return False
+    compare(fout[0], tout[0], str(x.dtype).split(".")[-1], FWD_TOL)
+    fidx = _to_torch(fout[1])
+    tidx = tout[1]
+    if fidx.dtype != tidx.dtype or fidx.shape != tidx.shape:
+        return False
+    if x.dim() == 0:
+        return bool(torch.equal(fidx, tidx))
+    if dim is None:
+        dim = 0
+    vals = tout[0]
+    if fidx.dim() < x.dim():
+        fidx, vals = fidx.unsqueeze(dim), vals.unsqueeze(dim)
+    if name in ("sort", "msort"):
+        # a permutation along dim
+        srt = fidx.sort(dim).values
+        ar = torch.arange(x.shape[dim]).view(
+            [-1 if i == (dim % x.dim()) else 1 for i in range(x.dim())])
+        if not torch.equal(srt, ar.expand_as(srt)):
+            return False
+    a = x.gather(dim, fidx)
+    return bool(((a == vals) | (a.isnan() & vals.isnan())).all())
+
+
+def run_name(name, ops=None, max_samples=MAX_SAMPLES):
+    ops = ops if ops is not None else [o for o in op_db if o.name == name]
+    res = NameResult(name)
+    random = name in RANDOM_OPS
+    for op in ops:
+        tested = [d for d in DTYPES
+                  if getattr(torch, d) in op.supported_dtypes("cpu")]
+        variants = _variants(op)
+        for dtype in tested:
+            td = getattr(torch, dtype)
+            grad = (op.supports_autograd and dtype in GRAD_DTYPES and
+                    td in op.supported_backward_dtypes("cpu") and
+                    name not in RANDOM_OPS)
+            with _seeded(0):
+                try:
+                    samples = list(op.sample_inputs("cpu", td,
+                                                    requires_grad=grad))
+                except Exception as e:  # torch's own generator failed
+                    res.fail("n/a", f"torch sample_inputs({dtype}): {e}")
+                    continue
+            if max_samples:
+                samples = samples[:max_samples]
+            for label, tfn, ffn_factory in variants:
+                for s in samples:
+                    try:
+                        _run_sample(op, label, tfn, ffn_factory, s, dtype,
+                                    res, random)
+                    except Missing as m:
+                        res.fail("missing", f"missing {m}")
+                        return res.finish()
+                    except Exception as e:
+                        res.fwd.erroring += 1
+                        res.fail("error", f"{label} {dtype}: harness: "
+                                 f"{type(e).__name__}: {str(e)[:200]}")
+            if not grad or not variants:
+                continue
+            _, tfn, ffn_factory = variants[0]
+            for s in samples:
+                if _has_complex([s.input, list(s.args), s.kwargs]):
+                    res.bwd.na += 1
+                    continue
+                try:
+                    _grad_check(op, tfn, ffn_factory(), s, dtype, res)
+                    res.bwd.passed += 1
+                except NotApplicable:
+                    res.bwd.na += 1
+                except Missing as m:
+                    res.fail("missing", f"missing {m}")
+                    return res.finish()
+                except Mismatch as m:
+                    res.bwd.wrong += 1
+                    res.fail("wrong", f"backward {dtype}: {m}")
+                except Exception as e:
+                    res.bwd.erroring += 1
+                    res.fail("error", f"backward {dtype}: "
+                             f"{type(e).__name__}: "
+                             f"{' '.join(str(e).split())[:200]}")
+        try:
+            _run_errors(op, variants, res)
+        except Missing as m:
+            res.fail("missing", f"missing {m}")
+            return res.finish()
+    return res.finish()
+
+
+def _run_errors(op, variants, res):
+    if op.error_inputs_func is None or not variants:
+        return
+    try:
+        with _seeded(0):
+            errs = list(op.error_inputs("cpu"))
+    except Exception:
+        return
+    _, tfn, ffn_factory = variants[0]
+    for ei in errs:
+        s = ei.sample_input
+        leaves = []
+        try:
+            if _has_complex([s.input, list(s.args), s.kwargs]):
+                raise NotApplicable("complex")
+            fin = convert(s.input, leaves)
+            fargs = convert(list(s.args), leaves)
+            fkw = convert(dict(s.kwargs), leaves)
+        except (NotApplicable, ConvertError):
+            # ConvertError: a tensor fastt cannot hold (over 16 dims).
+            res.err.na += 1
+            continue
+        try:
+            _call(ffn_factory(), fin, fargs, fkw)
+        except Missing:
+            raise
+        except NotApplicable:
+            res.err.na += 1
+            continue
+        except Exception as e:
+            if isinstance(e, ei.error_type):
+                res.err.passed += 1
+            else:
+                res.err.wrong += 1
+                res.fail("wrong", f"error input: torch raises "
+                         f"{ei.error_type.__name__}, fastt "
+                         f"{type(e).__name__}: {str(e)[:120]}")
+            continue
+        res.err.wrong += 1
+        res.fail("wrong", f"error input: torch raises "
+                 f"{ei.error_type.__name__} ({ei.error_regex[:80]}), "
+                 f"fastt did not")
+
+
+def all_names():
+    return sorted({o.name for o in op_db})
+
+
+def namespace(name):
+    if name.startswith("nn.functional."):
+        return "nn.functional"
+    for ns in ("linalg", "special", "fft", "masked", "signal", "sparse"):
+        if name.startswith(ns + "."):
+            return ns
+    if name.startswith("torch."):
+        return "internal"
+    return "torch"
