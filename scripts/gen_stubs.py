@@ -49,12 +49,13 @@ def ew_lines():
         if py == "PyHand":
             continue
         unary = kind.startswith("Unary")
-        arg = "" if unary else ", other: _TensorOrNumber"
+        arg = "" if unary else (", other: Tensor" if py.endswith("T")
+                                else ", other: _TensorOrNumber")
         out = "" if py == "PyPlain" else \
             ", *, out: Optional[Tensor] = ..."
         methods.append(f"    def {name}(self{arg}{out}) -> Tensor: ...")
         functions.append(f"{name} = Tensor.{name}")
-        if py in ("PyAll", "PyAllNum"):
+        if py in ("PyAll", "PyAllNum", "PyAllT"):
             methods.append(f"    def {name}_(self{arg}) -> Tensor: ...")
             functions.append(f"{name}_ = Tensor.{name}_")
     return methods, functions

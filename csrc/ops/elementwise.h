@@ -40,6 +40,8 @@ namespace fastt {
 #define FASTT_EW_INPLACE_PyAllNum(...) __VA_ARGS__
 #define FASTT_EW_INPLACE_PyHand(...) __VA_ARGS__
 #define FASTT_EW_INPLACE_PyNoInplace(...)
+#define FASTT_EW_INPLACE_PyAllT(...) __VA_ARGS__
+#define FASTT_EW_INPLACE_PyNoInplaceT(...)
 #define FASTT_EW_INPLACE_PyPlain(...)
 #include "elementwise.def"
 #undef FASTT_EW

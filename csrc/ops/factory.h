@@ -100,4 +100,26 @@ Tensor bernoulli(const Tensor& p, Generator* generator = nullptr);
 Tensor& bernoulli_(Tensor& t, double p = 0.5, Generator* generator = nullptr);
 Tensor& bernoulli_(Tensor& t, const Tensor& p, Generator* generator = nullptr);
 
+// ---- samplers derived from uniform/normal draws (ops/random.cpp) ----
+// In place, floating t (geometric_: any numeric t), torch's parameters.
+Tensor& exponential_(Tensor& t, double lambd = 1.0,
+                     Generator* generator = nullptr);
+Tensor& cauchy_(Tensor& t, double median = 0.0, double sigma = 1.0,
+                Generator* generator = nullptr);
+Tensor& log_normal_(Tensor& t, double mean = 1.0, double std = 2.0,
+                    Generator* generator = nullptr);
+Tensor& geometric_(Tensor& t, double p, Generator* generator = nullptr);
+// normal(mean, std): a draw per element of the broadcast parameters.
+Tensor normal(const Tensor& mean, const Tensor& std,
+              Generator* generator = nullptr);
+Tensor normal(const Tensor& mean, double std, Generator* generator = nullptr);
+Tensor normal(double mean, const Tensor& std, Generator* generator = nullptr);
+Tensor normal(double mean, double std, IntList sizes,
+              std::optional<DType> dtype = std::nullopt, Device device = kCPU,
+              Generator* generator = nullptr);
+// n category indices per row of probs (1-D or 2-D, unnormalised weights);
+// int64, without replacement unless `replacement`.
+Tensor multinomial(const Tensor& probs, int64_t n, bool replacement = false,
+                   Generator* generator = nullptr);
+
 }  // namespace fastt

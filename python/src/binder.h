@@ -309,6 +309,13 @@ struct OptDtype {
     return to_dtype(o, DType::Float32);
   }
 };
+// A device (a torch.device-like object or a string); CPU when not given.
+struct DeviceOrCpu {
+  static constexpr const char* kStub = "_Device";
+  static fastt::Device read(PyObject* o, const char*) {
+    return to_device(given(o) ? o : nullptr, fastt::kCPU);
+  }
+};
 // An int or a sequence of ints; converts to IntList at the call, and
 // `given` tells an empty list from an absent argument.
 struct IntsValue : SmallInts {
@@ -481,6 +488,7 @@ constexpr int positional_count(std::initializer_list<bool> kw) {
 // rd::Tensor, since in fastt::py Tensor is the tensor).
 using rd::BoolOr;
 using rd::DefaultGenerator;
+using rd::DeviceOrCpu;
 using rd::DoubleOr;
 using rd::Eps5;
 using rd::OptBool;

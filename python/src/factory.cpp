@@ -358,6 +358,55 @@ FASTT_BIND_METHOD(bernoulli_, 0,
                   (Probability, p), (Kw<DefaultGenerator>, generator))
 FASTT_BIND_METHOD(bernoulli, 0, fastt::bernoulli(t, generator),
                   (Kw<DefaultGenerator>, generator))
+FASTT_BIND_METHOD(exponential_, 0, fastt::exponential_(tm, lambd, generator),
+                  (DoubleOr<One>, lambd), (Kw<DefaultGenerator>, generator))
+FASTT_BIND_METHOD(cauchy_, 0, fastt::cauchy_(tm, median, sigma, generator),
+                  (DoubleOr<Zero>, median), (DoubleOr<One>, sigma),
+                  (Kw<DefaultGenerator>, generator))
+FASTT_BIND_METHOD(log_normal_, 0,
+                  fastt::log_normal_(tm, mean ? *mean : 1.0,
+                                     std ? *std : 2.0, generator),
+                  (OptDouble, mean), (OptDouble, std),
+                  (Kw<DefaultGenerator>, generator))
+FASTT_BIND_METHOD(geometric_, 1, fastt::geometric_(tm, p, generator),
+                  (DoubleOr<Zero>, p), (Kw<DefaultGenerator>, generator))
+// out= must be int64 (torch: no casting into another dtype).
+static PyObject* long_out(PyObject* out, const char* op) {
+  if (given(out) && is_tensor(out) && unwrap(out).dtype() != DType::Int64)
+    throw RuntimeError(fmt::format("{} expects Long tensor out, got: {}", op,
+                                   dtype_name(unwrap(out).dtype())));
+  return out;
+}
+FASTT_BIND(multinomial, 1,
+           with_out(long_out(out, "multinomial"),
+                    fastt::multinomial(t, num_samples, replacement,
+                                       generator),
+                    "multinomial"),
+           (Int, num_samples), (BoolOr<false>, replacement),
+           (Kw<DefaultGenerator>, generator), (Kw<Out>, out))
+// normal(mean, std, size=None): tensor or number parameters; two numbers
+// need a size and may take a dtype.
+static Tensor normal_of(const rd::Operand& mean, const rd::Operand& std,
+                        const IntsValue& size, Generator* g,
+                        std::optional<DType> dtype, Device device) {
+  if (mean.tensor && std.tensor) return fastt::normal(*mean.tensor, *std.tensor, g);
+  if (mean.tensor) return fastt::normal(*mean.tensor, std.scalar.to_double(), g);
+  if (std.tensor) return fastt::normal(mean.scalar.to_double(), *std.tensor, g);
+  if (!size.given)
+    throw TypeError("normal() received an invalid combination of arguments: "
+                    "two numbers need a size");
+  return fastt::normal(mean.scalar.to_double(), std.scalar.to_double(),
+                       size.list(), dtype, device, g);
+}
+FASTT_BIND_FUNCTION(normal, 2,
+                    with_out(out,
+                             normal_of(mean, std, size, generator, dtype,
+                                       device),
+                             "normal"),
+                    (TensorOrScalar, mean), (TensorOrScalar, std),
+                    (OptInts, size), (Kw<DefaultGenerator>, generator),
+                    (Kw<OptDtype>, dtype), (Kw<rd::DeviceOrCpu>, device),
+                    (Kw<Out>, out))
 
 // new_zeros(size, *, dtype=None, device=None): self's dtype/device default.
 #define FASTT_BIND_NEW(name, expr)                                          \

@@ -82,13 +82,22 @@ static inline Tensor& out_broadcast(PyObject* o, const Tensor& a,
   FASTT_FN(name##_)
 
 // ---- Binary elementwise: name(other, *, out=), name_(other) ----
-#define FASTT_BIND_BINARY_M(name)                                             \
+// number_ok: `other` may be a Python number (false: torch's ops with no
+// Scalar overload, the python kinds ending in T, raise TypeError).
+[[noreturn]] static void throw_other_not_tensor(const char* op, PyObject* o) {
+  throw TypeError(fmt::format(
+      "{}(): argument 'other' (position 1) must be Tensor, not {}", op,
+      Py_TYPE(o)->tp_name));
+}
+#define FASTT_BIND_BINARY_M(name) FASTT_BIND_BINARY_MX(name, true)
+#define FASTT_BIND_BINARY_MX(name, number_ok)                                 \
   FASTT_METHOD(name) {                                                      \
     FASTT_PY_BEGIN                                                          \
     const Tensor& t = to_tensor(self, "input");                             \
     static const Signature sig{#name, {"other", "$out"}, 1};                \
     PyObject* a[2] = {nargs == 1 ? args[0] : nullptr, nullptr};             \
     if (nargs != 1 || kwnames) parse_args(sig, args, nargs, kwnames, a);    \
+    if (!(number_ok) && !is_tensor(a[0])) throw_other_not_tensor(#name, a[0]); \
     Scalar s;                                                               \
     if (given(a[1])) {                                                      \
       to_tensor(a[1], "out");                                               \
@@ -109,7 +118,8 @@ static inline Tensor& out_broadcast(PyObject* o, const Tensor& a,
     FASTT_PY_END                                                            \
   }
 
-#define FASTT_BIND_BINARY_INPLACE(name)                                    \
+#define FASTT_BIND_BINARY_INPLACE(name) FASTT_BIND_BINARY_INPLACE_X(name, true)
+#define FASTT_BIND_BINARY_INPLACE_X(name, number_ok)                       \
   FASTT_METHOD(name##_) {                                                   \
     FASTT_PY_BEGIN                                                          \
     to_tensor(self, "input");                                               \
@@ -117,6 +127,8 @@ static inline Tensor& out_broadcast(PyObject* o, const Tensor& a,
     static const Signature sig{#name "_", {"other"}, 1};                    \
     PyObject* a[1] = {nargs == 1 ? args[0] : nullptr};                      \
     if (nargs != 1 || kwnames) parse_args(sig, args, nargs, kwnames, a);    \
+    if (!(number_ok) && !is_tensor(a[0]))                                   \
+      throw_other_not_tensor(#name "_", a[0]);                              \
     if (is_tensor(a[0])) {                                                  \
       const Tensor& b = unwrap(a[0]);                                       \
       maybe_release_gil(t.numel(),                                          \
@@ -150,6 +162,12 @@ static inline Tensor& out_broadcast(PyObject* o, const Tensor& a,
 #define FASTT_EW_BIND_NOINPLACE(arity, name, fn) \
   FASTT_EW_BIND_METHOD_##arity(name) fn(name)
 #define FASTT_EW_BIND_PyPlain(arity, name) FASTT_BIND_UNARY_PLAIN(name) FASTT_FN(name)
+// Tensor-only `other` (binary rows): PyAllT and PyNoInplaceT.
+#define FASTT_EW_BIND_PyAllT(arity, name)                            \
+  FASTT_BIND_BINARY_MX(name, false)                                  \
+  FASTT_FN(name) FASTT_BIND_BINARY_INPLACE_X(name, false)
+#define FASTT_EW_BIND_PyNoInplaceT(arity, name) \
+  FASTT_BIND_BINARY_MX(name, false) FASTT_FN(name)
 #define FASTT_EW_BIND_PyHand(arity, name)
 #define FASTT_EW_BIND_METHOD_UNARY(name) FASTT_BIND_UNARY_OUT(name)
 #define FASTT_EW_BIND_METHOD_BINARY(name) FASTT_BIND_BINARY_M(name)
@@ -1021,6 +1039,8 @@ static PyObject* f_ew_rows(PyObject*, PyObject*) {
 #define FASTT_EW_ENTRIES_PyAll(entry, name) entry##2(name)
 #define FASTT_EW_ENTRIES_PyAllNum(entry, name) entry##2(name)
 #define FASTT_EW_ENTRIES_PyNoInplace(entry, name) entry(name)
+#define FASTT_EW_ENTRIES_PyAllT(entry, name) entry##2(name)
+#define FASTT_EW_ENTRIES_PyNoInplaceT(entry, name) entry(name)
 #define FASTT_EW_ENTRIES_PyPlain(entry, name) entry(name)
 #define FASTT_EW_ENTRIES_PyHand(entry, name)
 

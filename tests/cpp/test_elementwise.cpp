@@ -122,6 +122,8 @@ std::vector<DType> dtypes_of(Types<Ts...>) {
 #define T_INPLACE_PyHand(...) __VA_ARGS__
 #define T_INPLACE_PyNoInplace(...) nullptr
 #define T_INPLACE_PyPlain(...) nullptr
+#define T_INPLACE_PyAllT(...) __VA_ARGS__
+#define T_INPLACE_PyNoInplaceT(...) nullptr
 
 // ------------------------------------------------------------- unary --
 struct UnaryCase {

@@ -183,8 +183,9 @@ case("fmin", lambda L, x, y: L.fmin(x, y), I((3, 1)), I((1, 4)),
 
 
 def _scalar(L, v, like):
-    """A Python scalar for fastt; a 0-d tensor where torch needs one."""
-    return v if L.__name__ == "fastt" else L.tensor(v, dtype=like.dtype)
+    """A 0-d tensor (atan2, maximum, minimum take no Python number, in
+    torch as in fastt): the broadcast of a 0-d operand."""
+    return L.tensor(v, dtype=like.dtype)
 
 
 case("atan2_scalar", lambda L, x: L.atan2(x, _scalar(L, 0.5, x)), A34)
