@@ -180,8 +180,16 @@ FASTT_FORMULA(Square) {
 }
 FASTT_FORMULA(ZeroGrad) {
   const Tensor& g = go[0];
+  // Unary rows: g's shape. Binary (rounded div): each input's own shape
+  // (a broadcast input's gradient is not broadcast).
+  if (n.next.size() == 1) {
+    if (n.needs(0)) gi[0] = fastt::zeros_like(g).to(n.dtypes[0]);
+    return;
+  }
   for (size_t k = 0; k < n.next.size(); ++k)
-    if (n.needs(k)) gi[k] = fastt::zeros_like(g).to(n.dtypes[k]);
+    if (n.needs(k))
+      gi[k] = fastt::zeros(k == 0 ? n.shape0() : n.shape1(), n.dtypes[k],
+                           g.device());
 }
 FASTT_FORMULA(PowScalar) {
   const Tensor& g = go[0];
@@ -425,6 +433,12 @@ FASTT_FORMULA(Clamp) {
   }
   if (n.needs(0))
     gi[0] = fit(fastt::where(keep, g, Scalar(0)), n.shape0(), n.dtypes[0]);
+  // Both bounds with min > max: the result is max, its gradient max's; a
+  // value below min == max gets none (torch's clamp_backward_min_max).
+  if (lo.defined() && hi.defined()) {
+    below = fastt::logical_and(below, fastt::lt(lo, hi));
+    above = fastt::logical_or(above, fastt::gt(lo, hi));
+  }
   if (n.needs(1))
     gi[1] = fit(fastt::where(below, g, Scalar(0)), lo.sizes(), lo.dtype());
   if (n.needs(2))
@@ -514,6 +528,10 @@ FASTT_FORMULA(Copysign) {  // g * out / a, 0 where a == 0; none for b
   }
   if (n.needs(1))
     set_binary(n, gi, 1, fastt::zeros_like(go[0]));
+}
+FASTT_FORMULA(Nextafter) {  // one ulp from a: g for a, none for b (torch's)
+  if (n.needs(0)) set_binary(n, gi, 0, go[0]);
+  if (n.needs(1)) set_binary(n, gi, 1, fastt::zeros_like(go[0]));
 }
 
 }  // namespace autograd

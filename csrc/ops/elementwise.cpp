@@ -710,12 +710,20 @@ static Op div_op(const char* mode) {
       "found '{}'",
       mode));
 }
+// Rounded division is piecewise constant: its gradient is zero, and its
+// result still requires grad where an input does (torch's).
 Tensor div(const Tensor& a, const Tensor& b, const char* mode) {
   Op op = div_op(mode);
+  if (op != Op::div && autograd::should_record(a, b))
+    return autograd::binary(GradFn::ZeroGrad, Save::None, &a, &b, nullptr,
+                            nullptr, 1, [&] { return div(a, b, mode); });
   return binary(op, rule_of(op), a, b);
 }
 Tensor div(const Tensor& a, const Scalar& b, const char* mode) {
   Op op = div_op(mode);
+  if (op != Op::div && autograd::should_record(a))
+    return autograd::binary(GradFn::ZeroGrad, Save::None, &a, nullptr,
+                            nullptr, &b, 1, [&] { return div(a, b, mode); });
   return binary(op, rule_of(op), a, b);
 }
 

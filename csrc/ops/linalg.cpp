@@ -10,6 +10,7 @@
 
 #include "../dispatch.h"
 #include "elementwise.h"
+#include "factory.h"
 
 #include "autograd/functions.h"
 #include "csrc/autograd.h"
@@ -366,6 +367,90 @@ Tensor outer(const Tensor& a, const Tensor& b) {
               "outer: Expected 1-D argument vec2, but got {}-D", b.dim());
   // An elementwise product: promotion and bool come for free, as in torch.
   return mul(a.unsqueeze(1), b);
+}
+
+Tensor addmv(const Tensor& input, const Tensor& mat, const Tensor& vec,
+             const Scalar& beta, const Scalar& alpha) {
+  check_defined("addmv", input, "input");
+  check_defined("addmv", mat, "mat");
+  check_defined("addmv", vec, "vec");
+  FASTT_CHECK(mat.dim() == 2 && vec.dim() == 1, RuntimeError,
+              "addmv: vector + matrix @ vector expected, got {}, {}, {}",
+              input.dim(), mat.dim(), vec.dim());
+  FASTT_CHECK(mat.sizes()[1] == vec.sizes()[0], RuntimeError,
+              "addmv: size mismatch, got input ({}), mat ({}x{}), vec ({})",
+              mat.sizes()[0], mat.sizes()[0], mat.sizes()[1],
+              vec.sizes()[0]);
+  FASTT_CHECK(input.dim() <= 1, RuntimeError,
+              "addmv: input must broadcast to [{}], got {}", mat.sizes()[0],
+              shape_str(input.sizes()));
+  return addmm(input.unsqueeze(-1), mat, vec.unsqueeze(1), beta, alpha)
+      .squeeze(1);
+}
+
+Tensor addr(const Tensor& input, const Tensor& vec1, const Tensor& vec2,
+            const Scalar& beta, const Scalar& alpha) {
+  check_defined("addr", input, "input");
+  FASTT_CHECK(vec1.defined() && vec1.dim() == 1, RuntimeError,
+              "addr: Expected 1-D argument vec1, but got {}-D",
+              vec1.defined() ? vec1.dim() : 0);
+  FASTT_CHECK(vec2.defined() && vec2.dim() == 1, RuntimeError,
+              "addr: Expected 1-D argument vec2, but got {}-D",
+              vec2.defined() ? vec2.dim() : 0);
+  DType dt = promote_types(input.dtype(),
+                           promote_types(vec1.dtype(), vec2.dtype()));
+  if (dt == DType::Float16 || dt == DType::BFloat16)  // one rounding
+    return addr(input.to(DType::Float32), vec1.to(DType::Float32),
+                vec2.to(DType::Float32), beta, alpha)
+        .to(dt);
+  Tensor prod = outer(vec1, vec2);
+  if (promote_types(input.dtype(), prod.dtype()) == DType::Bool) {
+    // bool addr: beta and alpha act as bools (and, or), as in torch.
+    Tensor scaled = logical_and(prod, full_like(prod, Scalar(alpha.to_double() != 0)));
+    if (beta.to_double() == 0.0) return logical_or(scaled, zeros_like(input));
+    return logical_or(input, scaled);
+  }
+  std::vector<int64_t> shape = broadcast_shapes(input.sizes(), prod.sizes());
+  FASTT_CHECK(IntList(shape).equals(prod.sizes()), RuntimeError,
+              "addr: input of shape {} does not broadcast to [{}, {}]",
+              shape_str(input.sizes()), vec1.sizes()[0], vec2.sizes()[0]);
+  // beta == 0 ignores input (NaN there does not propagate), as in torch.
+  Tensor scaled = mul(prod, alpha);
+  if (beta.to_double() == 0.0) return add(scaled, zeros_like(input));
+  return add(mul(input, beta), scaled);
+}
+
+Tensor addbmm(const Tensor& input, const Tensor& b1, const Tensor& b2,
+              const Scalar& beta, const Scalar& alpha) {
+  check_defined("addbmm", input, "input");
+  check_defined("addbmm", b1, "batch1");
+  check_defined("addbmm", b2, "batch2");
+  FASTT_CHECK(b1.dim() == 3, RuntimeError,
+              "addbmm: batch1 must be a 3D tensor");
+  FASTT_CHECK(b2.dim() == 3, RuntimeError,
+              "addbmm: batch2 must be a 3D tensor");
+  const int64_t B = b1.sizes()[0], M = b1.sizes()[1], K = b1.sizes()[2];
+  FASTT_CHECK(b2.sizes()[0] == B, RuntimeError,
+              "addbmm: batch1 and batch2 must have same number of batches, "
+              "got {} and {}",
+              B, b2.sizes()[0]);
+  FASTT_CHECK(b2.sizes()[1] == K, RuntimeError,
+              "addbmm: Incompatible matrix sizes for bmm ({}x{} and {}x{})",
+              M, K, b2.sizes()[1], b2.sizes()[2]);
+  const int64_t N = b2.sizes()[2];
+  // sum_b A_b @ B_b = [A_0 ... A_{B-1}] @ [B_0; ...; B_{B-1}]
+  Tensor a = b1.permute({1, 0, 2}).reshape({M, B * K});
+  Tensor b = b2.reshape({B * K, N});
+  return addmm(input, a, b, beta, alpha);
+}
+
+Tensor vdot(const Tensor& a, const Tensor& b) {
+  check_defined("vdot", a, "input");
+  check_defined("vdot", b, "other");
+  FASTT_CHECK(a.dim() == 1 && b.dim() == 1, RuntimeError,
+              "vdot: 1D tensors expected, but got {}D and {}D tensors",
+              a.dim(), b.dim());
+  return dot(a, b);
 }
 
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {

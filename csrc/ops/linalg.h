@@ -26,6 +26,17 @@ Tensor dot(const Tensor& a, const Tensor& b);
 Tensor mv(const Tensor& m, const Tensor& v);
 // a[i] * b[j] -> [n, m] (promotes dtypes like mul, as torch.outer does).
 Tensor outer(const Tensor& a, const Tensor& b);
+// beta * input + alpha * (mat @ vec); input broadcasts to [M].
+Tensor addmv(const Tensor& input, const Tensor& mat, const Tensor& vec,
+             const Scalar& beta = 1, const Scalar& alpha = 1);
+// beta * input + alpha * outer(vec1, vec2); input broadcasts to [N, M].
+Tensor addr(const Tensor& input, const Tensor& vec1, const Tensor& vec2,
+            const Scalar& beta = 1, const Scalar& alpha = 1);
+// beta * input + alpha * sum_b b1[b] @ b2[b]: one [M, B*K] @ [B*K, N] gemm.
+Tensor addbmm(const Tensor& input, const Tensor& b1, const Tensor& b2,
+              const Scalar& beta = 1, const Scalar& alpha = 1);
+// dot of real vectors (conjugates the first for complex, which fastt lacks).
+Tensor vdot(const Tensor& a, const Tensor& b);
 // torch.nn.functional.linear: x @ weight^T + bias, weight [out, in] (or
 // [in]), bias optional (pass an undefined Tensor), broadcast to the result.
 Tensor linear(const Tensor& x, const Tensor& weight,

@@ -58,6 +58,35 @@ FASTT_BIND(addmm, 2, fastt::addmm(t, mat1, mat2, beta, alpha),
 FASTT_BIND(baddbmm, 2, fastt::baddbmm(t, batch1, batch2, beta, alpha),
            (Tensor, batch1), (Tensor, batch2), (Kw<ScalarOr<1>>, beta),
            (Kw<ScalarOr<1>>, alpha))
+FASTT_BIND(addmv, 2, fastt::addmv(t, mat, vec, beta, alpha), (Tensor, mat),
+           (Tensor, vec), (Kw<ScalarOr<1>>, beta), (Kw<ScalarOr<1>>, alpha))
+FASTT_BIND(addr, 2, fastt::addr(t, vec1, vec2, beta, alpha), (Tensor, vec1),
+           (Tensor, vec2), (Kw<ScalarOr<1>>, beta), (Kw<ScalarOr<1>>, alpha))
+FASTT_BIND(addbmm, 2, fastt::addbmm(t, batch1, batch2, beta, alpha),
+           (Tensor, batch1), (Tensor, batch2), (Kw<ScalarOr<1>>, beta),
+           (Kw<ScalarOr<1>>, alpha))
+FASTT_BIND(vdot, 1, with_out(out, fastt::vdot(t, other), "vdot"),
+           (Tensor, other), (Kw<Out>, out))
+// The in-place forms: self takes the result, which must have self's shape
+// (torch does not broadcast self in place).
+static Tensor& into_self(Tensor& self, Tensor&& r, const char* op) {
+  FASTT_CHECK(r.sizes().equals(self.sizes()), RuntimeError,
+              "{}: output with shape {} doesn't match the broadcast shape {}",
+              op, shape_str(self.sizes()), shape_str(r.sizes()));
+  return self.copy_(r);
+}
+#define FASTT_BIND_ADD_PRODUCT_(name, a, b)                                 \
+  FASTT_BIND_METHOD(name##_, 2,                                             \
+                    into_self(tm, fastt::name(t, a, b, beta, alpha),        \
+                              #name "_"),                                   \
+                    (Tensor, a), (Tensor, b), (Kw<ScalarOr<1>>, beta),      \
+                    (Kw<ScalarOr<1>>, alpha))
+FASTT_BIND_ADD_PRODUCT_(addmm, mat1, mat2)
+FASTT_BIND_ADD_PRODUCT_(baddbmm, batch1, batch2)
+FASTT_BIND_ADD_PRODUCT_(addbmm, batch1, batch2)
+FASTT_BIND_ADD_PRODUCT_(addmv, mat, vec)
+FASTT_BIND_ADD_PRODUCT_(addr, vec1, vec2)
+#undef FASTT_BIND_ADD_PRODUCT_
 FASTT_BIND_FUNCTION(linear, 2, fastt::linear(input, weight, bias),
                     (Tensor, input), (Tensor, weight), (OptTensor, bias))
 

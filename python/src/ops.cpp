@@ -434,10 +434,23 @@ FASTT_METHOD(clamp_) {
 }
 FASTT_FN(clamp)
 FASTT_FN(clamp_)
-FASTT_BIND(clamp_min, 1, fastt::clamp_min(t, min), (Scalar, min))
-FASTT_BIND(clamp_max, 1, fastt::clamp_max(t, max), (Scalar, max))
-FASTT_BIND(clamp_min_, 1, fastt::clamp_min_(tm, min), (Scalar, min))
-FASTT_BIND(clamp_max_, 1, fastt::clamp_max_(tm, max), (Scalar, max))
+// clamp_min/clamp_max: a number or a tensor bound (broadcast to input).
+FASTT_BIND(clamp_min, 1,
+           min.tensor ? fastt::clamp(t, *min.tensor, Tensor())
+                      : fastt::clamp_min(t, min.scalar),
+           (TensorOrScalar, min))
+FASTT_BIND(clamp_max, 1,
+           max.tensor ? fastt::clamp(t, Tensor(), *max.tensor)
+                      : fastt::clamp_max(t, max.scalar),
+           (TensorOrScalar, max))
+FASTT_BIND(clamp_min_, 1,
+                  min.tensor ? fastt::clamp_(tm, *min.tensor, Tensor())
+                             : fastt::clamp_min_(tm, min.scalar),
+                  (TensorOrScalar, min))
+FASTT_BIND(clamp_max_, 1,
+                  max.tensor ? fastt::clamp_(tm, Tensor(), *max.tensor)
+                             : fastt::clamp_max_(tm, max.scalar),
+                  (TensorOrScalar, max))
 
 FASTT_BIND(lerp, 2, weight.visit([&](const auto& w) {
              return fastt::lerp(t, end, w);

@@ -177,6 +177,7 @@ case("logaddexp_bcast", lambda L, x, y: L.logaddexp(x, y), I((3, 1)),
 case("logaddexp2", lambda L, x, y: L.logaddexp2(x, y), A34, S34)
 case("copysign", lambda L, x, y: L.copysign(x, y), A34, A34)
 case("copysign_scalar", lambda L, x: L.copysign(x, -1.5), A34)
+case("nextafter", lambda L, x, y: L.nextafter(x, y), A34, A34)
 case("fmax", lambda L, x, y: L.fmax(x, y), A34, A34, gradgrad=False)
 case("fmin", lambda L, x, y: L.fmin(x, y), I((3, 1)), I((1, 4)),
      gradgrad=False)
