@@ -241,8 +241,8 @@ void select_direct(Op op, const Tensor& src, int64_t dim,
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
   if (autograd::should_record_list(tensors))
     return autograd::cat(tensors, dim);
-  FASTT_CHECK(!tensors.empty(), RuntimeError,
-              "torch.cat(): expected a non-empty list of Tensors");
+  FASTT_CHECK(!tensors.empty(), ValueError,
+              "cat(): expected a non-empty list of Tensors");
   ResultTypeState state;
   const Tensor* ref = nullptr;  // first input that is not a legacy [0]
   for (size_t i = 0; i < tensors.size(); ++i) {

@@ -52,8 +52,9 @@ FASTT_METHOD(repeat) {
 }
 
 // ---- along a dim ----
-FASTT_BIND(index_select, 2, fastt::index_select(t, dim, index), (Int, dim),
-           (Tensor, index))
+FASTT_BIND(index_select, 2,
+           with_out(out, fastt::index_select(t, dim, index), "index_select"),
+           (Int, dim), (Tensor, index), (Kw<Out>, out))
 FASTT_BIND(gather, 2, fastt::gather(t, dim, index), (Int, dim),
            (Tensor, index))
 
@@ -113,7 +114,9 @@ FASTT_BIND_METHOD(index_put_, 2,
                   (BoolOr<false>, accumulate))
 FASTT_BIND(index_put, 2, fastt::index_put(t, indices, values, accumulate),
            (Tensors, indices), (TensorLike, values), (BoolOr<false>, accumulate))
-FASTT_BIND(masked_select, 1, fastt::masked_select(t, mask), (Tensor, mask))
+FASTT_BIND(masked_select, 1,
+           with_out(out, fastt::masked_select(t, mask), "masked_select"),
+           (Tensor, mask), (Kw<Out>, out))
 FASTT_BIND_METHOD(masked_scatter_, 2, fastt::masked_scatter_(tm, mask, source),
                   (Tensor, mask), (Tensor, source))
 FASTT_BIND_METHOD(masked_scatter, 2, fastt::masked_scatter(t, mask, source),
