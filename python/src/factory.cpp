@@ -191,7 +191,10 @@ static PyObject* f_arange(PyObject*, PyObject* const* args, Py_ssize_t nargs,
   PyObject* start = ex[0];
   PyObject* end = ex[1];
   PyObject* step = ex[2];
-  if (nargs == 1) end = args[0];
+  if (nargs == 1) {  // arange(end), or arange(start, end=...)
+    if (ex[1]) start = args[0];
+    else end = args[0];
+  }
   if (nargs >= 2) {
     start = args[0];
     end = args[1];
