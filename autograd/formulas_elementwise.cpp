@@ -534,5 +534,83 @@ FASTT_FORMULA(Nextafter) {  // one ulp from a: g for a, none for b (torch's)
   if (n.needs(1)) set_binary(n, gi, 1, fastt::zeros_like(go[0]));
 }
 
+// ---- special functions (the rows of elementwise.def's special block) ----
+FASTT_FORMULA(Sinc) {  // (cos(pi x) - sinc(x)) / x, 0 at 0
+  Tensor x = n.unpack(0);
+  Tensor d = fastt::div(
+      fastt::sub(fastt::cos(fastt::mul(x, Scalar(kPi))), fastt::sinc(x)), x);
+  set0(n, gi, fastt::mul(go[0], fastt::where(fastt::eq(x, Scalar(0)),
+                                             Scalar(0), d)));
+}
+FASTT_FORMULA(I0) {
+  set0(n, gi, fastt::mul(go[0], fastt::special_i1(n.unpack(0))));
+}
+FASTT_FORMULA(SpecialI0e) {  // i1e(x) - sign(x) i0e(x)
+  Tensor x = n.unpack(0);
+  set0(n, gi, fastt::mul(go[0], fastt::sub(fastt::special_i1e(x),
+                                           fastt::mul(fastt::sign(x),
+                                                      fastt::special_i0e(x)))));
+}
+FASTT_FORMULA(SpecialI1) {  // i0(x) - i1(x) / x, 1/2 at 0
+  Tensor x = n.unpack(0);
+  Tensor d = fastt::sub(fastt::i0(x), fastt::div(fastt::special_i1(x), x));
+  set0(n, gi, fastt::mul(go[0], fastt::where(fastt::eq(x, Scalar(0)),
+                                             Scalar(0.5), d)));
+}
+FASTT_FORMULA(SpecialI1e) {  // i0e(x) - i1e(x) (sign(x) + 1 / x), 1/2 at 0
+  Tensor x = n.unpack(0);
+  Tensor d = fastt::sub(
+      fastt::special_i0e(x),
+      fastt::mul(fastt::special_i1e(x),
+                 fastt::add(fastt::sign(x), fastt::reciprocal(x))));
+  set0(n, gi, fastt::mul(go[0], fastt::where(fastt::eq(x, Scalar(0)),
+                                             Scalar(0.5), d)));
+}
+FASTT_FORMULA(SpecialEntr) {  // -(1 + log x)
+  set0(n, gi, fastt::mul(go[0], fastt::neg(fastt::add(
+                                    fastt::log(n.unpack(0)), Scalar(1)))));
+}
+FASTT_FORMULA(SpecialNdtr) {  // phi(x)
+  Tensor x = n.unpack(0);
+  set0(n, gi, fastt::mul(go[0], fastt::mul(fastt::exp(fastt::mul(
+                                               fastt::mul(x, x), Scalar(-0.5))),
+                                           Scalar(0.5 * M_2_SQRTPI * M_SQRT1_2))));
+}
+FASTT_FORMULA(SpecialNdtri) {  // 1 / phi(y): sqrt(2 pi) exp(y^2 / 2)
+  Tensor y = n.unpack(0);
+  set0(n, gi, fastt::mul(go[0], fastt::mul(fastt::exp(fastt::mul(
+                                               fastt::mul(y, y), Scalar(0.5))),
+                                           Scalar(std::sqrt(2 * kPi)))));
+}
+FASTT_FORMULA(SpecialLogNdtr) {  // phi(x) / Phi(x) = exp(-x^2/2 - log Phi)
+  Tensor x = n.unpack(0);
+  Tensor e = fastt::neg(fastt::add(fastt::mul(fastt::mul(x, x), Scalar(0.5)),
+                                   fastt::special_log_ndtr(x)));
+  set0(n, gi, fastt::mul(go[0], fastt::mul(fastt::exp(e),
+                                           Scalar(0.5 * M_2_SQRTPI * M_SQRT1_2))));
+}
+FASTT_FORMULA(SpecialErfcx) {  // 2 x erfcx(x) - 2 / sqrt(pi)
+  Tensor x = n.unpack(0);
+  Tensor d = fastt::sub(fastt::mul(fastt::mul(x, fastt::special_erfcx(x)),
+                                   Scalar(2)),
+                        Scalar(M_2_SQRTPI));
+  set0(n, gi, fastt::mul(go[0], d));
+}
+// x log y: d/dx = xlogy(x != 0, y), d/dy = x / y; log1p likewise.
+static void xlog_grad(Node& n, Tensor* go, Tensor* gi, bool one_plus) {
+  Tensor a = operand(n, 0), b = operand(n, 1);
+  if (n.needs(0)) {
+    Tensor nz = fastt::ne(a, Scalar(0)).to(go[0].dtype());
+    Tensor d = one_plus ? fastt::special_xlog1py(nz, b) : fastt::xlogy(nz, b);
+    set_binary(n, gi, 0, fastt::mul(go[0], d));
+  }
+  if (n.needs(1)) {
+    Tensor den = one_plus ? fastt::add(b, Scalar(1)) : b;
+    set_binary(n, gi, 1, fastt::div(fastt::mul(go[0], a), den));
+  }
+}
+FASTT_FORMULA(Xlogy) { xlog_grad(n, go, gi, false); }
+FASTT_FORMULA(SpecialXlog1py) { xlog_grad(n, go, gi, true); }
+
 }  // namespace autograd
 }  // namespace fastt

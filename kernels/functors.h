@@ -702,3 +702,5 @@ struct Addcdiv {
 
 }  // namespace functors
 }  // namespace fastt
+
+#include "kernels/functors_special.h"

@@ -117,7 +117,7 @@ class iinfo:
 from . import backends, cuda  # noqa: E402,F401
 
 # Subpackages, available as attributes like torch.nn / torch.optim.
-from . import linalg, nn, optim, profiler, utils  # noqa: E402,F401
+from . import linalg, nn, optim, profiler, special, utils  # noqa: E402,F401
 from .serialization import load, save  # noqa: E402,F401
 
 __all__ = [n for n in globals() if not n.startswith("_")]

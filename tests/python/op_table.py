@@ -27,6 +27,8 @@ SIGNED_INTS = ("int8", "int16", "int32", "int64")
 FLOATS = ("float16", "bfloat16", "float32", "float64")
 NUMERIC = INTS + FLOATS
 ALL = BOOL + NUMERIC
+# integers and bool promote to float32; no 16-bit kernel (torch has none)
+F32F64_IN = BOOL + INTS + ("float32", "float64")
 
 # (rtol, atol) per result dtype
 TOL = {"float16": (2e-3, 2e-3), "bfloat16": (1.6e-2, 1.6e-2),
@@ -165,6 +167,14 @@ _lgamma = np.vectorize(lambda v: math.lgamma(v) if v > 0 or v != int(v)
 _erfc = np.vectorize(math.erfc, otypes=[np.float64])
 
 
+def _special_row(name, dtypes, **kw):
+    """A special_<name> row: fastt.special.<name> against scipy.special."""
+    kw.setdefault("result", "float")
+    return OpInfo("special_" + name,
+                  lambda x: getattr(fastt.special, name)(x), _special(name),
+                  dtypes, 1, torch_name="special." + name, **kw)
+
+
 OPS = [
     unary("neg", np.negative, NUMERIC),
     unary("abs", np.abs, NUMERIC),
@@ -228,6 +238,24 @@ OPS = [
     unary("signbit", np.signbit, ALL, result="bool"),
     unary("logical_not", np.logical_not, ALL, result="bool"),
     unary("bitwise_not", np.invert, BOOL + INTS),
+    unary("sgn", lambda x: x if x.dtype == bool else np.sign(x), ALL),
+    unary("sinc", np.sinc, ALL, result="float"),
+    unary("i0", np.i0, ALL, result="float"),
+    _special_row("i0e", ALL),
+    _special_row("i1", ALL),
+    _special_row("i1e", ALL),
+    _special_row("entr", ALL, domain=(0, 10)),
+    _special_row("ndtr", ALL, domain=(-5, 5)),
+    _special_row("ndtri", F32F64_IN, domain=(0.01, 0.99),
+),
+    _special_row("log_ndtr", F32F64_IN, domain=(-5, 5)),
+    _special_row("erfcx", F32F64_IN, domain=(-3, 10)),
+    binary("xlogy", _special("xlogy"), ALL, domain=(0.1, 10), result="float"),
+    OpInfo("special_xlog1py", lambda x, y: fastt.special.xlog1py(x, y),
+           _special("xlog1py"), ALL, 2, domain=(0.1, 10), result="float",
+           torch_name="special.xlog1py"),
+    binary("gcd", np.gcd, INTS),
+    binary("lcm", np.lcm, INTS, domain=(-100, 100)),
     binary("add", np.add, ALL),
     binary("sub", np.subtract, NUMERIC),
     binary("mul", np.multiply, ALL),

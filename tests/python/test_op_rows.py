@@ -229,11 +229,14 @@ def accepted(row, registered):
     """The input dtypes a row takes given its `registered` (compute)
     dtypes on a device: those, or every dtype for a Float-rule op with
     float kernels (integer and bool inputs promote), plus bool for square
-    (torch: pow(x, 2) in int64)."""
+    (torch: pow(x, 2) in int64). A Float-rule op with a float32 kernel but
+    none of 16 bits (ndtri) takes the integers, not the 16-bit floats."""
     name, kind, rule = row[:3]
     reg = {_name(d) for d in registered}
     if rule == "Float" and set(op_table.FLOATS) <= reg:
         return set(op_table.ALL)
+    if rule == "Float" and "float32" in reg:
+        return reg | set(op_table.BOOL) | set(op_table.INTS)
     return reg | TABLE_NARROWER.get(name, set())
 
 

@@ -117,6 +117,10 @@ def relu6(input, inplace=False):
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    if not input.is_floating_point():  # torch keeps the integer dtype
+        min_val, max_val = int(min_val), int(max_val)
     if inplace:
         return input.clamp_(min_val, max_val)
     return input.clamp(min_val, max_val)
@@ -125,6 +129,41 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
 def elu(input, alpha=1.0, inplace=False):
     out = fastt.where(input > 0, input, fastt.expm1(input) * alpha)
     return input.copy_(out) if inplace else out
+
+
+def celu(input, alpha=1.0, inplace=False):
+    out = fastt.where(input > 0, input, fastt.expm1(input / alpha) * alpha)
+    return input.copy_(out) if inplace else out
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def selu(input, inplace=False):
+    out = fastt.where(input > 0, input * _SELU_SCALE,
+                      fastt.expm1(input) * (_SELU_ALPHA * _SELU_SCALE))
+    return input.copy_(out) if inplace else out
+
+
+def softsign(input):
+    return input / (input.abs() + 1)
+
+
+def tanhshrink(input):
+    return input - fastt.tanh(input)
+
+
+def hardshrink(input, lambd=0.5):
+    return fastt.where((input > lambd) | (input < -lambd), input, 0.0)
+
+
+def softshrink(input, lambd=0.5):
+    if lambd < 0:
+        raise RuntimeError("softshrink: lambda must be greater or equal to 0, "
+                           f"but found to be {lambd}.")
+    return fastt.where(input > lambd, input - lambd,
+                       fastt.where(input < -lambd, input + lambd, 0.0))
 
 
 def softplus(input, beta=1.0, threshold=20.0):

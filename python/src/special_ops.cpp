@@ -1,0 +1,120 @@
+// Bindings of the special-function rows bound by hand (elementwise.def's
+// special_* rows: functions only, as torch.special's; fastt/special.py
+// names them) and of csrc/ops/special.h's composites.
+#include "binder.h"
+
+#include "csrc/ops/elementwise.h"
+#include "csrc/ops/special.h"
+
+namespace fastt {
+namespace py {
+
+#define FASTT_BIND_SPECIAL_UNARY(name)                                     \
+  FASTT_BIND_FUNCTION(name, 1, with_out(out, fastt::name(input), #name),   \
+                      (Tensor, input), (Kw<Out>, out))
+FASTT_BIND_SPECIAL_UNARY(special_i0e)
+FASTT_BIND_SPECIAL_UNARY(special_i1)
+FASTT_BIND_SPECIAL_UNARY(special_i1e)
+FASTT_BIND_SPECIAL_UNARY(special_entr)
+FASTT_BIND_SPECIAL_UNARY(special_ndtr)
+FASTT_BIND_SPECIAL_UNARY(special_ndtri)
+FASTT_BIND_SPECIAL_UNARY(special_log_ndtr)
+FASTT_BIND_SPECIAL_UNARY(special_erfcx)
+#undef FASTT_BIND_SPECIAL_UNARY
+
+// A binary special function of a tensor and a tensor or number (either
+// side; two numbers are torch's TypeError).
+template <class F>
+static Tensor tensor_or_number(const rd::Operand& a, const rd::Operand& b,
+                               const char* name, F&& f) {
+  if (!a.tensor && !b.tensor) {
+    PyErr_Format(PyExc_TypeError,
+                 "%s(): expected at least one tensor argument", name);
+    throw_py();
+  }
+  if (a.tensor && b.tensor) return f(*a.tensor, *b.tensor);
+  if (a.tensor) return f(*a.tensor, b.scalar);
+  return f(a.scalar, *b.tensor);
+}
+FASTT_BIND_FUNCTION(
+    special_xlog1py, 2,
+    with_out(out, tensor_or_number(input, other, "special_xlog1py",
+                                   [](const auto& x, const auto& y) {
+                                     return fastt::special_xlog1py(x, y);
+                                   }),
+             "special_xlog1py"),
+    (TensorOrScalar, input), (TensorOrScalar, other), (Kw<Out>, out))
+
+// gcd, lcm: tensors only (torch has no Python-number overload).
+FASTT_BIND(gcd, 1, with_out(out, fastt::gcd(t, other), "gcd"),
+           (Tensor, other), (Kw<Out>, out))
+FASTT_BIND(gcd_, 1, fastt::gcd_(tm, other), (Tensor, other))
+FASTT_BIND(lcm, 1, with_out(out, fastt::lcm(t, other), "lcm"),
+           (Tensor, other), (Kw<Out>, out))
+FASTT_BIND(lcm_, 1, fastt::lcm_(tm, other), (Tensor, other))
+
+// ---- composites ----
+FASTT_BIND(logit, 0, with_out(out, fastt::logit(t, eps), "logit"),
+           (OptDouble, eps), (Kw<Out>, out))
+FASTT_BIND(logit_, 0, fastt::logit_(tm, eps), (OptDouble, eps))
+FASTT_BIND(nan_to_num, 0,
+           with_out(out, fastt::nan_to_num(t, nan, posinf, neginf),
+                    "nan_to_num"),
+           (OptDouble, nan), (OptDouble, posinf), (OptDouble, neginf),
+           (Kw<Out>, out))
+FASTT_BIND(nan_to_num_, 0, fastt::nan_to_num_(tm, nan, posinf, neginf),
+           (OptDouble, nan), (OptDouble, posinf), (OptDouble, neginf))
+// Rows without arguments (binder rows need one): the method, the function
+// and their registry rows by hand.
+#define FASTT_BIND_NO_ARGS(name, call)                                       \
+  static const Signature sig_m_##name{#name, {}, 0};                         \
+  static decltype(auto) call_m_##name(const Tensor& t) { return call; }      \
+  FASTT_METHOD(name) {                                                       \
+    FASTT_PY_BEGIN                                                           \
+    const Tensor& t = to_tensor(self, "input");                              \
+    if (nargs != 0 || kwnames) {                                             \
+      PyObject* none[1];                                                     \
+      parse_args(sig_m_##name, args, nargs, kwnames, none);                  \
+    }                                                                        \
+    return to_py(self, call_m_##name(t));                                    \
+    FASTT_PY_END                                                             \
+  }                                                                          \
+  FASTT_FN(name)                                                             \
+  static BindRow row_m_##name(#name, BindKind::Method, m_##name,             \
+                              &sig_m_##name, nullptr, nullptr,               \
+                              stub_result(&call_m_##name));                  \
+  static BindRow row_f_##name(#name, BindKind::InputFunction, f_##name,      \
+                              &sig_m_##name, nullptr, nullptr,               \
+                              stub_result(&call_m_##name));
+FASTT_BIND_NO_ARGS(positive, fastt::positive(t))
+FASTT_BIND_NO_ARGS(isreal, fastt::isreal(t))
+FASTT_BIND_FUNCTION(rsub, 2, other.visit([&](const auto& o) {
+                      return fastt::rsub(input, o, alpha);
+                    }),
+                    (Tensor, input), (TensorOrScalar, other),
+                    (Kw<ScalarOr<1>>, alpha))
+FASTT_BIND_METHOD(float_power, 1,
+                  with_out(out, exponent.visit([&](const auto& e) {
+                    return fastt::float_power(t, e);
+                  }), "float_power"),
+                  (TensorOrScalar, exponent), (Kw<Out>, out))
+FASTT_BIND_FUNCTION(
+    float_power, 2,
+    with_out(out, tensor_or_number(input, exponent, "float_power",
+                                   [](const auto& x, const auto& y) {
+                                     return fastt::float_power(x, y);
+                                   }),
+             "float_power"),
+    (TensorOrScalar, input), (TensorOrScalar, exponent), (Kw<Out>, out))
+FASTT_BIND_METHOD(float_power_, 1, exponent.visit([&](const auto& e) -> Tensor& {
+                    return fastt::float_power_(tm, e);
+                  }),
+                  (TensorOrScalar, exponent))
+FASTT_BIND(ldexp, 1, with_out(out, fastt::ldexp(t, other), "ldexp"),
+           (Tensor, other), (Kw<Out>, out))
+FASTT_BIND(ldexp_, 1, fastt::ldexp_(tm, other), (Tensor, other))
+FASTT_BIND_NO_ARGS(frexp, fastt::frexp(t))
+#undef FASTT_BIND_NO_ARGS
+
+}  // namespace py
+}  // namespace fastt
