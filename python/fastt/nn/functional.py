@@ -277,8 +277,17 @@ def pad(input, pad, mode="constant", value=None):
             out = _pad_constant(out, dim, before, after,
                                 0.0 if value is None else value)
         elif mode in ("reflect", "replicate", "circular"):
-            out = out.index_select(dim, _pad_index(out.size(dim), before,
-                                                   after, mode, out.device))
+            # circular: torch crops the negative pads first, then wraps
+            # over what is left (replicate indexes the uncropped dim).
+            if mode == "circular" and before < 0:
+                out = out.narrow(dim, -before, out.size(dim) + before)
+                before = 0
+            if mode == "circular" and after < 0:
+                out = out.narrow(dim, 0, out.size(dim) + after)
+                after = 0
+            if before or after:
+                out = out.index_select(dim, _pad_index(
+                    out.size(dim), before, after, mode, out.device))
         else:
             raise NotImplementedError(f"Unsupported padding mode: {mode}")
     return out
@@ -333,11 +342,31 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     return result
 
 
+def _broadcast_shape(a, b):
+    n = max(len(a), len(b))
+    a = (1,) * (n - len(a)) + tuple(a)
+    b = (1,) * (n - len(b)) + tuple(b)
+    out = []
+    for x, y in zip(a, b):
+        if x != y and x != 1 and y != 1:
+            raise RuntimeError(
+                f"The size of tensor a ({x}) must match the size of tensor "
+                f"b ({y}) at non-singleton dimension")
+        out.append(y if x == 1 else x)
+    return tuple(out)
+
+
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
-    dot = (x1 * x2).sum(dim)
-    n1 = x1.norm(2, dim)
-    n2 = x2.norm(2, dim)
-    return dot / (n1 * n2).clamp_min(eps)
+    """sum(x1/|x1| * x2/|x2|) over the broadcast inputs; each norm is
+    clamped at eps in value only (torch clamps it under no_grad)."""
+    if tuple(x1.shape) != tuple(x2.shape):
+        shape = _broadcast_shape(x1.shape, x2.shape)
+        x1, x2 = x1.expand(shape), x2.expand(shape)
+    n1 = x1.norm(2, dim, keepdim=True)
+    n2 = x2.norm(2, dim, keepdim=True)
+    n1 = n1 + (n1.detach().clamp_min(eps) - n1.detach())
+    n2 = n2 + (n2.detach().clamp_min(eps) - n2.detach())
+    return ((x1 / n1) * (x2 / n2)).sum(dim)
 
 
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
@@ -640,23 +669,167 @@ def _adaptive_avg_pool2d_composed(input, output_size):
     return fastt.stack(rows, -2)
 
 
+def _adaptive_index(n, o, device):
+    """[o, k] input positions of each adaptive window along a dim of size
+    n (k = the widest window; short windows repeat their last position)
+    and the [o, k] mask of real (non-repeated) positions."""
+    starts = [(i * n) // o for i in range(o)]
+    ends = [-(-((i + 1) * n) // o) for i in range(o)]
+    k = max(e - st for st, e in zip(starts, ends)) if o else 1
+    idx = [[min(st + j, e - 1) for j in range(k)]
+           for st, e in zip(starts, ends)]
+    mask = [[st + j < e for j in range(k)] for st, e in zip(starts, ends)]
+    return (fastt.tensor(idx, dtype=fastt.int64, device=device),
+            fastt.tensor(mask, dtype=fastt.bool, device=device))
+
+
+def _adaptive_sizes(op, input, output_size, nd):
+    if nd > 1 and input.dim() < nd + 1:
+        raise ValueError(f"{op}(): Input dimension should be at least "
+                         f"{nd + 1}")
+    if input.dim() not in (nd + 1, nd + 2):
+        raise RuntimeError(
+            f"{op}(): Expected {nd + 1}D or {nd + 2}D tensor, but got "
+            f"{list(input.shape)}")
+    for d in range(1, input.dim()):
+        if input.shape[d] == 0 and (d > 0 or input.dim() == nd + 1):
+            raise RuntimeError(
+                f"{op}(): Expected input to have non-zero size for "
+                f"non-batch dimensions, but input has sizes "
+                f"{list(input.shape)} with dimension {d} being empty")
+    out = _pair(output_size, nd)
+    if len(out) != nd:
+        raise RuntimeError(f"{op}(): output_size must be {nd}")
+    sizes = tuple(input.shape[-nd:])
+    out = tuple(n if o is None else int(o) for o, n in zip(out, sizes))
+    if any(o < 0 for o in out):
+        raise RuntimeError(f"{op}(): elements of output_size must be "
+                           "greater than or equal to 0")
+    return sizes, out
+
+
+def _adaptive_windows(x, sizes, out):
+    """x [..., *sizes] -> ([..., *out, prod(k)] windows, per-dim indices
+    and masks)."""
+    nd = len(sizes)
+    idxs, masks = [], []
+    lead = x.dim() - nd
+    for i, (n, o) in enumerate(zip(sizes, out)):
+        idx, mask = _adaptive_index(n, o, x.device)
+        idxs.append(idx)
+        masks.append(mask)
+        dim = lead + 2 * i
+        x = x.index_select(dim, idx.reshape(-1))
+        shape = tuple(x.shape)
+        x = x.reshape(shape[:dim] + (o, idx.shape[1]) + shape[dim + 1:])
+    # [..., o0, k0, o1, k1, ...] -> [..., o0, o1, ..., k0 k1 ...]
+    perm = list(range(lead)) + [lead + 2 * i for i in range(nd)] + \
+        [lead + 2 * i + 1 for i in range(nd)]
+    x = x.permute(perm)
+    k = 1
+    for i in idxs:
+        k *= i.shape[1]
+    x = x.reshape(tuple(x.shape[:lead + nd]) + (k,))
+    return x, idxs, masks
+
+
+def _adaptive_max(op, input, output_size, return_indices, nd):
+    sizes, out = _adaptive_sizes(op, input, output_size, nd)
+    win, idxs, _ = _adaptive_windows(input, sizes, out)
+    if win.shape[-1] == 0 or 0 in out:
+        vals = win.sum(-1)
+        return (vals, vals.to(fastt.int64)) if return_indices else vals
+    vals, arg = win.max(-1)
+    if not return_indices:
+        return vals
+    # window position -> flat input position
+    ks = [i.shape[1] for i in idxs]
+    flat = None
+    rem = arg
+    lead = input.dim() - nd
+    for i in range(nd):
+        inner = 1
+        for k in ks[i + 1:]:
+            inner *= k
+        kpos = rem // inner if inner > 1 else rem
+        rem = rem - kpos * inner
+        pos = _pick_window(idxs[i], i, out, kpos, lead)
+        stride = 1
+        for n in sizes[i + 1:]:
+            stride *= n
+        flat = pos * stride if flat is None else flat + pos * stride
+    return vals, flat
+
+
+def _pick_window(idx, i, out, kpos, lead):
+    """idx [o_i, k_i]; kpos [..., *out] window offsets -> input positions
+    along dim i, shaped like kpos."""
+    nd = len(out)
+    o_i, k_i = idx.shape
+    # offset of each output cell along dim i
+    shape = [1] * (lead + nd)
+    shape[lead + i] = o_i
+    cell = fastt.arange(o_i, device=kpos.device).view(tuple(shape))
+    flat_idx = idx.reshape(-1)
+    return flat_idx.index_select(0, (cell * k_i + kpos).reshape(-1)).view(
+        tuple(kpos.shape))
+
+
+def _adaptive_avg(op, input, output_size, nd):
+    sizes, out = _adaptive_sizes(op, input, output_size, nd)
+    if all(n % o == 0 for n, o in zip(sizes, out) if o) and 0 not in out:
+        lead = tuple(input.shape[:-nd])
+        shape = lead
+        for n, o in zip(sizes, out):
+            shape += (o, n // o)
+        dims = tuple(-2 * (nd - i) + 1 for i in range(nd))
+        return input.reshape(shape).mean(dims)
+    win, _, masks = _adaptive_windows(input, sizes, out)
+    w = None
+    for i, m in enumerate(masks):
+        shape = [1] * (2 * nd)
+        shape[i] = m.shape[0]
+        shape[nd + i] = m.shape[1]
+        mm = m.to(input.dtype).view(tuple(shape))
+        w = mm if w is None else w * mm
+    w = w.reshape(tuple(out) + (-1,))
+    w = w / w.sum(-1, keepdim=True)
+    return (win * w).sum(-1)
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    return _adaptive_max("adaptive_max_pool1d", input, output_size,
+                         return_indices, 1)
+
+
 def adaptive_max_pool2d(input, output_size, return_indices=False):
-    if return_indices:
-        raise NotImplementedError("adaptive_max_pool2d(return_indices=True)")
-    oh, ow = _pair(output_size)
-    h, w = input.shape[-2], input.shape[-1]
-    oh, ow = (h if oh is None else oh), (w if ow is None else ow)
-    rows = []
-    for i in range(oh):
-        h0, h1 = (i * h) // oh, -(-((i + 1) * h) // oh)
-        cols = [input[..., h0:h1, (j * w) // ow:-(-((j + 1) * w) // ow)]
-                .amax((-2, -1)) for j in range(ow)]
-        rows.append(fastt.stack(cols, -1))
-    return fastt.stack(rows, -2)
+    return _adaptive_max("adaptive_max_pool2d", input, output_size,
+                         return_indices, 2)
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    return _adaptive_max("adaptive_max_pool3d", input, output_size,
+                         return_indices, 3)
+
+
+def adaptive_avg_pool1d(input, output_size):
+    return _adaptive_avg("adaptive_avg_pool1d", input, output_size, 1)
+
+
+def adaptive_avg_pool3d(input, output_size):
+    return _adaptive_avg("adaptive_avg_pool3d", input, output_size, 3)
 
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1,
                ceil_mode=False, return_indices=False):
+    nd = input.dim()
+    if nd not in (2, 3) or input.shape[-1] == 0 or (
+            nd == 2 and input.shape[0] == 0) or (nd == 3 and
+                                                 input.shape[1] == 0):
+        raise RuntimeError(
+            "max_pool1d() Expected 2D or 3D (batch mode) tensor with "
+            "optional 0 dim batch size for input, but got: "
+            f"{list(input.shape)}")
     stride = kernel_size if stride is None else stride
     out = max_pool2d(input.unsqueeze(-2), (1, _pair(kernel_size, 1)[0]),
                      (1, _pair(stride, 1)[0]), (0, _pair(padding, 1)[0]),
@@ -680,7 +853,9 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
 def scaled_dot_product_attention(query, key, value, attn_mask=None,
                                  dropout_p=0.0, is_causal=False, scale=None,
                                  enable_gqa=False):
-    """softmax(q k^T * scale + mask) v. A bool mask keeps True entries."""
+    """softmax(q k^T * scale + mask) v. A bool mask keeps True entries.
+    16-bit inputs are computed in float32 and rounded once at the end (as
+    torch's CPU kernel accumulates)."""
     L, S = query.size(-2), key.size(-2)
     if scale is None:
         scale = 1.0 / math.sqrt(query.size(-1))
@@ -688,7 +863,13 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None,
         rep = query.size(-3) // key.size(-3)
         key = _repeat_heads(key, rep)
         value = _repeat_heads(value, rep)
-    attn = (query * scale).matmul(key.transpose(-2, -1))
+    low = query.dtype in (fastt.float16, fastt.bfloat16)
+    if low:
+        out_dtype = query.dtype
+        query, key, value = (query.float(), key.float(), value.float())
+        if attn_mask is not None and attn_mask.dtype != fastt.bool:
+            attn_mask = attn_mask.float()
+    attn = query.matmul(key.transpose(-2, -1)) * scale
     if is_causal:
         if attn_mask is not None:
             raise RuntimeError("_scaled_dot_product_attention: Explicit "
@@ -703,7 +884,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None,
     attn = fastt.softmax(attn, -1)
     if dropout_p > 0.0:
         attn = dropout(attn, dropout_p, True)
-    return attn.matmul(value)
+    out = attn.matmul(value)
+    return out.to(out_dtype) if low else out
 
 
 _causal_masks = {}
@@ -746,7 +928,23 @@ def multi_head_attention_forward(
         static_k=None, static_v=None, average_attn_weights=True,
         is_causal=False):
     """torch's F.multi_head_attention_forward with sequence-first inputs
-    ([L, N, E] or unbatched [L, E]). Returns (output, weights or None)."""
+    ([L, N, E] or unbatched [L, E]). Returns (output, weights or None).
+    16-bit inputs are computed in float32, rounded once at the end."""
+    if query.dtype in (fastt.float16, fastt.bfloat16):
+        low = query.dtype
+
+        def up(t):
+            return t.float() if isinstance(t, fastt.Tensor) and \
+                t.dtype == low else t
+        out, weights = multi_head_attention_forward(
+            up(query), up(key), up(value), embed_dim_to_check, num_heads,
+            up(in_proj_weight), up(in_proj_bias), up(bias_k), up(bias_v),
+            add_zero_attn, dropout_p, up(out_proj_weight), up(out_proj_bias),
+            training, up(key_padding_mask), need_weights, up(attn_mask),
+            use_separate_proj_weight, up(q_proj_weight), up(k_proj_weight),
+            up(v_proj_weight), up(static_k), up(static_v),
+            average_attn_weights, is_causal)
+        return out.to(low), (None if weights is None else weights.to(low))
     unbatched = query.dim() == 2
     if unbatched:
         query, key, value = (query.unsqueeze(1), key.unsqueeze(1),
@@ -900,6 +1098,11 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None,
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values "
+                           "for delta.")
     diff = (input - target).abs()
     loss = fastt.where(diff < delta, diff.square() * 0.5,
                        (diff - 0.5 * delta) * delta)
