@@ -198,6 +198,20 @@ def _translate_callable(f):
                             for c in closure)
         return types.FunctionType(f.__code__, g, f.__name__, f.__defaults__,
                                   closure)
+    if isinstance(f, torch.nn.Module) and not any(
+            True for _ in f.parameters()) and not any(
+            True for _ in f.buffers()):
+        # a stateless torch module (PairwiseDistance()): fastt's class
+        # with the same plain options
+        cls = getattr(fastt.nn, type(f).__name__, None)
+        if cls is None:
+            raise Missing(f"fastt.nn.{type(f).__name__}")
+        m = cls()
+        for k, v in vars(f).items():
+            if not k.startswith("_") and isinstance(
+                    v, (bool, int, float, str, tuple, type(None))):
+                setattr(m, k, v)
+        return m
     if _is_torch_callable(f):
         return _resolve_torch_name(f)
     if isinstance(f, type) and f.__module__.startswith("torch.nn"):

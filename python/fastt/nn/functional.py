@@ -1272,6 +1272,260 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean",
     return _reduce(loss, reduction)
 
 
+def _legacy(size_average, reduce, reduction):
+    if size_average is not None or reduce is not None:
+        return _reduction(size_average, reduce, reduction)
+    return reduction
+
+
+def margin_ranking_loss(input1, input2, target, margin=0.0,
+                        size_average=None, reduce=None, reduction="mean"):
+    reduction = _legacy(size_average, reduce, reduction)
+    if not (input1.dim() == input2.dim() == target.dim()):
+        raise RuntimeError(
+            "margin_ranking_loss(): All input tensors should have same "
+            f"dimension but got sizes: input1: {input1.shape}, input2: "
+            f"{input2.shape}, target: {target.shape} ")
+    loss = (-target * (input1 - input2) + margin).clamp_min(0)
+    return _reduce(loss, reduction)
+
+
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None,
+                         reduce=None, reduction="mean"):
+    reduction = _legacy(size_average, reduce, reduction)
+    margin_clamp = (margin - input).clamp_min(0)
+    out_margin = fastt.where(target != 1, margin_clamp, 0.0)
+    out_self = fastt.where(target != -1, input, 0.0)
+    return _reduce(out_margin + out_self, reduction)
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None,
+                     reduction="mean"):
+    reduction = _legacy(size_average, reduce, reduction)
+    return _reduce(fastt.log1p(fastt.exp(-target * input)), reduction)
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0.0,
+                          size_average=None, reduce=None, reduction="mean"):
+    reduction = _legacy(size_average, reduce, reduction)
+    if target.dim() not in (0, 1):
+        raise RuntimeError(
+            "cosine_embedding_loss(): 0D or 1D target tensor expected, "
+            "multi-target not supported")
+    if input1.dim() != input2.dim() or input1.dim() not in (1, 2):
+        raise RuntimeError(
+            "cosine_embedding_loss(): 1D target tensor expects 2D input "
+            f"tensors, but found inputs with sizes {list(input1.shape)} and "
+            f"{list(input2.shape)}.")
+    if input1.dim() == 2 and target.dim() != 1:
+        raise RuntimeError(
+            "cosine_embedding_loss(): 1D target tensor expects 2D input "
+            "tensors")
+    if input1.dim() == 1 and target.dim() != 0:
+        raise RuntimeError(
+            "cosine_embedding_loss(): 0D target tensor expects 1D input "
+            "tensors")
+    d = input1.dim() - 1
+    eps = 1e-12
+    prod = (input1 * input2).sum(d)
+    m1 = (input1 * input1).sum(d) + eps
+    m2 = (input2 * input2).sum(d) + eps
+    cos = prod / (m1 * m2).sqrt()
+    pos = fastt.where(target == 1, 1.0 - cos, 0.0)
+    neg = fastt.where(target == -1, (cos - margin).clamp_min(0), 0.0)
+    return _reduce(pos + neg, reduction)
+
+
+def multilabel_soft_margin_loss(input, target, weight=None,
+                                size_average=None, reduce=None,
+                                reduction="mean"):
+    reduction = _legacy(size_average, reduce, reduction)
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    class_dim = input.dim() - 1
+    loss = loss.sum(class_dim) / input.size(class_dim)
+    return _reduce(loss, reduction)
+
+
+def _check_reduction(reduction):
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def _margin_input(op, input):
+    """0-D/1-D/2-D input -> [N, C]; an empty class dim is an error."""
+    if input.dim() > 2 or (input.dim() == 2 and input.shape[1] == 0) or (
+            input.dim() == 1 and input.shape[0] == 0):
+        raise RuntimeError(
+            f"{op}(): Expected non-empty vector or matrix with optional "
+            f"0-dim batch size, but got: {list(input.shape)}")
+    if input.dim() == 0:
+        return input.reshape((1, 1))
+    return input.unsqueeze(0) if input.dim() == 1 else input
+
+
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None,
+                      size_average=None, reduce=None, reduction="mean"):
+    reduction = _legacy(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None and weight.dim() != 1:
+        raise ValueError("weight must be one-dimensional")
+    x = _margin_input("multi_margin_loss", input)
+    n, c = x.shape
+    if (input.dim() == 2 and (target.dim() != 1 or target.shape[0] != n)) \
+            or target.numel() != n or target.dim() > 1:
+        raise RuntimeError(
+            "multi_margin_loss(): target tensor should be 1-D with size "
+            f"equal to the batch size. Expected target size [{n}], but got "
+            f"{list(target.shape)}")
+    if target.dtype != fastt.int64:
+        raise RuntimeError("multi_margin_loss(): expected scalar type Long "
+                           f"but found {_dtype_name(target.dtype)}")
+    if weight is not None and weight.numel() != c:
+        raise RuntimeError("multi_margin_loss(): inconsistent weight size, "
+                           f"expected {c} but got {list(weight.shape)}")
+    t = target.reshape(-1)
+    if t.numel() and (int(t.max()) >= c or int(t.min()) < 0):
+        raise RuntimeError("multi_margin_loss(): target out of range")
+    xy = x.gather(1, t.unsqueeze(1))
+    z = (margin - xy + x).clamp_min(0)
+    if p == 2:
+        z = z * z
+    if weight is not None:
+        z = z * weight.index_select(0, t).unsqueeze(1)
+    own = fastt.arange(c, device=x.device).unsqueeze(0) == t.unsqueeze(1)
+    loss = z.masked_fill(own, 0.0).sum(1) / c
+    if input.dim() < 2:
+        loss = loss.reshape(tuple(target.shape))
+    return _reduce(loss, reduction)
+
+
+def _dtype_name(dt):
+    return {fastt.float32: "Float", fastt.float64: "Double",
+            fastt.int64: "Long", fastt.int32: "Int",
+            fastt.float16: "Half", fastt.bfloat16: "BFloat16"}.get(
+                dt, str(dt))
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None,
+                           reduction="mean"):
+    reduction = _legacy(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    x = _margin_input("multilabel_margin_loss", input)
+    if tuple(input.shape) != tuple(target.shape):
+        raise RuntimeError(
+            "multilabel_margin_loss(): inconsistent target size: "
+            f"{list(target.shape)} for input of size: {list(input.shape)}")
+    t = target.reshape(tuple(x.shape))
+    n, c = x.shape
+    # the targets of a row: its entries before the first -1
+    valid = (t >= 0).to(fastt.int64).cumprod(1).to(fastt.bool)
+    safe = t.masked_fill(valid.logical_not(), 0)
+    is_t = x.new_zeros((n, c)).scatter_add(
+        1, safe, valid.to(x.dtype)) > 0
+    xj = x.gather(1, safe)
+    z = (1.0 - xj.unsqueeze(2) + x.unsqueeze(1)).clamp_min(0)
+    keep = valid.unsqueeze(2).logical_and(is_t.logical_not().unsqueeze(1))
+    loss = z.masked_fill(keep.logical_not(), 0.0).sum((1, 2)) / c
+    if input.dim() < 2:
+        loss = loss.reshape(())
+    return _reduce(loss, reduction)
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2,
+                        eps=1e-6, swap=False, size_average=None, reduce=None,
+                        reduction="mean"):
+    reduction = _legacy(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    a, pp, n = anchor.dim(), positive.dim(), negative.dim()
+    if not (a == pp == n):
+        raise RuntimeError(
+            "The anchor, positive, and negative tensors are expected to "
+            "have the same number of dimensions, but got: anchor "
+            f"{a}D, positive {pp}D, and negative {n}D inputs")
+    d_pos = pairwise_distance(anchor, positive, p, eps)
+    d_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        d_neg = fastt.minimum(d_neg, pairwise_distance(positive, negative,
+                                                       p, eps))
+    loss = (margin + d_pos - d_neg).clamp_min(0)
+    return _reduce(loss, reduction)
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *,
+                                      distance_function=None, margin=1.0,
+                                      swap=False, reduction="mean"):
+    _check_reduction(reduction)
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    a, pp, n = anchor.dim(), positive.dim(), negative.dim()
+    if not (a == pp == n):
+        raise RuntimeError(
+            "The anchor, positive, and negative tensors are expected to "
+            "have the same number of dimensions, but got: anchor "
+            f"{a}D, positive {pp}D, and negative {n}D inputs")
+    dist = distance_function if distance_function is not None \
+        else pairwise_distance
+    d_pos = dist(anchor, positive)
+    d_neg = dist(anchor, negative)
+    if swap:
+        d_neg = fastt.minimum(d_neg, dist(positive, negative))
+    loss = (margin + d_pos - d_neg).clamp_min(0)
+    return _reduce(loss, reduction)
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6,
+                      reduction="mean"):
+    if isinstance(var, (int, float)):
+        var = fastt.full_like(input, float(var))
+    if tuple(var.shape) != tuple(input.shape):
+        if tuple(input.shape[:-1]) == tuple(var.shape):
+            var = var.unsqueeze(-1)
+        elif tuple(input.shape[:-1]) == tuple(var.shape[:-1]) and \
+                var.shape[-1] == 1:
+            pass
+        else:
+            raise ValueError("var is of incorrect size")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    if bool((var < 0).any()):
+        raise ValueError("var has negative entry/entries")
+    # torch clamps a copy under no_grad: the value only
+    v = var.detach()
+    var = var + (v.clamp_min(eps) - v)
+    loss = 0.5 * (fastt.log(var) + (input - target).square() / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduce(loss, reduction)
+
+
+def poisson_nll_loss(input, target, log_input=True, full=False,
+                     size_average=None, eps=1e-8, reduce=None,
+                     reduction="mean"):
+    reduction = _legacy(size_average, reduce, reduction)
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not a valid value for reduction")
+    low = input.dtype if input.dtype in (fastt.float16, fastt.bfloat16) \
+        else None
+    if low is not None:  # one rounding at the end, as torch's fused kernel
+        input, target = input.float(), target.float()
+    if log_input:
+        loss = fastt.exp(input) - target * input
+    else:
+        loss = input - target * fastt.log(input + eps)
+    if full:
+        st = target * fastt.log(target) - target + 0.5 * fastt.log(
+            2 * math.pi * target)
+        loss = loss + st.masked_fill(target <= 1, 0.0)
+    loss = _reduce(loss, reduction)
+    return loss.to(low) if low is not None else loss
+
+
 # ---------------------------------------------------------------------------
 # Shape helpers
 # ---------------------------------------------------------------------------

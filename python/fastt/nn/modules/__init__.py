@@ -19,7 +19,12 @@ from .dropout import Dropout, Dropout1d, Dropout2d  # noqa: F401
 from .sparse import Embedding  # noqa: F401
 from .flatten import Flatten, Unflatten  # noqa: F401
 from .loss import (  # noqa: F401
-    BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss,
-    L1Loss, MSELoss, NLLLoss, SmoothL1Loss)
+    BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss,
+    GaussianNLLLoss, HingeEmbeddingLoss, HuberLoss, KLDivLoss, L1Loss,
+    MarginRankingLoss, MSELoss, MultiLabelMarginLoss,
+    MultiLabelSoftMarginLoss, MultiMarginLoss, NLLLoss, PoissonNLLLoss,
+    SmoothL1Loss, SoftMarginLoss, TripletMarginLoss,
+    TripletMarginWithDistanceLoss)
+from .distance import CosineSimilarity, PairwiseDistance  # noqa: F401
 from .transformer import (  # noqa: F401
     TransformerEncoder, TransformerEncoderLayer)
