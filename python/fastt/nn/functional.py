@@ -1543,6 +1543,466 @@ def threshold(input, threshold, value, inplace=False):
 
 
 # ---------------------------------------------------------------------------
+# Shuffles, fold/unfold, N-d pooling, more dropouts and activations
+# ---------------------------------------------------------------------------
+def pixel_shuffle(input, upscale_factor):
+    r = int(upscale_factor)
+    if input.dim() < 3:
+        raise RuntimeError(
+            "pixel_shuffle expects input to have at least 3 dimensions, but "
+            f"got input with {input.dim()} dimension(s)")
+    if r <= 0:
+        raise RuntimeError("pixel_shuffle expects a positive upscale_factor,"
+                           f" but got {r}")
+    *lead, c, h, w = input.shape
+    if c % (r * r) != 0:
+        raise RuntimeError(
+            "pixel_shuffle expects its input's 'channel' dimension to be "
+            f"divisible by the square of upscale_factor, but input.size(-3)"
+            f"={c} is not divisible by {r * r}")
+    lead = tuple(lead)
+    n = len(lead)
+    oc = c // (r * r)
+    x = input.reshape(lead + (oc, r, r, h, w))
+    x = x.permute(tuple(range(n)) + (n, n + 3, n + 1, n + 4, n + 2))
+    return x.reshape(lead + (oc, h * r, w * r))
+
+
+def pixel_unshuffle(input, downscale_factor):
+    r = int(downscale_factor)
+    if input.dim() < 3:
+        raise RuntimeError(
+            "pixel_unshuffle expects input to have at least 3 dimensions, "
+            f"but got input with {input.dim()} dimension(s)")
+    if r <= 0:
+        raise RuntimeError("pixel_unshuffle expects a positive "
+                           f"downscale_factor, but got {r}")
+    *lead, c, h, w = input.shape
+    if h % r != 0 or w % r != 0:
+        raise RuntimeError(
+            "pixel_unshuffle expects height and width to be divisible by "
+            f"downscale_factor, but input.size(-2)={h} and input.size(-1)="
+            f"{w} are not divisible by {r}")
+    lead = tuple(lead)
+    n = len(lead)
+    x = input.reshape(lead + (c, h // r, r, w // r, r))
+    x = x.permute(tuple(range(n)) + (n, n + 2, n + 4, n + 1, n + 3))
+    return x.reshape(lead + (c * r * r, h // r, w // r))
+
+
+def channel_shuffle(input, groups):
+    g = int(groups)
+    if input.dim() < 3:
+        raise RuntimeError(
+            "channel_shuffle expects input to have at least 3 dimensions, "
+            f"but got input with {input.dim()} dimension(s)")
+    if g <= 0:
+        raise RuntimeError("Number of groups to divide channels in must be "
+                           f"positive. Value of groups:{g}")
+    n, c = input.shape[0], input.shape[1]
+    if c % g != 0:
+        raise RuntimeError(
+            "Number of channels must be divisible by groups. Got "
+            f"{c} channels and {g} groups.")
+    rest = tuple(input.shape[2:])
+    return input.reshape((n, g, c // g) + rest).transpose(1, 2).reshape(
+        (n, c) + rest)
+
+
+def _window_dim(x, dim, size, step, dilation=1):
+    """x with `dim` split into [count, size] windows (start = i * step,
+    element j at start + j * dilation), the window dim last. One
+    index_select: its backward accumulates overlaps (index_add)."""
+    n = x.shape[dim]
+    span = (size - 1) * dilation + 1
+    count = (n - span) // step + 1
+    o = fastt.arange(count, device=x.device).view(count, 1) * step
+    j = fastt.arange(size, device=x.device).view(1, size) * dilation
+    x = x.index_select(dim, (o + j).reshape(-1))
+    shape = tuple(x.shape)
+    x = x.reshape(shape[:dim] + (count, size) + shape[dim + 1:])
+    nd = x.dim()
+    if dim + 1 == nd - 1:
+        return x
+    return x.permute([d for d in range(nd) if d != dim + 1] + [dim + 1])
+
+
+def _im2col_windows(x, kernel, dilation, padding, stride):
+    """[N, C, *spatial] -> [N, C, *out, *kernel] windows (zero padding)."""
+    nd = len(kernel)
+    if any(padding):
+        pads = []
+        for p in reversed(padding):
+            pads += [p, p]
+        x = pad(x, tuple(pads))
+    for i in range(nd):
+        x = _window_dim(x, 2 + i, kernel[i], stride[i], dilation[i])
+    return x
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    if input.dim() not in (3, 4):
+        raise NotImplementedError(
+            "Input Error: Only 3D or 4D input Tensors are supported (got "
+            f"{input.dim()}D)")
+    k, d, p, s = (_pair(kernel_size), _pair(dilation), _pair(padding),
+                  _pair(stride))
+    for name, v, lo in (("kernel", k, 1), ("dilation", d, 1),
+                        ("padding", p, 0), ("stride", s, 1)):
+        if any(e < lo for e in v):
+            raise RuntimeError(
+                f"im2col(): {name} should be greater than "
+                f"{'or equal to ' if lo == 0 else ''}zero, but got {v}")
+    unbatched = input.dim() == 3
+    x = input.unsqueeze(0) if unbatched else input
+    n, c, h, w = x.shape
+    oh = (h + 2 * p[0] - d[0] * (k[0] - 1) - 1) // s[0] + 1
+    ow = (w + 2 * p[1] - d[1] * (k[1] - 1) - 1) // s[1] + 1
+    if oh < 1 or ow < 1:
+        raise RuntimeError(
+            f"im2col(): Given input with spatial size ({h}, {w}), "
+            f"kernel_size={k}, dilation={d}, padding={p}, calculated shape "
+            f"of the array of sliding blocks as ({oh}, {ow}), but its "
+            "components must be at least one.")
+    win = _im2col_windows(x, k, d, p, s)  # [N, C, OH, OW, KH, KW]
+    out = win.permute(0, 1, 4, 5, 2, 3).reshape(n, c * k[0] * k[1],
+                                                oh * ow)
+    return out.squeeze(0) if unbatched else out
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    if input.dim() not in (2, 3):
+        raise NotImplementedError(
+            "Input Error: Only unbatched (2D) or batched (3D) input Tensors "
+            f"are supported (got {input.dim()}D)")
+    osz, k, d, p, s = (_pair(output_size), _pair(kernel_size),
+                       _pair(dilation), _pair(padding), _pair(stride))
+    unbatched = input.dim() == 2
+    x = input.unsqueeze(0) if unbatched else input
+    n, ck, L = x.shape
+    kk = k[0] * k[1]
+    if ck % kk != 0:
+        raise RuntimeError(
+            "Expected size of input's dimension 1 to be divisible by the "
+            f"product of kernel_size, but got input.size(1)={ck} and "
+            f"kernel_size={k}")
+    c = ck // kk
+    hp, wp = osz[0] + 2 * p[0], osz[1] + 2 * p[1]
+    oh = (hp - d[0] * (k[0] - 1) - 1) // s[0] + 1
+    ow = (wp - d[1] * (k[1] - 1) - 1) // s[1] + 1
+    if oh * ow != L:
+        raise RuntimeError(
+            "Given output_size=" + str(osz) + ", kernel_size=" + str(k) +
+            ", dilation=" + str(d) + ", padding=" + str(p) + ", stride=" +
+            str(s) + ", expected size of input's dimension 2 to match the "
+            f"calculated number of sliding blocks {oh} * {ow} = {oh * ow}, "
+            f"but got input.size(2)={L}.")
+    dev = x.device
+    ki = fastt.arange(k[0], device=dev).view(k[0], 1, 1, 1) * d[0]
+    kj = fastt.arange(k[1], device=dev).view(1, k[1], 1, 1) * d[1]
+    bi = fastt.arange(oh, device=dev).view(1, 1, oh, 1) * s[0]
+    bj = fastt.arange(ow, device=dev).view(1, 1, 1, ow) * s[1]
+    idx = ((ki + bi) * wp + (kj + bj)).reshape(-1)
+    cols = x.reshape(n, c, kk * L)
+    out = x.new_zeros((n, c, hp * wp)).index_add(2, idx, cols)
+    out = out.view(n, c, hp, wp)[:, :, p[0]:p[0] + osz[0],
+                                  p[1]:p[1] + osz[1]]
+    return out.squeeze(0) if unbatched else out
+
+
+def _pool_nd_prep(op, input, kernel_size, stride, padding, dilation,
+                  ceil_mode, nd):
+    if input.dim() not in (nd + 1, nd + 2):
+        raise RuntimeError(
+            f"{op}(): Expected {nd + 1}D or {nd + 2}D input tensor, but got "
+            f"{list(input.shape)}")
+    k = _pair(kernel_size, nd)
+    s = _pair(stride, nd) if stride is not None and (
+        not isinstance(stride, (tuple, list)) or len(stride)) else k
+    p, d = _pair(padding, nd), _pair(dilation, nd)
+    if len(k) == 1:
+        k = k * nd
+    if len(s) == 1:
+        s = s * nd
+    if len(p) == 1:
+        p = p * nd
+    if len(d) == 1:
+        d = d * nd
+    if any(v <= 0 for v in k):
+        raise RuntimeError(f"{op}(): kernel_size must be greater than zero")
+    if any(v <= 0 for v in s):
+        raise RuntimeError(f"{op}(): stride must be greater than zero")
+    if any(v <= 0 for v in d):
+        raise RuntimeError(f"{op}(): dilation must be greater than zero")
+    if any(pi < 0 for pi in p):
+        raise RuntimeError(f"{op}(): pad must be non-negative")
+    if any(pi > ki // 2 for pi, ki in zip(p, k)):
+        raise RuntimeError(
+            f"{op}(): pad should be at most half of effective kernel size")
+    sizes = tuple(input.shape[-nd:])
+    if any(v == 0 for v in input.shape[input.dim() - nd - 1 + (
+            1 if input.dim() == nd + 2 else 0):]) or (
+            input.dim() == nd + 2 and input.shape[1] == 0):
+        raise RuntimeError(
+            f"{op}(): Expected input's non-batch dimensions to have "
+            f"positive length, but input has a shape of {list(input.shape)}")
+    out = tuple(_pool_out(n, ki, si, pi, di, ceil_mode)
+                for n, ki, si, pi, di in zip(sizes, k, s, p, d))
+    if any(o < 1 for o in out):
+        raise RuntimeError(
+            f"{op}(): Given input size: {list(input.shape)}. Calculated "
+            f"output size: {list(out)}. Output size is too small")
+    unbatched = input.dim() == nd + 1
+    x = input.unsqueeze(0) if unbatched else input
+    return x, k, s, p, d, sizes, out, unbatched
+
+
+def _pool_nd_pad(x, k, s, p, d, sizes, out, fill):
+    pads = []
+    for n, ki, si, pi, di, o in reversed(list(zip(sizes, k, s, p, d, out))):
+        need = (o - 1) * si + di * (ki - 1) + 1
+        pads += [pi, max(need - n - pi, 0)]
+    return pad(x, tuple(pads), value=fill)
+
+
+_INT_MIN = {fastt.int8: -2 ** 7, fastt.int16: -2 ** 15,
+            fastt.int32: -2 ** 31, fastt.int64: -2 ** 63}
+
+
+def _max_pool_nd(op, input, kernel_size, stride, padding, dilation,
+                 ceil_mode, return_indices, nd):
+    x, k, s, p, d, sizes, out, unbatched = _pool_nd_prep(
+        op, input, kernel_size, stride, padding, dilation, ceil_mode, nd)
+    fill = -_inf if x.is_floating_point() else _INT_MIN.get(x.dtype, 0)
+    xp = _pool_nd_pad(x, k, s, p, d, sizes, out, fill)
+    win = _im2col_windows(xp, k, d, (0,) * nd, s)
+    kk = 1
+    for v in k:
+        kk *= v
+    win = win.reshape(tuple(win.shape[:2 + nd]) + (kk,))
+    vals, arg = win.max(-1)
+    if not return_indices:
+        return vals.squeeze(0) if unbatched else vals
+    flat = None
+    rem = arg
+    dev = x.device
+    for i in range(nd):
+        inner = 1
+        for v in k[i + 1:]:
+            inner *= v
+        kpos = rem // inner
+        rem = rem - kpos * inner
+        shape = [1] * (2 + nd)
+        shape[2 + i] = out[i]
+        start = fastt.arange(out[i], device=dev).view(tuple(shape)) * s[i] \
+            - p[i]
+        pos = start + kpos * d[i]
+        stride_i = 1
+        for n in sizes[i + 1:]:
+            stride_i *= n
+        flat = pos * stride_i if flat is None else flat + pos * stride_i
+    if unbatched:
+        return vals.squeeze(0), flat.squeeze(0)
+    return vals, flat
+
+
+def _avg_pool_nd(op, input, kernel_size, stride, padding, ceil_mode,
+                 count_include_pad, divisor_override, nd):
+    x, k, s, p, d, sizes, out, unbatched = _pool_nd_prep(
+        op, input, kernel_size, stride, padding, 1, ceil_mode, nd)
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError(f"{op}(): divisor must be not zero")
+    xp = _pool_nd_pad(x, k, s, p, d, sizes, out, 0.0)
+    win = _im2col_windows(xp, k, d, (0,) * nd, s)
+    dims = tuple(range(-nd, 0))
+    total = win.sum(dims)
+    if divisor_override:
+        res = total / divisor_override if x.is_floating_point() else \
+            fastt.div(total, divisor_override, rounding_mode="trunc")
+    else:
+        ones = x.new_ones(sizes)
+        if count_include_pad:
+            pads = []
+            for pi in reversed(p):
+                pads += [pi, pi]
+            ones = pad(ones, tuple(pads), value=1.0)
+            ones = _pool_nd_pad(ones.unsqueeze(0).unsqueeze(0), k, s,
+                                (0,) * nd, d,
+                                tuple(n + 2 * pi for n, pi in zip(sizes, p)),
+                                out, 0.0)
+        else:
+            ones = _pool_nd_pad(ones.unsqueeze(0).unsqueeze(0), k, s, p, d,
+                                sizes, out, 0.0)
+        cnt = _im2col_windows(ones, k, d, (0,) * nd, s).sum(dims)
+        res = total / cnt if x.is_floating_point() else fastt.div(
+            total, cnt, rounding_mode="trunc")
+    return res.squeeze(0) if unbatched else res
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1,
+               ceil_mode=False, return_indices=False):
+    return _max_pool_nd("max_pool3d", input, kernel_size, stride, padding,
+                        dilation, ceil_mode, return_indices, 3)
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    return _avg_pool_nd("avg_pool3d", input, kernel_size, stride, padding,
+                        ceil_mode, count_include_pad, divisor_override, 3)
+
+
+def _max_unpool(op, input, indices, kernel_size, stride, padding,
+                output_size, nd):
+    k = _pair(kernel_size, nd)
+    s = _pair(stride, nd) if stride is not None else k
+    p = _pair(padding, nd)
+    if len(k) == 1:
+        k = k * nd
+    if len(s) == 1:
+        s = s * nd
+    if len(p) == 1:
+        p = p * nd
+    if tuple(indices.shape) != tuple(input.shape):
+        raise RuntimeError(
+            f"{op}(): Expected shape of indices to be same as that of the "
+            f"input tensor ({list(input.shape)}) but got indices tensor with "
+            f"shape: {list(indices.shape)}")
+    unbatched = input.dim() == nd + 1
+    x = input.unsqueeze(0) if unbatched else input
+    idx = indices.unsqueeze(0) if unbatched else indices
+    insz = tuple(x.shape[-nd:])
+    default = tuple((i - 1) * si - 2 * pi + ki
+                    for i, si, pi, ki in zip(insz, s, p, k))
+    if output_size is None:
+        osz = default
+    else:
+        osz = tuple(output_size)[-nd:]
+        for o, dft, si in zip(osz, default, s):
+            if not (dft - si < o < dft + si):
+                raise ValueError(
+                    f"invalid output_size \"{list(output_size)}\" (dim 0 "
+                    f"must be between {dft - si} and {dft + si})")
+    n, c = x.shape[0], x.shape[1]
+    total = 1
+    for o in osz:
+        total *= o
+    flat_idx = idx.reshape(n, c, -1)
+    if flat_idx.numel() and (int(flat_idx.max()) >= total or
+                             int(flat_idx.min()) < 0):
+        raise RuntimeError(f"{op}(): Found an invalid max index: "
+                           f"{int(flat_idx.max())} (output volumes are of "
+                           f"size {'x'.join(str(o) for o in osz)}")
+    out = x.new_zeros((n, c, total)).scatter(2, flat_idx,
+                                             x.reshape(n, c, -1))
+    out = out.reshape((n, c) + osz)
+    return out.squeeze(0) if unbatched else out
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0,
+                 output_size=None):
+    return _max_unpool("max_unpool1d", input, indices, kernel_size, stride,
+                       padding, output_size, 1)
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0,
+                 output_size=None):
+    return _max_unpool("max_unpool2d", input, indices, kernel_size, stride,
+                       padding, output_size, 2)
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0,
+                 output_size=None):
+    return _max_unpool("max_unpool3d", input, indices, kernel_size, stride,
+                       padding, output_size, 3)
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    return _channel_dropout(input, p, training, inplace, 5)
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _alpha_dropout(input, p, training, inplace, feature):
+    _check_p(p)
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        return input.mul_(0.0) if inplace else input * 0.0
+    alpha = _SELU_ALPHA * _SELU_SCALE
+    if feature:
+        shape = tuple(input.shape[:2]) + (1,) * (input.dim() - 2)
+    else:
+        shape = tuple(input.shape)
+    keep = input.new_empty(shape).bernoulli_(1.0 - p)
+    a = 1.0 / math.sqrt((alpha * alpha * p + 1.0) * (1.0 - p))
+    b = (keep - 1.0) * (alpha * a) + alpha * a * p
+    noise = keep * a
+    if inplace:
+        return input.mul_(noise).add_(b)
+    return input * noise + b
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    return _alpha_dropout(input, p, training, inplace, False)
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    return _alpha_dropout(input, p, training, inplace, True)
+
+
+def prelu(input, weight):
+    if weight.numel() != 1:
+        if input.dim() == 0:
+            raise RuntimeError("prelu: Not allow zero-dim input tensor.")
+        c = input.shape[1] if input.dim() >= 2 else input.shape[0]
+        if weight.numel() != c:
+            raise RuntimeError(
+                "Mismatch of parameter numbers and input channel size. "
+                f"Found parameter numbers = {weight.numel()} and channel "
+                f"size = {c}.")
+    if weight.dim() > 1:
+        raise RuntimeError("prelu: Expected `weight` to be a scalar or 1D "
+                           f"tensor, but got: ndim = {weight.dim()}")
+    w = weight
+    if input.dim() >= 2 and weight.numel() > 1:
+        w = weight.view((1, -1) + (1,) * (input.dim() - 2))
+    elif weight.dim() == 1 and input.dim() < 1:
+        w = weight.reshape(())
+    return fastt.where(input > 0, input, w * input)
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False,
+          inplace=False):
+    if lower > upper:
+        raise RuntimeError("rrelu(): Lower bound should be less than or "
+                           f"equal to the upper bound, got lower={lower} "
+                           f"and upper={upper}")
+    if not training:
+        return leaky_relu(input, (lower + upper) / 2, inplace)
+    slope = fastt.empty_like(input).uniform_(lower, upper)
+    out = fastt.where(input >= 0, input, input * slope)
+    return input.copy_(out) if inplace else out
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    dim = input.dim()
+    if dim < 3:
+        raise ValueError("Expected 3D or higher dimensionality input (got "
+                         f"{dim} dimensions)")
+    if input.numel() == 0:
+        return input
+    sq = input * input
+    sq = _pad_constant(sq, 1, size // 2, (size - 1) // 2, 0.0)
+    div = _window_dim(sq, 1, size, 1).sum(-1)
+    # torch averages with avg_pool: integer inputs divide truncating
+    div = div / size if sq.is_floating_point() else fastt.div(
+        div, size, rounding_mode="trunc")
+    return input / (div * alpha + k).pow(beta)
+
+
+# ---------------------------------------------------------------------------
 # Public names of the fused ops: the extension's function when it has one.
 # ---------------------------------------------------------------------------
 _COMPOSED = {
