@@ -2003,6 +2003,277 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
 
 
 # ---------------------------------------------------------------------------
+# Interpolation: separable, one index_select (and weights) per spatial dim
+# ---------------------------------------------------------------------------
+_INTERP_DIMS = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
+
+
+def _interp_sizes(input, size, scale_factor, recompute_scale_factor):
+    nd = input.dim() - 2
+    insz = tuple(input.shape[2:])
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is not None:
+        if isinstance(size, (list, tuple)):
+            if len(size) != nd:
+                raise ValueError(
+                    "Input and output must have the same number of spatial "
+                    f"dimensions, but got input with spatial dimensions of "
+                    f"{list(insz)} and output size of {size}. Please provide "
+                    "input tensor in (N, C, d1, d2, ...,dK) format and output "
+                    "size in (o1, o2, ...,oK) format.")
+            out = tuple(int(v) for v in size)
+        else:
+            out = (int(size),) * nd
+        return out, (None,) * nd
+    if scale_factor is None:
+        raise ValueError("either size or scale_factor should be defined")
+    if isinstance(scale_factor, (list, tuple)):
+        if len(scale_factor) != nd:
+            raise ValueError(
+                "Input and scale_factor must have the same number of spatial "
+                f"dimensions, but got input with spatial dimensions of "
+                f"{list(insz)} and scale_factor of shape {scale_factor}. "
+                "Please provide input tensor in (N, C, d1, d2, ...,dK) format "
+                "and scale_factor in (s1, s2, ...,sK) format.")
+        sf = tuple(float(v) for v in scale_factor)
+    else:
+        sf = (float(scale_factor),) * nd
+    out = tuple(int(math.floor(n * s)) for n, s in zip(insz, sf))
+    if recompute_scale_factor:
+        return out, (None,) * nd
+    return out, sf
+
+
+def _src_coords(n, o, scale, align_corners, mode, device, dtype):
+    """Source coordinates of the o output positions (torch's
+    area_pixel_compute_source_index, in float32, float64 for double)."""
+    dst = fastt.arange(o, dtype=dtype, device=device)
+    if align_corners:
+        s = (n - 1) / (o - 1) if o > 1 else 0.0
+        return dst * s
+    s = 1.0 / scale if scale is not None and scale > 0 else n / o
+    src = (dst + 0.5) * s - 0.5
+    return src if mode == "bicubic" else src.clamp_min(0.0)
+
+
+def _interp_dim(x, dim, n, o, scale, mode, align_corners):
+    dev = x.device
+    if mode in ("nearest", "nearest-exact"):
+        s = 1.0 / scale if scale is not None and scale > 0 else n / o
+        dst = fastt.arange(o, dtype=fastt.float32, device=dev)
+        if mode == "nearest-exact":
+            dst = dst + 0.5
+        idx = (dst * s).floor().clamp_max(n - 1).to(fastt.int64)
+        return x.index_select(dim, idx)
+    src = _src_coords(n, o, scale, align_corners, mode, dev,
+                      fastt.float64 if x.dtype == fastt.float64
+                      else fastt.float32)
+    i0 = src.floor()
+    t = (src - i0).to(x.dtype)
+    i0 = i0.to(fastt.int64)
+    shape = [1] * x.dim()
+    shape[dim] = o
+    shape = tuple(shape)
+    if mode == "bicubic":
+        a = -0.75
+        t1 = t + 1.0
+        t2 = 1.0 - t
+        t3 = 2.0 - t
+        ws = [((a * t1 - 5 * a) * t1 + 8 * a) * t1 - 4 * a,
+              ((a + 2) * t - (a + 3)) * t * t + 1,
+              ((a + 2) * t2 - (a + 3)) * t2 * t2 + 1,
+              ((a * t3 - 5 * a) * t3 + 8 * a) * t3 - 4 * a]
+        out = None
+        for k in range(4):
+            idx = (i0 + (k - 1)).clamp(0, n - 1)
+            term = x.index_select(dim, idx) * ws[k].view(shape)
+            out = term if out is None else out + term
+        return out
+    i1 = (i0 + 1).clamp_max(n - 1)
+    x0 = x.index_select(dim, i0)
+    x1 = x.index_select(dim, i1)
+    t = t.view(shape)
+    return x0 * (1.0 - t) + x1 * t
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest",
+                align_corners=None, recompute_scale_factor=None,
+                antialias=False):
+    modes = ("nearest", "nearest-exact", "linear", "bilinear", "bicubic",
+             "trilinear", "area")
+    if mode not in modes:
+        raise NotImplementedError(
+            f"Input Error: Only 3D, 4D and 5D input Tensors supported (got "
+            f"{input.dim()}D) for the modes: nearest | linear | bilinear | "
+            f"bicubic | trilinear | area | nearest-exact (got {mode})")
+    if mode in ("nearest", "area", "nearest-exact"):
+        if align_corners is not None:
+            raise ValueError(
+                "align_corners option can only be set with the interpolating "
+                "modes: linear | bilinear | bicubic | trilinear")
+    elif align_corners is None:
+        align_corners = False
+    if antialias:
+        raise NotImplementedError("interpolate(): antialias=True is not "
+                                  "supported")
+    nd = input.dim() - 2
+    if nd < 1 or nd > 3 or (mode in _INTERP_DIMS and
+                            _INTERP_DIMS[mode] != nd):
+        raise NotImplementedError(
+            f"Input Error: Only 3D, 4D and 5D input Tensors supported (got "
+            f"{input.dim()}D) for the modes: nearest | linear | bilinear | "
+            f"bicubic | trilinear | area | nearest-exact (got {mode})")
+    out, scales = _interp_sizes(input, size, scale_factor,
+                                recompute_scale_factor)
+    if any(o <= 0 for o in out):
+        raise RuntimeError(
+            f"interpolate(): Input and output sizes should be greater than "
+            f"0, but got input ({tuple(input.shape[2:])}) and output "
+            f"({out})")
+    if mode == "area":
+        return _adaptive_avg("adaptive_avg_pool%dd" % nd, input, out, nd)
+    x = input
+    low = None
+    if mode not in ("nearest", "nearest-exact"):
+        if x.dtype in (fastt.float16, fastt.bfloat16):
+            low = x.dtype
+            x = x.float()
+        elif not x.is_floating_point():
+            low = x.dtype
+            x = x.float()
+    insz = tuple(input.shape[2:])
+    for i in range(nd):
+        x = _interp_dim(x, 2 + i, insz[i], out[i], scales[i], mode,
+                        align_corners)
+    if low is not None:
+        if low in (fastt.float16, fastt.bfloat16):
+            return x.to(low)
+        return x.round().clamp(0, 255).to(low)
+    return x
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest",
+             align_corners=None):
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    return interpolate(input, size, scale_factor, mode="bilinear",
+                       align_corners=True)
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0,
+                     output_padding=0, groups=1, dilation=1):
+    """conv_transpose2d over a height-1 image."""
+    if input.dim() not in (2, 3):
+        raise RuntimeError(
+            "conv_transpose1d(): Expected 2D (unbatched) or 3D (batched) "
+            f"input to conv_transpose1d, but got input of size: "
+            f"{list(input.shape)}")
+    unbatched = input.dim() == 2
+    x = input.unsqueeze(0) if unbatched else input
+    low = x.dtype if x.dtype in (fastt.float16, fastt.bfloat16) else None
+    if low is not None:  # accumulate in float32, round once
+        x, weight = x.float(), weight.float()
+        bias = bias.float() if bias is not None else None
+    out = conv_transpose2d(
+        x.unsqueeze(2), weight.unsqueeze(2), bias,
+        (1, _pair(stride, 1)[0]), (0, _pair(padding, 1)[0]),
+        (0, _pair(output_padding, 1)[0]), groups,
+        (1, _pair(dilation, 1)[0])).squeeze(2)
+    if low is not None:
+        out = out.to(low)
+    return out.squeeze(0) if unbatched else out
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1,
+           groups=1):
+    """Windows by index_select (im2col), then one batched GEMM."""
+    if input.dim() not in (4, 5):
+        raise RuntimeError(
+            "conv3d(): Expected 4D (unbatched) or 5D (batched) input to "
+            f"conv3d, but got input of size: {list(input.shape)}")
+    unbatched = input.dim() == 4
+    x = input.unsqueeze(0) if unbatched else input
+    s, d = _pair(stride, 3), _pair(dilation, 3)
+    if len(s) == 1:
+        s = s * 3
+    if len(d) == 1:
+        d = d * 3
+    if weight.dim() != 5:
+        raise RuntimeError(
+            f"conv3d(): Expected {weight.dim()}-dimensional input for "
+            f"{weight.dim()}-dimensional weight {list(weight.shape)}, but "
+            f"got {x.dim()}-dimensional input of size {list(x.shape)}")
+    if x.dtype != weight.dtype or (bias is not None and
+                                   bias.dtype != x.dtype):
+        raise RuntimeError(
+            "conv3d(): Input type, weight type and bias type should be the "
+            "same")
+    if any(v <= 0 for v in s):
+        raise RuntimeError("conv3d(): non-positive stride is not supported")
+    if any(v <= 0 for v in d):
+        raise RuntimeError("conv3d(): dilation should be greater than zero")
+    if groups <= 0:
+        raise RuntimeError("conv3d(): non-positive groups is not supported")
+    if weight.shape[0] < groups or weight.shape[0] % groups:
+        raise RuntimeError(
+            f"conv3d(): expected weight to be at least {groups} at "
+            f"dimension 0, but got weight of size {list(weight.shape)} "
+            "instead" if weight.shape[0] < groups else
+            "conv3d(): expected weight's dimension 0 to be divisible by "
+            "groups")
+    k = tuple(weight.shape[2:])
+    g = groups
+    if x.shape[1] != weight.shape[1] * g:
+        raise RuntimeError(
+            f"Given groups={g}, weight of size {list(weight.shape)}, "
+            f"expected input{list(x.shape)} to have {weight.shape[1] * g} "
+            f"channels, but got {x.shape[1]} channels instead")
+    if isinstance(padding, str):
+        if padding == "valid":
+            pads = [(0, 0)] * 3
+        elif padding == "same":
+            if any(v != 1 for v in s):
+                raise RuntimeError("conv3d(): padding='same' is not "
+                                   "supported for strided convolutions")
+            pads = _same_padding(k, d)
+        else:
+            raise ValueError(f"Invalid padding string '{padding}', should "
+                             "be one of {'valid', 'same'}")
+    else:
+        p = _pair(padding, 3)
+        if len(p) == 1:
+            p = p * 3
+        if any(v < 0 for v in p):
+            raise RuntimeError("conv3d(): negative padding is not supported")
+        pads = [(v, v) for v in p]
+    if any(a or b for a, b in pads):
+        flat = []
+        for a, b in reversed(pads):
+            flat += [a, b]
+        x = pad(x, tuple(flat))
+    n, c = x.shape[0], x.shape[1]
+    win = _im2col_windows(x, k, d, (0, 0, 0), s)  # [N, C, O3, K3]
+    out_sp = tuple(win.shape[2:5])
+    L = out_sp[0] * out_sp[1] * out_sp[2]
+    kk = k[0] * k[1] * k[2]
+    o = weight.shape[0]
+    cols = win.reshape(n, g, c // g, L, kk).permute(0, 1, 3, 2, 4).reshape(
+        n, g, L, (c // g) * kk)
+    wmat = weight.reshape(g, o // g, -1).transpose(1, 2)
+    out = cols.matmul(wmat).permute(0, 1, 3, 2).reshape((n, o) + out_sp)
+    if bias is not None:
+        out = out + bias.view(1, o, 1, 1, 1)
+    return out.squeeze(0) if unbatched else out
+
+
+# ---------------------------------------------------------------------------
 # Public names of the fused ops: the extension's function when it has one.
 # ---------------------------------------------------------------------------
 _COMPOSED = {

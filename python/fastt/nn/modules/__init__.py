@@ -22,6 +22,8 @@ from .dropout import (  # noqa: F401
     AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d,
     FeatureAlphaDropout)
 from .fold import Fold, Unfold  # noqa: F401
+from .upsampling import (  # noqa: F401
+    Upsample, UpsamplingBilinear2d, UpsamplingNearest2d)
 from .pixelshuffle import (  # noqa: F401
     ChannelShuffle, PixelShuffle, PixelUnshuffle)
 from .sparse import Embedding  # noqa: F401
