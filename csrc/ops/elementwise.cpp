@@ -469,8 +469,8 @@ constexpr Save save_of(Op op) { return kOpFacts[size_t(op)].save; }
 
 static Op gelu_op(const char* approximate) {
   if (!approximate || std::strcmp(approximate, "none") == 0) return Op::gelu;
-  FASTT_CHECK(std::strcmp(approximate, "tanh") == 0, ValueError,
-              "gelu: approximate argument must be either none or tanh, got "
+  FASTT_CHECK(std::strcmp(approximate, "tanh") == 0, RuntimeError,
+              "gelu(): approximate argument must be either none or tanh, got "
               "'{}'",
               approximate);
   return Op::gelu_tanh;

@@ -39,6 +39,7 @@ struct OutputSize {
     v.given = true;
     if (!PyTuple_Check(o) && !PyList_Check(o)) {
       parse_ints(o, &v, n);
+      check(v);
       return v;
     }
     const Py_ssize_t len = PySequence_Fast_GET_SIZE(o);
@@ -47,9 +48,21 @@ struct OutputSize {
     for (Py_ssize_t i = 0; i < len; ++i) {
       PyObject* item = PySequence_Fast_ITEMS(o)[i];
       v.v[i] = item == Py_None ? -1 : to_int(item, n);
+      FASTT_CHECK(item == Py_None || v.v[i] >= 0, RuntimeError,
+                  "adaptive_avg_pool2d(): elements of output_size must be "
+                  "greater than or equal to 0 but received {}",
+                  v.v[i]);
     }
     v.n = int(len);
     return v;
+  }
+  // An int given as such (-1 stands for None only inside a tuple).
+  static void check(const IntsValue& v) {
+    for (int i = 0; i < v.n; ++i)
+      FASTT_CHECK(v.v[i] >= 0, RuntimeError,
+                  "adaptive_avg_pool2d(): elements of output_size must be "
+                  "greater than or equal to 0 but received {}",
+                  v.v[i]);
   }
 };
 
@@ -213,9 +226,18 @@ FASTT_BIND_FUNCTION(_avg_pool2d_backward, 3,
 #undef FASTT_AVG_POOL_ARGS
 
 FASTT_BIND_FUNCTION(adaptive_avg_pool2d, 2,
-                    maybe_release_gil(input.numel(), [&] {
-                      return fastt::adaptive_avg_pool2d(input, output_size);
-                    }),
+                    ([&] {
+                      // torch's F reads output_size against the input's
+                      // last two dims first: under 3 dims, ValueError.
+                      FASTT_CHECK(input.dim() >= 3, ValueError,
+                                  "adaptive_avg_pool2d(): Input dimension "
+                                  "should be at least 3, but got {}",
+                                  input.dim());
+                      return maybe_release_gil(input.numel(), [&] {
+                        return fastt::adaptive_avg_pool2d(input,
+                                                          output_size);
+                      });
+                    }()),
                     (Tensor, input), (OutputSize, output_size))
 FASTT_BIND_FUNCTION(_adaptive_avg_pool2d_backward, 2,
                     maybe_release_gil(input.numel(), [&] {

@@ -60,6 +60,27 @@ RANDOM_OPS = {
     "nn.functional.fractional_max_pool3d", "svd_lowrank", "pca_lowrank",
     "nn.functional.gumbel_softmax",
 }
+# Ops that are random only for some samples: attention with dropout_p > 0
+# (in training): (position of dropout_p in args or None, training kwarg?).
+DROPOUT_SAMPLE_OPS = {"nn.functional.scaled_dot_product_attention": (None,
+                                                                     False),
+                      "nn.functional.multi_head_attention_forward": (9,
+                                                                     True)}
+
+
+def _random_sample(name, sample):
+    spec = DROPOUT_SAMPLE_OPS.get(name)
+    if spec is None:
+        return False
+    pos, training = spec
+    p = sample.kwargs.get("dropout_p", 0.0)
+    if pos is not None and len(sample.args) > pos:
+        p = sample.args[pos]
+    if training and not sample.kwargs.get("training", True):
+        return False
+    return bool(p)
+
+
 EMPTY_OPS = {"empty", "empty_like", "empty_strided", "empty_permuted",
              "new_empty", "new_empty_strided"}
 
@@ -177,6 +198,20 @@ def _translate_callable(f):
                             for c in closure)
         return types.FunctionType(f.__code__, g, f.__name__, f.__defaults__,
                                   closure)
+    if isinstance(f, torch.nn.Module) and not any(
+            True for _ in f.parameters()) and not any(
+            True for _ in f.buffers()):
+        # a stateless torch module (PairwiseDistance()): fastt's class
+        # with the same plain options
+        cls = getattr(fastt.nn, type(f).__name__, None)
+        if cls is None:
+            raise Missing(f"fastt.nn.{type(f).__name__}")
+        m = cls()
+        for k, v in vars(f).items():
+            if not k.startswith("_") and isinstance(
+                    v, (bool, int, float, str, tuple, type(None))):
+                setattr(m, k, v)
+        return m
     if _is_torch_callable(f):
         return _resolve_torch_name(f)
     if isinstance(f, type) and f.__module__.startswith("torch.nn"):
@@ -719,7 +754,7 @@ def run_name(name, ops=None, max_samples=MAX_SAMPLES):
                 for s in samples:
                     try:
                         _run_sample(op, label, tfn, ffn_factory, s, dtype,
-                                    res, random)
+                                    res, random or _random_sample(name, s))
                     except Missing as m:
                         res.fail("missing", f"missing {m}")
                         return res.finish()
@@ -731,7 +766,8 @@ def run_name(name, ops=None, max_samples=MAX_SAMPLES):
                 continue
             _, tfn, ffn_factory = variants[0]
             for s in samples:
-                if _has_complex([s.input, list(s.args), s.kwargs]):
+                if _has_complex([s.input, list(s.args), s.kwargs]) or \
+                        _random_sample(name, s):
                     res.bwd.na += 1
                     continue
                 try:

@@ -316,8 +316,17 @@ def pad(input, pad, mode="constant", value=None):
             out = _pad_constant(out, dim, before, after,
                                 0.0 if value is None else value)
         elif mode in ("reflect", "replicate", "circular"):
-            out = out.index_select(dim, _pad_index(out.size(dim), before,
-                                                   after, mode, out.device))
+            # circular: torch crops the negative pads first, then wraps
+            # over what is left (replicate indexes the uncropped dim).
+            if mode == "circular" and before < 0:
+                out = out.narrow(dim, -before, out.size(dim) + before)
+                before = 0
+            if mode == "circular" and after < 0:
+                out = out.narrow(dim, 0, out.size(dim) + after)
+                after = 0
+            if before or after:
+                out = out.index_select(dim, _pad_index(
+                    out.size(dim), before, after, mode, out.device))
         else:
             raise NotImplementedError(f"Unsupported padding mode: {mode}")
     return out
@@ -372,11 +381,31 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     return result
 
 
+def _broadcast_shape(a, b):
+    n = max(len(a), len(b))
+    a = (1,) * (n - len(a)) + tuple(a)
+    b = (1,) * (n - len(b)) + tuple(b)
+    out = []
+    for x, y in zip(a, b):
+        if x != y and x != 1 and y != 1:
+            raise RuntimeError(
+                f"The size of tensor a ({x}) must match the size of tensor "
+                f"b ({y}) at non-singleton dimension")
+        out.append(y if x == 1 else x)
+    return tuple(out)
+
+
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
-    dot = (x1 * x2).sum(dim)
-    n1 = x1.norm(2, dim)
-    n2 = x2.norm(2, dim)
-    return dot / (n1 * n2).clamp_min(eps)
+    """sum(x1/|x1| * x2/|x2|) over the broadcast inputs; each norm is
+    clamped at eps in value only (torch clamps it under no_grad)."""
+    if tuple(x1.shape) != tuple(x2.shape):
+        shape = _broadcast_shape(x1.shape, x2.shape)
+        x1, x2 = x1.expand(shape), x2.expand(shape)
+    n1 = x1.norm(2, dim, keepdim=True)
+    n2 = x2.norm(2, dim, keepdim=True)
+    n1 = n1 + (n1.detach().clamp_min(eps) - n1.detach())
+    n2 = n2 + (n2.detach().clamp_min(eps) - n2.detach())
+    return ((x1 / n1) * (x2 / n2)).sum(dim)
 
 
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
@@ -679,23 +708,167 @@ def _adaptive_avg_pool2d_composed(input, output_size):
     return fastt.stack(rows, -2)
 
 
+def _adaptive_index(n, o, device):
+    """[o, k] input positions of each adaptive window along a dim of size
+    n (k = the widest window; short windows repeat their last position)
+    and the [o, k] mask of real (non-repeated) positions."""
+    starts = [(i * n) // o for i in range(o)]
+    ends = [-(-((i + 1) * n) // o) for i in range(o)]
+    k = max(e - st for st, e in zip(starts, ends)) if o else 1
+    idx = [[min(st + j, e - 1) for j in range(k)]
+           for st, e in zip(starts, ends)]
+    mask = [[st + j < e for j in range(k)] for st, e in zip(starts, ends)]
+    return (fastt.tensor(idx, dtype=fastt.int64, device=device),
+            fastt.tensor(mask, dtype=fastt.bool, device=device))
+
+
+def _adaptive_sizes(op, input, output_size, nd):
+    if nd > 1 and input.dim() < nd + 1:
+        raise ValueError(f"{op}(): Input dimension should be at least "
+                         f"{nd + 1}")
+    if input.dim() not in (nd + 1, nd + 2):
+        raise RuntimeError(
+            f"{op}(): Expected {nd + 1}D or {nd + 2}D tensor, but got "
+            f"{list(input.shape)}")
+    for d in range(1, input.dim()):
+        if input.shape[d] == 0 and (d > 0 or input.dim() == nd + 1):
+            raise RuntimeError(
+                f"{op}(): Expected input to have non-zero size for "
+                f"non-batch dimensions, but input has sizes "
+                f"{list(input.shape)} with dimension {d} being empty")
+    out = _pair(output_size, nd)
+    if len(out) != nd:
+        raise RuntimeError(f"{op}(): output_size must be {nd}")
+    sizes = tuple(input.shape[-nd:])
+    out = tuple(n if o is None else int(o) for o, n in zip(out, sizes))
+    if any(o < 0 for o in out):
+        raise RuntimeError(f"{op}(): elements of output_size must be "
+                           "greater than or equal to 0")
+    return sizes, out
+
+
+def _adaptive_windows(x, sizes, out):
+    """x [..., *sizes] -> ([..., *out, prod(k)] windows, per-dim indices
+    and masks)."""
+    nd = len(sizes)
+    idxs, masks = [], []
+    lead = x.dim() - nd
+    for i, (n, o) in enumerate(zip(sizes, out)):
+        idx, mask = _adaptive_index(n, o, x.device)
+        idxs.append(idx)
+        masks.append(mask)
+        dim = lead + 2 * i
+        x = x.index_select(dim, idx.reshape(-1))
+        shape = tuple(x.shape)
+        x = x.reshape(shape[:dim] + (o, idx.shape[1]) + shape[dim + 1:])
+    # [..., o0, k0, o1, k1, ...] -> [..., o0, o1, ..., k0 k1 ...]
+    perm = list(range(lead)) + [lead + 2 * i for i in range(nd)] + \
+        [lead + 2 * i + 1 for i in range(nd)]
+    x = x.permute(perm)
+    k = 1
+    for i in idxs:
+        k *= i.shape[1]
+    x = x.reshape(tuple(x.shape[:lead + nd]) + (k,))
+    return x, idxs, masks
+
+
+def _adaptive_max(op, input, output_size, return_indices, nd):
+    sizes, out = _adaptive_sizes(op, input, output_size, nd)
+    win, idxs, _ = _adaptive_windows(input, sizes, out)
+    if win.shape[-1] == 0 or 0 in out:
+        vals = win.sum(-1)
+        return (vals, vals.to(fastt.int64)) if return_indices else vals
+    vals, arg = win.max(-1)
+    if not return_indices:
+        return vals
+    # window position -> flat input position
+    ks = [i.shape[1] for i in idxs]
+    flat = None
+    rem = arg
+    lead = input.dim() - nd
+    for i in range(nd):
+        inner = 1
+        for k in ks[i + 1:]:
+            inner *= k
+        kpos = rem // inner if inner > 1 else rem
+        rem = rem - kpos * inner
+        pos = _pick_window(idxs[i], i, out, kpos, lead)
+        stride = 1
+        for n in sizes[i + 1:]:
+            stride *= n
+        flat = pos * stride if flat is None else flat + pos * stride
+    return vals, flat
+
+
+def _pick_window(idx, i, out, kpos, lead):
+    """idx [o_i, k_i]; kpos [..., *out] window offsets -> input positions
+    along dim i, shaped like kpos."""
+    nd = len(out)
+    o_i, k_i = idx.shape
+    # offset of each output cell along dim i
+    shape = [1] * (lead + nd)
+    shape[lead + i] = o_i
+    cell = fastt.arange(o_i, device=kpos.device).view(tuple(shape))
+    flat_idx = idx.reshape(-1)
+    return flat_idx.index_select(0, (cell * k_i + kpos).reshape(-1)).view(
+        tuple(kpos.shape))
+
+
+def _adaptive_avg(op, input, output_size, nd):
+    sizes, out = _adaptive_sizes(op, input, output_size, nd)
+    if all(n % o == 0 for n, o in zip(sizes, out) if o) and 0 not in out:
+        lead = tuple(input.shape[:-nd])
+        shape = lead
+        for n, o in zip(sizes, out):
+            shape += (o, n // o)
+        dims = tuple(-2 * (nd - i) + 1 for i in range(nd))
+        return input.reshape(shape).mean(dims)
+    win, _, masks = _adaptive_windows(input, sizes, out)
+    w = None
+    for i, m in enumerate(masks):
+        shape = [1] * (2 * nd)
+        shape[i] = m.shape[0]
+        shape[nd + i] = m.shape[1]
+        mm = m.to(input.dtype).view(tuple(shape))
+        w = mm if w is None else w * mm
+    w = w.reshape(tuple(out) + (-1,))
+    w = w / w.sum(-1, keepdim=True)
+    return (win * w).sum(-1)
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    return _adaptive_max("adaptive_max_pool1d", input, output_size,
+                         return_indices, 1)
+
+
 def adaptive_max_pool2d(input, output_size, return_indices=False):
-    if return_indices:
-        raise NotImplementedError("adaptive_max_pool2d(return_indices=True)")
-    oh, ow = _pair(output_size)
-    h, w = input.shape[-2], input.shape[-1]
-    oh, ow = (h if oh is None else oh), (w if ow is None else ow)
-    rows = []
-    for i in range(oh):
-        h0, h1 = (i * h) // oh, -(-((i + 1) * h) // oh)
-        cols = [input[..., h0:h1, (j * w) // ow:-(-((j + 1) * w) // ow)]
-                .amax((-2, -1)) for j in range(ow)]
-        rows.append(fastt.stack(cols, -1))
-    return fastt.stack(rows, -2)
+    return _adaptive_max("adaptive_max_pool2d", input, output_size,
+                         return_indices, 2)
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    return _adaptive_max("adaptive_max_pool3d", input, output_size,
+                         return_indices, 3)
+
+
+def adaptive_avg_pool1d(input, output_size):
+    return _adaptive_avg("adaptive_avg_pool1d", input, output_size, 1)
+
+
+def adaptive_avg_pool3d(input, output_size):
+    return _adaptive_avg("adaptive_avg_pool3d", input, output_size, 3)
 
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1,
                ceil_mode=False, return_indices=False):
+    nd = input.dim()
+    if nd not in (2, 3) or input.shape[-1] == 0 or (
+            nd == 2 and input.shape[0] == 0) or (nd == 3 and
+                                                 input.shape[1] == 0):
+        raise RuntimeError(
+            "max_pool1d() Expected 2D or 3D (batch mode) tensor with "
+            "optional 0 dim batch size for input, but got: "
+            f"{list(input.shape)}")
     stride = kernel_size if stride is None else stride
     out = max_pool2d(input.unsqueeze(-2), (1, _pair(kernel_size, 1)[0]),
                      (1, _pair(stride, 1)[0]), (0, _pair(padding, 1)[0]),
@@ -719,7 +892,9 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
 def scaled_dot_product_attention(query, key, value, attn_mask=None,
                                  dropout_p=0.0, is_causal=False, scale=None,
                                  enable_gqa=False):
-    """softmax(q k^T * scale + mask) v. A bool mask keeps True entries."""
+    """softmax(q k^T * scale + mask) v. A bool mask keeps True entries.
+    16-bit inputs are computed in float32 and rounded once at the end (as
+    torch's CPU kernel accumulates)."""
     L, S = query.size(-2), key.size(-2)
     if scale is None:
         scale = 1.0 / math.sqrt(query.size(-1))
@@ -727,7 +902,13 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None,
         rep = query.size(-3) // key.size(-3)
         key = _repeat_heads(key, rep)
         value = _repeat_heads(value, rep)
-    attn = (query * scale).matmul(key.transpose(-2, -1))
+    low = query.dtype in (fastt.float16, fastt.bfloat16)
+    if low:
+        out_dtype = query.dtype
+        query, key, value = (query.float(), key.float(), value.float())
+        if attn_mask is not None and attn_mask.dtype != fastt.bool:
+            attn_mask = attn_mask.float()
+    attn = query.matmul(key.transpose(-2, -1)) * scale
     if is_causal:
         if attn_mask is not None:
             raise RuntimeError("_scaled_dot_product_attention: Explicit "
@@ -742,7 +923,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None,
     attn = fastt.softmax(attn, -1)
     if dropout_p > 0.0:
         attn = dropout(attn, dropout_p, True)
-    return attn.matmul(value)
+    out = attn.matmul(value)
+    return out.to(out_dtype) if low else out
 
 
 _causal_masks = {}
@@ -785,7 +967,23 @@ def multi_head_attention_forward(
         static_k=None, static_v=None, average_attn_weights=True,
         is_causal=False):
     """torch's F.multi_head_attention_forward with sequence-first inputs
-    ([L, N, E] or unbatched [L, E]). Returns (output, weights or None)."""
+    ([L, N, E] or unbatched [L, E]). Returns (output, weights or None).
+    16-bit inputs are computed in float32, rounded once at the end."""
+    if query.dtype in (fastt.float16, fastt.bfloat16):
+        low = query.dtype
+
+        def up(t):
+            return t.float() if isinstance(t, fastt.Tensor) and \
+                t.dtype == low else t
+        out, weights = multi_head_attention_forward(
+            up(query), up(key), up(value), embed_dim_to_check, num_heads,
+            up(in_proj_weight), up(in_proj_bias), up(bias_k), up(bias_v),
+            add_zero_attn, dropout_p, up(out_proj_weight), up(out_proj_bias),
+            training, up(key_padding_mask), need_weights, up(attn_mask),
+            use_separate_proj_weight, up(q_proj_weight), up(k_proj_weight),
+            up(v_proj_weight), up(static_k), up(static_v),
+            average_attn_weights, is_causal)
+        return out.to(low), (None if weights is None else weights.to(low))
     unbatched = query.dim() == 2
     if unbatched:
         query, key, value = (query.unsqueeze(1), key.unsqueeze(1),
@@ -939,6 +1137,11 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None,
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values "
+                           "for delta.")
     diff = (input - target).abs()
     loss = fastt.where(diff < delta, diff.square() * 0.5,
                        (diff - 0.5 * delta) * delta)
@@ -1108,6 +1311,260 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean",
     return _reduce(loss, reduction)
 
 
+def _legacy(size_average, reduce, reduction):
+    if size_average is not None or reduce is not None:
+        return _reduction(size_average, reduce, reduction)
+    return reduction
+
+
+def margin_ranking_loss(input1, input2, target, margin=0.0,
+                        size_average=None, reduce=None, reduction="mean"):
+    reduction = _legacy(size_average, reduce, reduction)
+    if not (input1.dim() == input2.dim() == target.dim()):
+        raise RuntimeError(
+            "margin_ranking_loss(): All input tensors should have same "
+            f"dimension but got sizes: input1: {input1.shape}, input2: "
+            f"{input2.shape}, target: {target.shape} ")
+    loss = (-target * (input1 - input2) + margin).clamp_min(0)
+    return _reduce(loss, reduction)
+
+
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None,
+                         reduce=None, reduction="mean"):
+    reduction = _legacy(size_average, reduce, reduction)
+    margin_clamp = (margin - input).clamp_min(0)
+    out_margin = fastt.where(target != 1, margin_clamp, 0.0)
+    out_self = fastt.where(target != -1, input, 0.0)
+    return _reduce(out_margin + out_self, reduction)
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None,
+                     reduction="mean"):
+    reduction = _legacy(size_average, reduce, reduction)
+    return _reduce(fastt.log1p(fastt.exp(-target * input)), reduction)
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0.0,
+                          size_average=None, reduce=None, reduction="mean"):
+    reduction = _legacy(size_average, reduce, reduction)
+    if target.dim() not in (0, 1):
+        raise RuntimeError(
+            "cosine_embedding_loss(): 0D or 1D target tensor expected, "
+            "multi-target not supported")
+    if input1.dim() != input2.dim() or input1.dim() not in (1, 2):
+        raise RuntimeError(
+            "cosine_embedding_loss(): 1D target tensor expects 2D input "
+            f"tensors, but found inputs with sizes {list(input1.shape)} and "
+            f"{list(input2.shape)}.")
+    if input1.dim() == 2 and target.dim() != 1:
+        raise RuntimeError(
+            "cosine_embedding_loss(): 1D target tensor expects 2D input "
+            "tensors")
+    if input1.dim() == 1 and target.dim() != 0:
+        raise RuntimeError(
+            "cosine_embedding_loss(): 0D target tensor expects 1D input "
+            "tensors")
+    d = input1.dim() - 1
+    eps = 1e-12
+    prod = (input1 * input2).sum(d)
+    m1 = (input1 * input1).sum(d) + eps
+    m2 = (input2 * input2).sum(d) + eps
+    cos = prod / (m1 * m2).sqrt()
+    pos = fastt.where(target == 1, 1.0 - cos, 0.0)
+    neg = fastt.where(target == -1, (cos - margin).clamp_min(0), 0.0)
+    return _reduce(pos + neg, reduction)
+
+
+def multilabel_soft_margin_loss(input, target, weight=None,
+                                size_average=None, reduce=None,
+                                reduction="mean"):
+    reduction = _legacy(size_average, reduce, reduction)
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    class_dim = input.dim() - 1
+    loss = loss.sum(class_dim) / input.size(class_dim)
+    return _reduce(loss, reduction)
+
+
+def _check_reduction(reduction):
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def _margin_input(op, input):
+    """0-D/1-D/2-D input -> [N, C]; an empty class dim is an error."""
+    if input.dim() > 2 or (input.dim() == 2 and input.shape[1] == 0) or (
+            input.dim() == 1 and input.shape[0] == 0):
+        raise RuntimeError(
+            f"{op}(): Expected non-empty vector or matrix with optional "
+            f"0-dim batch size, but got: {list(input.shape)}")
+    if input.dim() == 0:
+        return input.reshape((1, 1))
+    return input.unsqueeze(0) if input.dim() == 1 else input
+
+
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None,
+                      size_average=None, reduce=None, reduction="mean"):
+    reduction = _legacy(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None and weight.dim() != 1:
+        raise ValueError("weight must be one-dimensional")
+    x = _margin_input("multi_margin_loss", input)
+    n, c = x.shape
+    if (input.dim() == 2 and (target.dim() != 1 or target.shape[0] != n)) \
+            or target.numel() != n or target.dim() > 1:
+        raise RuntimeError(
+            "multi_margin_loss(): target tensor should be 1-D with size "
+            f"equal to the batch size. Expected target size [{n}], but got "
+            f"{list(target.shape)}")
+    if target.dtype != fastt.int64:
+        raise RuntimeError("multi_margin_loss(): expected scalar type Long "
+                           f"but found {_dtype_name(target.dtype)}")
+    if weight is not None and weight.numel() != c:
+        raise RuntimeError("multi_margin_loss(): inconsistent weight size, "
+                           f"expected {c} but got {list(weight.shape)}")
+    t = target.reshape(-1)
+    if t.numel() and (int(t.max()) >= c or int(t.min()) < 0):
+        raise RuntimeError("multi_margin_loss(): target out of range")
+    xy = x.gather(1, t.unsqueeze(1))
+    z = (margin - xy + x).clamp_min(0)
+    if p == 2:
+        z = z * z
+    if weight is not None:
+        z = z * weight.index_select(0, t).unsqueeze(1)
+    own = fastt.arange(c, device=x.device).unsqueeze(0) == t.unsqueeze(1)
+    loss = z.masked_fill(own, 0.0).sum(1) / c
+    if input.dim() < 2:
+        loss = loss.reshape(tuple(target.shape))
+    return _reduce(loss, reduction)
+
+
+def _dtype_name(dt):
+    return {fastt.float32: "Float", fastt.float64: "Double",
+            fastt.int64: "Long", fastt.int32: "Int",
+            fastt.float16: "Half", fastt.bfloat16: "BFloat16"}.get(
+                dt, str(dt))
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None,
+                           reduction="mean"):
+    reduction = _legacy(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    x = _margin_input("multilabel_margin_loss", input)
+    if tuple(input.shape) != tuple(target.shape):
+        raise RuntimeError(
+            "multilabel_margin_loss(): inconsistent target size: "
+            f"{list(target.shape)} for input of size: {list(input.shape)}")
+    t = target.reshape(tuple(x.shape))
+    n, c = x.shape
+    # the targets of a row: its entries before the first -1
+    valid = (t >= 0).to(fastt.int64).cumprod(1).to(fastt.bool)
+    safe = t.masked_fill(valid.logical_not(), 0)
+    is_t = x.new_zeros((n, c)).scatter_add(
+        1, safe, valid.to(x.dtype)) > 0
+    xj = x.gather(1, safe)
+    z = (1.0 - xj.unsqueeze(2) + x.unsqueeze(1)).clamp_min(0)
+    keep = valid.unsqueeze(2).logical_and(is_t.logical_not().unsqueeze(1))
+    loss = z.masked_fill(keep.logical_not(), 0.0).sum((1, 2)) / c
+    if input.dim() < 2:
+        loss = loss.reshape(())
+    return _reduce(loss, reduction)
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2,
+                        eps=1e-6, swap=False, size_average=None, reduce=None,
+                        reduction="mean"):
+    reduction = _legacy(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    a, pp, n = anchor.dim(), positive.dim(), negative.dim()
+    if not (a == pp == n):
+        raise RuntimeError(
+            "The anchor, positive, and negative tensors are expected to "
+            "have the same number of dimensions, but got: anchor "
+            f"{a}D, positive {pp}D, and negative {n}D inputs")
+    d_pos = pairwise_distance(anchor, positive, p, eps)
+    d_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        d_neg = fastt.minimum(d_neg, pairwise_distance(positive, negative,
+                                                       p, eps))
+    loss = (margin + d_pos - d_neg).clamp_min(0)
+    return _reduce(loss, reduction)
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *,
+                                      distance_function=None, margin=1.0,
+                                      swap=False, reduction="mean"):
+    _check_reduction(reduction)
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    a, pp, n = anchor.dim(), positive.dim(), negative.dim()
+    if not (a == pp == n):
+        raise RuntimeError(
+            "The anchor, positive, and negative tensors are expected to "
+            "have the same number of dimensions, but got: anchor "
+            f"{a}D, positive {pp}D, and negative {n}D inputs")
+    dist = distance_function if distance_function is not None \
+        else pairwise_distance
+    d_pos = dist(anchor, positive)
+    d_neg = dist(anchor, negative)
+    if swap:
+        d_neg = fastt.minimum(d_neg, dist(positive, negative))
+    loss = (margin + d_pos - d_neg).clamp_min(0)
+    return _reduce(loss, reduction)
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6,
+                      reduction="mean"):
+    if isinstance(var, (int, float)):
+        var = fastt.full_like(input, float(var))
+    if tuple(var.shape) != tuple(input.shape):
+        if tuple(input.shape[:-1]) == tuple(var.shape):
+            var = var.unsqueeze(-1)
+        elif tuple(input.shape[:-1]) == tuple(var.shape[:-1]) and \
+                var.shape[-1] == 1:
+            pass
+        else:
+            raise ValueError("var is of incorrect size")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    if bool((var < 0).any()):
+        raise ValueError("var has negative entry/entries")
+    # torch clamps a copy under no_grad: the value only
+    v = var.detach()
+    var = var + (v.clamp_min(eps) - v)
+    loss = 0.5 * (fastt.log(var) + (input - target).square() / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduce(loss, reduction)
+
+
+def poisson_nll_loss(input, target, log_input=True, full=False,
+                     size_average=None, eps=1e-8, reduce=None,
+                     reduction="mean"):
+    reduction = _legacy(size_average, reduce, reduction)
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not a valid value for reduction")
+    low = input.dtype if input.dtype in (fastt.float16, fastt.bfloat16) \
+        else None
+    if low is not None:  # one rounding at the end, as torch's fused kernel
+        input, target = input.float(), target.float()
+    if log_input:
+        loss = fastt.exp(input) - target * input
+    else:
+        loss = input - target * fastt.log(input + eps)
+    if full:
+        st = target * fastt.log(target) - target + 0.5 * fastt.log(
+            2 * math.pi * target)
+        loss = loss + st.masked_fill(target <= 1, 0.0)
+    loss = _reduce(loss, reduction)
+    return loss.to(low) if low is not None else loss
+
+
 # ---------------------------------------------------------------------------
 # Shape helpers
 # ---------------------------------------------------------------------------
@@ -1122,6 +1579,737 @@ def unflatten(input, dim, sizes):
 def threshold(input, threshold, value, inplace=False):
     out = fastt.where(input > threshold, input, value)
     return input.copy_(out) if inplace else out
+
+
+# ---------------------------------------------------------------------------
+# Shuffles, fold/unfold, N-d pooling, more dropouts and activations
+# ---------------------------------------------------------------------------
+def pixel_shuffle(input, upscale_factor):
+    r = int(upscale_factor)
+    if input.dim() < 3:
+        raise RuntimeError(
+            "pixel_shuffle expects input to have at least 3 dimensions, but "
+            f"got input with {input.dim()} dimension(s)")
+    if r <= 0:
+        raise RuntimeError("pixel_shuffle expects a positive upscale_factor,"
+                           f" but got {r}")
+    *lead, c, h, w = input.shape
+    if c % (r * r) != 0:
+        raise RuntimeError(
+            "pixel_shuffle expects its input's 'channel' dimension to be "
+            f"divisible by the square of upscale_factor, but input.size(-3)"
+            f"={c} is not divisible by {r * r}")
+    lead = tuple(lead)
+    n = len(lead)
+    oc = c // (r * r)
+    x = input.reshape(lead + (oc, r, r, h, w))
+    x = x.permute(tuple(range(n)) + (n, n + 3, n + 1, n + 4, n + 2))
+    return x.reshape(lead + (oc, h * r, w * r))
+
+
+def pixel_unshuffle(input, downscale_factor):
+    r = int(downscale_factor)
+    if input.dim() < 3:
+        raise RuntimeError(
+            "pixel_unshuffle expects input to have at least 3 dimensions, "
+            f"but got input with {input.dim()} dimension(s)")
+    if r <= 0:
+        raise RuntimeError("pixel_unshuffle expects a positive "
+                           f"downscale_factor, but got {r}")
+    *lead, c, h, w = input.shape
+    if h % r != 0 or w % r != 0:
+        raise RuntimeError(
+            "pixel_unshuffle expects height and width to be divisible by "
+            f"downscale_factor, but input.size(-2)={h} and input.size(-1)="
+            f"{w} are not divisible by {r}")
+    lead = tuple(lead)
+    n = len(lead)
+    x = input.reshape(lead + (c, h // r, r, w // r, r))
+    x = x.permute(tuple(range(n)) + (n, n + 2, n + 4, n + 1, n + 3))
+    return x.reshape(lead + (c * r * r, h // r, w // r))
+
+
+def channel_shuffle(input, groups):
+    g = int(groups)
+    if input.dim() < 3:
+        raise RuntimeError(
+            "channel_shuffle expects input to have at least 3 dimensions, "
+            f"but got input with {input.dim()} dimension(s)")
+    if g <= 0:
+        raise RuntimeError("Number of groups to divide channels in must be "
+                           f"positive. Value of groups:{g}")
+    n, c = input.shape[0], input.shape[1]
+    if c % g != 0:
+        raise RuntimeError(
+            "Number of channels must be divisible by groups. Got "
+            f"{c} channels and {g} groups.")
+    rest = tuple(input.shape[2:])
+    return input.reshape((n, g, c // g) + rest).transpose(1, 2).reshape(
+        (n, c) + rest)
+
+
+def _window_dim(x, dim, size, step, dilation=1):
+    """x with `dim` split into [count, size] windows (start = i * step,
+    element j at start + j * dilation), the window dim last. One
+    index_select: its backward accumulates overlaps (index_add)."""
+    n = x.shape[dim]
+    span = (size - 1) * dilation + 1
+    count = (n - span) // step + 1
+    o = fastt.arange(count, device=x.device).view(count, 1) * step
+    j = fastt.arange(size, device=x.device).view(1, size) * dilation
+    x = x.index_select(dim, (o + j).reshape(-1))
+    shape = tuple(x.shape)
+    x = x.reshape(shape[:dim] + (count, size) + shape[dim + 1:])
+    nd = x.dim()
+    if dim + 1 == nd - 1:
+        return x
+    return x.permute([d for d in range(nd) if d != dim + 1] + [dim + 1])
+
+
+def _im2col_windows(x, kernel, dilation, padding, stride):
+    """[N, C, *spatial] -> [N, C, *out, *kernel] windows (zero padding)."""
+    nd = len(kernel)
+    if any(padding):
+        pads = []
+        for p in reversed(padding):
+            pads += [p, p]
+        x = pad(x, tuple(pads))
+    for i in range(nd):
+        x = _window_dim(x, 2 + i, kernel[i], stride[i], dilation[i])
+    return x
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    if input.dim() not in (3, 4):
+        raise NotImplementedError(
+            "Input Error: Only 3D or 4D input Tensors are supported (got "
+            f"{input.dim()}D)")
+    k, d, p, s = (_pair(kernel_size), _pair(dilation), _pair(padding),
+                  _pair(stride))
+    for name, v, lo in (("kernel", k, 1), ("dilation", d, 1),
+                        ("padding", p, 0), ("stride", s, 1)):
+        if any(e < lo for e in v):
+            raise RuntimeError(
+                f"im2col(): {name} should be greater than "
+                f"{'or equal to ' if lo == 0 else ''}zero, but got {v}")
+    unbatched = input.dim() == 3
+    x = input.unsqueeze(0) if unbatched else input
+    n, c, h, w = x.shape
+    oh = (h + 2 * p[0] - d[0] * (k[0] - 1) - 1) // s[0] + 1
+    ow = (w + 2 * p[1] - d[1] * (k[1] - 1) - 1) // s[1] + 1
+    if oh < 1 or ow < 1:
+        raise RuntimeError(
+            f"im2col(): Given input with spatial size ({h}, {w}), "
+            f"kernel_size={k}, dilation={d}, padding={p}, calculated shape "
+            f"of the array of sliding blocks as ({oh}, {ow}), but its "
+            "components must be at least one.")
+    win = _im2col_windows(x, k, d, p, s)  # [N, C, OH, OW, KH, KW]
+    out = win.permute(0, 1, 4, 5, 2, 3).reshape(n, c * k[0] * k[1],
+                                                oh * ow)
+    return out.squeeze(0) if unbatched else out
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    if input.dim() not in (2, 3):
+        raise NotImplementedError(
+            "Input Error: Only unbatched (2D) or batched (3D) input Tensors "
+            f"are supported (got {input.dim()}D)")
+    osz, k, d, p, s = (_pair(output_size), _pair(kernel_size),
+                       _pair(dilation), _pair(padding), _pair(stride))
+    unbatched = input.dim() == 2
+    x = input.unsqueeze(0) if unbatched else input
+    n, ck, L = x.shape
+    kk = k[0] * k[1]
+    if ck % kk != 0:
+        raise RuntimeError(
+            "Expected size of input's dimension 1 to be divisible by the "
+            f"product of kernel_size, but got input.size(1)={ck} and "
+            f"kernel_size={k}")
+    c = ck // kk
+    hp, wp = osz[0] + 2 * p[0], osz[1] + 2 * p[1]
+    oh = (hp - d[0] * (k[0] - 1) - 1) // s[0] + 1
+    ow = (wp - d[1] * (k[1] - 1) - 1) // s[1] + 1
+    if oh * ow != L:
+        raise RuntimeError(
+            "Given output_size=" + str(osz) + ", kernel_size=" + str(k) +
+            ", dilation=" + str(d) + ", padding=" + str(p) + ", stride=" +
+            str(s) + ", expected size of input's dimension 2 to match the "
+            f"calculated number of sliding blocks {oh} * {ow} = {oh * ow}, "
+            f"but got input.size(2)={L}.")
+    dev = x.device
+    ki = fastt.arange(k[0], device=dev).view(k[0], 1, 1, 1) * d[0]
+    kj = fastt.arange(k[1], device=dev).view(1, k[1], 1, 1) * d[1]
+    bi = fastt.arange(oh, device=dev).view(1, 1, oh, 1) * s[0]
+    bj = fastt.arange(ow, device=dev).view(1, 1, 1, ow) * s[1]
+    idx = ((ki + bi) * wp + (kj + bj)).reshape(-1)
+    cols = x.reshape(n, c, kk * L)
+    out = x.new_zeros((n, c, hp * wp)).index_add(2, idx, cols)
+    out = out.view(n, c, hp, wp)[:, :, p[0]:p[0] + osz[0],
+                                  p[1]:p[1] + osz[1]]
+    return out.squeeze(0) if unbatched else out
+
+
+def _pool_nd_prep(op, input, kernel_size, stride, padding, dilation,
+                  ceil_mode, nd):
+    if input.dim() not in (nd + 1, nd + 2):
+        raise RuntimeError(
+            f"{op}(): Expected {nd + 1}D or {nd + 2}D input tensor, but got "
+            f"{list(input.shape)}")
+    k = _pair(kernel_size, nd)
+    s = _pair(stride, nd) if stride is not None and (
+        not isinstance(stride, (tuple, list)) or len(stride)) else k
+    p, d = _pair(padding, nd), _pair(dilation, nd)
+    if len(k) == 1:
+        k = k * nd
+    if len(s) == 1:
+        s = s * nd
+    if len(p) == 1:
+        p = p * nd
+    if len(d) == 1:
+        d = d * nd
+    if any(v <= 0 for v in k):
+        raise RuntimeError(f"{op}(): kernel_size must be greater than zero")
+    if any(v <= 0 for v in s):
+        raise RuntimeError(f"{op}(): stride must be greater than zero")
+    if any(v <= 0 for v in d):
+        raise RuntimeError(f"{op}(): dilation must be greater than zero")
+    if any(pi < 0 for pi in p):
+        raise RuntimeError(f"{op}(): pad must be non-negative")
+    if any(pi > ki // 2 for pi, ki in zip(p, k)):
+        raise RuntimeError(
+            f"{op}(): pad should be at most half of effective kernel size")
+    sizes = tuple(input.shape[-nd:])
+    if any(v == 0 for v in input.shape[input.dim() - nd - 1 + (
+            1 if input.dim() == nd + 2 else 0):]) or (
+            input.dim() == nd + 2 and input.shape[1] == 0):
+        raise RuntimeError(
+            f"{op}(): Expected input's non-batch dimensions to have "
+            f"positive length, but input has a shape of {list(input.shape)}")
+    out = tuple(_pool_out(n, ki, si, pi, di, ceil_mode)
+                for n, ki, si, pi, di in zip(sizes, k, s, p, d))
+    if any(o < 1 for o in out):
+        raise RuntimeError(
+            f"{op}(): Given input size: {list(input.shape)}. Calculated "
+            f"output size: {list(out)}. Output size is too small")
+    unbatched = input.dim() == nd + 1
+    x = input.unsqueeze(0) if unbatched else input
+    return x, k, s, p, d, sizes, out, unbatched
+
+
+def _pool_nd_pad(x, k, s, p, d, sizes, out, fill):
+    pads = []
+    for n, ki, si, pi, di, o in reversed(list(zip(sizes, k, s, p, d, out))):
+        need = (o - 1) * si + di * (ki - 1) + 1
+        pads += [pi, max(need - n - pi, 0)]
+    return pad(x, tuple(pads), value=fill)
+
+
+_INT_MIN = {fastt.int8: -2 ** 7, fastt.int16: -2 ** 15,
+            fastt.int32: -2 ** 31, fastt.int64: -2 ** 63}
+
+
+def _max_pool_nd(op, input, kernel_size, stride, padding, dilation,
+                 ceil_mode, return_indices, nd):
+    x, k, s, p, d, sizes, out, unbatched = _pool_nd_prep(
+        op, input, kernel_size, stride, padding, dilation, ceil_mode, nd)
+    fill = -_inf if x.is_floating_point() else _INT_MIN.get(x.dtype, 0)
+    xp = _pool_nd_pad(x, k, s, p, d, sizes, out, fill)
+    win = _im2col_windows(xp, k, d, (0,) * nd, s)
+    kk = 1
+    for v in k:
+        kk *= v
+    win = win.reshape(tuple(win.shape[:2 + nd]) + (kk,))
+    vals, arg = win.max(-1)
+    if not return_indices:
+        return vals.squeeze(0) if unbatched else vals
+    flat = None
+    rem = arg
+    dev = x.device
+    for i in range(nd):
+        inner = 1
+        for v in k[i + 1:]:
+            inner *= v
+        kpos = rem // inner
+        rem = rem - kpos * inner
+        shape = [1] * (2 + nd)
+        shape[2 + i] = out[i]
+        start = fastt.arange(out[i], device=dev).view(tuple(shape)) * s[i] \
+            - p[i]
+        pos = start + kpos * d[i]
+        stride_i = 1
+        for n in sizes[i + 1:]:
+            stride_i *= n
+        flat = pos * stride_i if flat is None else flat + pos * stride_i
+    if unbatched:
+        return vals.squeeze(0), flat.squeeze(0)
+    return vals, flat
+
+
+def _avg_pool_nd(op, input, kernel_size, stride, padding, ceil_mode,
+                 count_include_pad, divisor_override, nd):
+    x, k, s, p, d, sizes, out, unbatched = _pool_nd_prep(
+        op, input, kernel_size, stride, padding, 1, ceil_mode, nd)
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError(f"{op}(): divisor must be not zero")
+    xp = _pool_nd_pad(x, k, s, p, d, sizes, out, 0.0)
+    win = _im2col_windows(xp, k, d, (0,) * nd, s)
+    dims = tuple(range(-nd, 0))
+    total = win.sum(dims)
+    if divisor_override:
+        res = total / divisor_override if x.is_floating_point() else \
+            fastt.div(total, divisor_override, rounding_mode="trunc")
+    else:
+        ones = x.new_ones(sizes)
+        if count_include_pad:
+            pads = []
+            for pi in reversed(p):
+                pads += [pi, pi]
+            ones = pad(ones, tuple(pads), value=1.0)
+            ones = _pool_nd_pad(ones.unsqueeze(0).unsqueeze(0), k, s,
+                                (0,) * nd, d,
+                                tuple(n + 2 * pi for n, pi in zip(sizes, p)),
+                                out, 0.0)
+        else:
+            ones = _pool_nd_pad(ones.unsqueeze(0).unsqueeze(0), k, s, p, d,
+                                sizes, out, 0.0)
+        cnt = _im2col_windows(ones, k, d, (0,) * nd, s).sum(dims)
+        res = total / cnt if x.is_floating_point() else fastt.div(
+            total, cnt, rounding_mode="trunc")
+    return res.squeeze(0) if unbatched else res
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1,
+               ceil_mode=False, return_indices=False):
+    return _max_pool_nd("max_pool3d", input, kernel_size, stride, padding,
+                        dilation, ceil_mode, return_indices, 3)
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    return _avg_pool_nd("avg_pool3d", input, kernel_size, stride, padding,
+                        ceil_mode, count_include_pad, divisor_override, 3)
+
+
+def _max_unpool(op, input, indices, kernel_size, stride, padding,
+                output_size, nd):
+    k = _pair(kernel_size, nd)
+    s = _pair(stride, nd) if stride is not None else k
+    p = _pair(padding, nd)
+    if len(k) == 1:
+        k = k * nd
+    if len(s) == 1:
+        s = s * nd
+    if len(p) == 1:
+        p = p * nd
+    if tuple(indices.shape) != tuple(input.shape):
+        raise RuntimeError(
+            f"{op}(): Expected shape of indices to be same as that of the "
+            f"input tensor ({list(input.shape)}) but got indices tensor with "
+            f"shape: {list(indices.shape)}")
+    unbatched = input.dim() == nd + 1
+    x = input.unsqueeze(0) if unbatched else input
+    idx = indices.unsqueeze(0) if unbatched else indices
+    insz = tuple(x.shape[-nd:])
+    default = tuple((i - 1) * si - 2 * pi + ki
+                    for i, si, pi, ki in zip(insz, s, p, k))
+    if output_size is None:
+        osz = default
+    else:
+        osz = tuple(output_size)[-nd:]
+        for o, dft, si in zip(osz, default, s):
+            if not (dft - si < o < dft + si):
+                raise ValueError(
+                    f"invalid output_size \"{list(output_size)}\" (dim 0 "
+                    f"must be between {dft - si} and {dft + si})")
+    n, c = x.shape[0], x.shape[1]
+    total = 1
+    for o in osz:
+        total *= o
+    flat_idx = idx.reshape(n, c, -1)
+    if flat_idx.numel() and (int(flat_idx.max()) >= total or
+                             int(flat_idx.min()) < 0):
+        raise RuntimeError(f"{op}(): Found an invalid max index: "
+                           f"{int(flat_idx.max())} (output volumes are of "
+                           f"size {'x'.join(str(o) for o in osz)}")
+    out = x.new_zeros((n, c, total)).scatter(2, flat_idx,
+                                             x.reshape(n, c, -1))
+    out = out.reshape((n, c) + osz)
+    return out.squeeze(0) if unbatched else out
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0,
+                 output_size=None):
+    return _max_unpool("max_unpool1d", input, indices, kernel_size, stride,
+                       padding, output_size, 1)
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0,
+                 output_size=None):
+    return _max_unpool("max_unpool2d", input, indices, kernel_size, stride,
+                       padding, output_size, 2)
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0,
+                 output_size=None):
+    return _max_unpool("max_unpool3d", input, indices, kernel_size, stride,
+                       padding, output_size, 3)
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    return _channel_dropout(input, p, training, inplace, 5)
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _alpha_dropout(input, p, training, inplace, feature):
+    _check_p(p)
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        return input.mul_(0.0) if inplace else input * 0.0
+    alpha = _SELU_ALPHA * _SELU_SCALE
+    if feature:
+        shape = tuple(input.shape[:2]) + (1,) * (input.dim() - 2)
+    else:
+        shape = tuple(input.shape)
+    keep = input.new_empty(shape).bernoulli_(1.0 - p)
+    a = 1.0 / math.sqrt((alpha * alpha * p + 1.0) * (1.0 - p))
+    b = (keep - 1.0) * (alpha * a) + alpha * a * p
+    noise = keep * a
+    if inplace:
+        return input.mul_(noise).add_(b)
+    return input * noise + b
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    return _alpha_dropout(input, p, training, inplace, False)
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    return _alpha_dropout(input, p, training, inplace, True)
+
+
+def prelu(input, weight):
+    if weight.numel() != 1:
+        if input.dim() == 0:
+            raise RuntimeError("prelu: Not allow zero-dim input tensor.")
+        c = input.shape[1] if input.dim() >= 2 else input.shape[0]
+        if weight.numel() != c:
+            raise RuntimeError(
+                "Mismatch of parameter numbers and input channel size. "
+                f"Found parameter numbers = {weight.numel()} and channel "
+                f"size = {c}.")
+    if weight.dim() > 1:
+        raise RuntimeError("prelu: Expected `weight` to be a scalar or 1D "
+                           f"tensor, but got: ndim = {weight.dim()}")
+    w = weight
+    if input.dim() >= 2 and weight.numel() > 1:
+        w = weight.view((1, -1) + (1,) * (input.dim() - 2))
+    elif weight.dim() == 1 and input.dim() < 1:
+        w = weight.reshape(())
+    return fastt.where(input > 0, input, w * input)
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False,
+          inplace=False):
+    if lower > upper:
+        raise RuntimeError("rrelu(): Lower bound should be less than or "
+                           f"equal to the upper bound, got lower={lower} "
+                           f"and upper={upper}")
+    if not training:
+        return leaky_relu(input, (lower + upper) / 2, inplace)
+    slope = fastt.empty_like(input).uniform_(lower, upper)
+    out = fastt.where(input >= 0, input, input * slope)
+    return input.copy_(out) if inplace else out
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    dim = input.dim()
+    if dim < 3:
+        raise ValueError("Expected 3D or higher dimensionality input (got "
+                         f"{dim} dimensions)")
+    if input.numel() == 0:
+        return input
+    sq = input * input
+    sq = _pad_constant(sq, 1, size // 2, (size - 1) // 2, 0.0)
+    div = _window_dim(sq, 1, size, 1).sum(-1)
+    # torch averages with avg_pool: integer inputs divide truncating
+    div = div / size if sq.is_floating_point() else fastt.div(
+        div, size, rounding_mode="trunc")
+    return input / (div * alpha + k).pow(beta)
+
+
+# ---------------------------------------------------------------------------
+# Interpolation: separable, one index_select (and weights) per spatial dim
+# ---------------------------------------------------------------------------
+_INTERP_DIMS = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
+
+
+def _interp_sizes(input, size, scale_factor, recompute_scale_factor):
+    nd = input.dim() - 2
+    insz = tuple(input.shape[2:])
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is not None:
+        if isinstance(size, (list, tuple)):
+            if len(size) != nd:
+                raise ValueError(
+                    "Input and output must have the same number of spatial "
+                    f"dimensions, but got input with spatial dimensions of "
+                    f"{list(insz)} and output size of {size}. Please provide "
+                    "input tensor in (N, C, d1, d2, ...,dK) format and output "
+                    "size in (o1, o2, ...,oK) format.")
+            out = tuple(int(v) for v in size)
+        else:
+            out = (int(size),) * nd
+        return out, (None,) * nd
+    if scale_factor is None:
+        raise ValueError("either size or scale_factor should be defined")
+    if isinstance(scale_factor, (list, tuple)):
+        if len(scale_factor) != nd:
+            raise ValueError(
+                "Input and scale_factor must have the same number of spatial "
+                f"dimensions, but got input with spatial dimensions of "
+                f"{list(insz)} and scale_factor of shape {scale_factor}. "
+                "Please provide input tensor in (N, C, d1, d2, ...,dK) format "
+                "and scale_factor in (s1, s2, ...,sK) format.")
+        sf = tuple(float(v) for v in scale_factor)
+    else:
+        sf = (float(scale_factor),) * nd
+    out = tuple(int(math.floor(n * s)) for n, s in zip(insz, sf))
+    if recompute_scale_factor:
+        return out, (None,) * nd
+    return out, sf
+
+
+def _src_coords(n, o, scale, align_corners, mode, device, dtype):
+    """Source coordinates of the o output positions (torch's
+    area_pixel_compute_source_index, in float32, float64 for double)."""
+    dst = fastt.arange(o, dtype=dtype, device=device)
+    if align_corners:
+        s = (n - 1) / (o - 1) if o > 1 else 0.0
+        return dst * s
+    s = 1.0 / scale if scale is not None and scale > 0 else n / o
+    src = (dst + 0.5) * s - 0.5
+    return src if mode == "bicubic" else src.clamp_min(0.0)
+
+
+def _interp_dim(x, dim, n, o, scale, mode, align_corners):
+    dev = x.device
+    if mode in ("nearest", "nearest-exact"):
+        s = 1.0 / scale if scale is not None and scale > 0 else n / o
+        dst = fastt.arange(o, dtype=fastt.float32, device=dev)
+        if mode == "nearest-exact":
+            dst = dst + 0.5
+        idx = (dst * s).floor().clamp_max(n - 1).to(fastt.int64)
+        return x.index_select(dim, idx)
+    src = _src_coords(n, o, scale, align_corners, mode, dev,
+                      fastt.float64 if x.dtype == fastt.float64
+                      else fastt.float32)
+    i0 = src.floor()
+    t = (src - i0).to(x.dtype)
+    i0 = i0.to(fastt.int64)
+    shape = [1] * x.dim()
+    shape[dim] = o
+    shape = tuple(shape)
+    if mode == "bicubic":
+        a = -0.75
+        t1 = t + 1.0
+        t2 = 1.0 - t
+        t3 = 2.0 - t
+        ws = [((a * t1 - 5 * a) * t1 + 8 * a) * t1 - 4 * a,
+              ((a + 2) * t - (a + 3)) * t * t + 1,
+              ((a + 2) * t2 - (a + 3)) * t2 * t2 + 1,
+              ((a * t3 - 5 * a) * t3 + 8 * a) * t3 - 4 * a]
+        out = None
+        for k in range(4):
+            idx = (i0 + (k - 1)).clamp(0, n - 1)
+            term = x.index_select(dim, idx) * ws[k].view(shape)
+            out = term if out is None else out + term
+        return out
+    i1 = (i0 + 1).clamp_max(n - 1)
+    x0 = x.index_select(dim, i0)
+    x1 = x.index_select(dim, i1)
+    t = t.view(shape)
+    return x0 * (1.0 - t) + x1 * t
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest",
+                align_corners=None, recompute_scale_factor=None,
+                antialias=False):
+    modes = ("nearest", "nearest-exact", "linear", "bilinear", "bicubic",
+             "trilinear", "area")
+    if mode not in modes:
+        raise NotImplementedError(
+            f"Input Error: Only 3D, 4D and 5D input Tensors supported (got "
+            f"{input.dim()}D) for the modes: nearest | linear | bilinear | "
+            f"bicubic | trilinear | area | nearest-exact (got {mode})")
+    if mode in ("nearest", "area", "nearest-exact"):
+        if align_corners is not None:
+            raise ValueError(
+                "align_corners option can only be set with the interpolating "
+                "modes: linear | bilinear | bicubic | trilinear")
+    elif align_corners is None:
+        align_corners = False
+    if antialias:
+        raise NotImplementedError("interpolate(): antialias=True is not "
+                                  "supported")
+    nd = input.dim() - 2
+    if nd < 1 or nd > 3 or (mode in _INTERP_DIMS and
+                            _INTERP_DIMS[mode] != nd):
+        raise NotImplementedError(
+            f"Input Error: Only 3D, 4D and 5D input Tensors supported (got "
+            f"{input.dim()}D) for the modes: nearest | linear | bilinear | "
+            f"bicubic | trilinear | area | nearest-exact (got {mode})")
+    out, scales = _interp_sizes(input, size, scale_factor,
+                                recompute_scale_factor)
+    if any(o <= 0 for o in out):
+        raise RuntimeError(
+            f"interpolate(): Input and output sizes should be greater than "
+            f"0, but got input ({tuple(input.shape[2:])}) and output "
+            f"({out})")
+    if mode == "area":
+        return _adaptive_avg("adaptive_avg_pool%dd" % nd, input, out, nd)
+    x = input
+    low = None
+    if mode not in ("nearest", "nearest-exact"):
+        if x.dtype in (fastt.float16, fastt.bfloat16):
+            low = x.dtype
+            x = x.float()
+        elif not x.is_floating_point():
+            low = x.dtype
+            x = x.float()
+    insz = tuple(input.shape[2:])
+    for i in range(nd):
+        x = _interp_dim(x, 2 + i, insz[i], out[i], scales[i], mode,
+                        align_corners)
+    if low is not None:
+        if low in (fastt.float16, fastt.bfloat16):
+            return x.to(low)
+        return x.round().clamp(0, 255).to(low)
+    return x
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest",
+             align_corners=None):
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    return interpolate(input, size, scale_factor, mode="bilinear",
+                       align_corners=True)
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0,
+                     output_padding=0, groups=1, dilation=1):
+    """conv_transpose2d over a height-1 image."""
+    if input.dim() not in (2, 3):
+        raise RuntimeError(
+            "conv_transpose1d(): Expected 2D (unbatched) or 3D (batched) "
+            f"input to conv_transpose1d, but got input of size: "
+            f"{list(input.shape)}")
+    unbatched = input.dim() == 2
+    x = input.unsqueeze(0) if unbatched else input
+    low = x.dtype if x.dtype in (fastt.float16, fastt.bfloat16) else None
+    if low is not None:  # accumulate in float32, round once
+        x, weight = x.float(), weight.float()
+        bias = bias.float() if bias is not None else None
+    out = conv_transpose2d(
+        x.unsqueeze(2), weight.unsqueeze(2), bias,
+        (1, _pair(stride, 1)[0]), (0, _pair(padding, 1)[0]),
+        (0, _pair(output_padding, 1)[0]), groups,
+        (1, _pair(dilation, 1)[0])).squeeze(2)
+    if low is not None:
+        out = out.to(low)
+    return out.squeeze(0) if unbatched else out
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1,
+           groups=1):
+    """Windows by index_select (im2col), then one batched GEMM."""
+    if input.dim() not in (4, 5):
+        raise RuntimeError(
+            "conv3d(): Expected 4D (unbatched) or 5D (batched) input to "
+            f"conv3d, but got input of size: {list(input.shape)}")
+    unbatched = input.dim() == 4
+    x = input.unsqueeze(0) if unbatched else input
+    s, d = _pair(stride, 3), _pair(dilation, 3)
+    if len(s) == 1:
+        s = s * 3
+    if len(d) == 1:
+        d = d * 3
+    if weight.dim() != 5:
+        raise RuntimeError(
+            f"conv3d(): Expected {weight.dim()}-dimensional input for "
+            f"{weight.dim()}-dimensional weight {list(weight.shape)}, but "
+            f"got {x.dim()}-dimensional input of size {list(x.shape)}")
+    if x.dtype != weight.dtype or (bias is not None and
+                                   bias.dtype != x.dtype):
+        raise RuntimeError(
+            "conv3d(): Input type, weight type and bias type should be the "
+            "same")
+    if any(v <= 0 for v in s):
+        raise RuntimeError("conv3d(): non-positive stride is not supported")
+    if any(v <= 0 for v in d):
+        raise RuntimeError("conv3d(): dilation should be greater than zero")
+    if groups <= 0:
+        raise RuntimeError("conv3d(): non-positive groups is not supported")
+    if weight.shape[0] < groups or weight.shape[0] % groups:
+        raise RuntimeError(
+            f"conv3d(): expected weight to be at least {groups} at "
+            f"dimension 0, but got weight of size {list(weight.shape)} "
+            "instead" if weight.shape[0] < groups else
+            "conv3d(): expected weight's dimension 0 to be divisible by "
+            "groups")
+    k = tuple(weight.shape[2:])
+    g = groups
+    if x.shape[1] != weight.shape[1] * g:
+        raise RuntimeError(
+            f"Given groups={g}, weight of size {list(weight.shape)}, "
+            f"expected input{list(x.shape)} to have {weight.shape[1] * g} "
+            f"channels, but got {x.shape[1]} channels instead")
+    if isinstance(padding, str):
+        if padding == "valid":
+            pads = [(0, 0)] * 3
+        elif padding == "same":
+            if any(v != 1 for v in s):
+                raise RuntimeError("conv3d(): padding='same' is not "
+                                   "supported for strided convolutions")
+            pads = _same_padding(k, d)
+        else:
+            raise ValueError(f"Invalid padding string '{padding}', should "
+                             "be one of {'valid', 'same'}")
+    else:
+        p = _pair(padding, 3)
+        if len(p) == 1:
+            p = p * 3
+        if any(v < 0 for v in p):
+            raise RuntimeError("conv3d(): negative padding is not supported")
+        pads = [(v, v) for v in p]
+    if any(a or b for a, b in pads):
+        flat = []
+        for a, b in reversed(pads):
+            flat += [a, b]
+        x = pad(x, tuple(flat))
+    n, c = x.shape[0], x.shape[1]
+    win = _im2col_windows(x, k, d, (0, 0, 0), s)  # [N, C, O3, K3]
+    out_sp = tuple(win.shape[2:5])
+    L = out_sp[0] * out_sp[1] * out_sp[2]
+    kk = k[0] * k[1] * k[2]
+    o = weight.shape[0]
+    cols = win.reshape(n, g, c // g, L, kk).permute(0, 1, 3, 2, 4).reshape(
+        n, g, L, (c // g) * kk)
+    wmat = weight.reshape(g, o // g, -1).transpose(1, 2)
+    out = cols.matmul(wmat).permute(0, 1, 3, 2).reshape((n, o) + out_sp)
+    if bias is not None:
+        out = out + bias.view(1, o, 1, 1, 1)
+    return out.squeeze(0) if unbatched else out
 
 
 # ---------------------------------------------------------------------------

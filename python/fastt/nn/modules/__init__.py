@@ -7,19 +7,34 @@ from .container import (  # noqa: F401
 from .linear import Bilinear, Identity, Linear  # noqa: F401
 from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d  # noqa
 from .pooling import (  # noqa: F401
-    AdaptiveAvgPool2d, AdaptiveMaxPool2d, AvgPool1d, AvgPool2d, MaxPool1d,
-    MaxPool2d)
-from .normalization import GroupNorm, LayerNorm, RMSNorm  # noqa: F401
+    AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d,
+    AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d, AvgPool1d,
+    AvgPool2d, AvgPool3d, MaxPool1d, MaxPool2d, MaxPool3d, MaxUnpool1d,
+    MaxUnpool2d, MaxUnpool3d)
+from .normalization import (  # noqa: F401
+    GroupNorm, LayerNorm, LocalResponseNorm, RMSNorm)
 from .batchnorm import BatchNorm1d, BatchNorm2d  # noqa: F401
 from .activation import (  # noqa: F401
     ELU, GELU, GLU, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU, LogSigmoid,
     LogSoftmax, Mish, MultiheadAttention, ReLU, ReLU6, Sigmoid, SiLU,
-    Softmax, Softmin, Softplus, Tanh, Threshold)
-from .dropout import Dropout, Dropout1d, Dropout2d  # noqa: F401
+    PReLU, RReLU, Softmax, Softmin, Softplus, Tanh, Threshold)
+from .dropout import (  # noqa: F401
+    AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d,
+    FeatureAlphaDropout)
+from .fold import Fold, Unfold  # noqa: F401
+from .upsampling import (  # noqa: F401
+    Upsample, UpsamplingBilinear2d, UpsamplingNearest2d)
+from .pixelshuffle import (  # noqa: F401
+    ChannelShuffle, PixelShuffle, PixelUnshuffle)
 from .sparse import Embedding  # noqa: F401
 from .flatten import Flatten, Unflatten  # noqa: F401
 from .loss import (  # noqa: F401
-    BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss,
-    L1Loss, MSELoss, NLLLoss, SmoothL1Loss)
+    BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss,
+    GaussianNLLLoss, HingeEmbeddingLoss, HuberLoss, KLDivLoss, L1Loss,
+    MarginRankingLoss, MSELoss, MultiLabelMarginLoss,
+    MultiLabelSoftMarginLoss, MultiMarginLoss, NLLLoss, PoissonNLLLoss,
+    SmoothL1Loss, SoftMarginLoss, TripletMarginLoss,
+    TripletMarginWithDistanceLoss)
+from .distance import CosineSimilarity, PairwiseDistance  # noqa: F401
 from .transformer import (  # noqa: F401
     TransformerEncoder, TransformerEncoderLayer)

@@ -5,12 +5,13 @@ store the options in __init__, call the op in forward, mirror extra_repr."""
 import fastt
 
 from .. import functional as F
+from ..parameter import Parameter
 from .module import Module
 
 __all__ = ["ReLU", "ReLU6", "LeakyReLU", "GELU", "SiLU", "Tanh", "Sigmoid",
            "Softmax", "LogSoftmax", "Softmin", "ELU", "Softplus", "Mish",
            "Hardswish", "Hardsigmoid", "Hardtanh", "LogSigmoid", "GLU",
-           "MultiheadAttention", "Threshold"]
+           "MultiheadAttention", "Threshold", "PReLU", "RReLU"]
 
 _relu = fastt.relu
 _relu_ = fastt.relu_
@@ -322,3 +323,34 @@ class MultiheadAttention(Module):
         if self.batch_first and is_batched:
             return out.transpose(1, 0), weights
         return out, weights
+
+
+class PReLU(Module):
+    def __init__(self, num_parameters=1, init=0.25, device=None, dtype=None):
+        super().__init__()
+        self.num_parameters = num_parameters
+        self.init = init
+        self.weight = Parameter(fastt.full((num_parameters,), init,
+                                           device=device, dtype=dtype))
+
+    def forward(self, input):
+        return F.prelu(input, self.weight)
+
+    def extra_repr(self):
+        return f"num_parameters={self.num_parameters}"
+
+
+class RReLU(Module):
+    def __init__(self, lower=1.0 / 8, upper=1.0 / 3, inplace=False):
+        super().__init__()
+        self.lower = lower
+        self.upper = upper
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.rrelu(input, self.lower, self.upper, self.training,
+                       self.inplace)
+
+    def extra_repr(self):
+        inplace_str = ", inplace=True" if self.inplace else ""
+        return f"lower={self.lower}, upper={self.upper}{inplace_str}"
