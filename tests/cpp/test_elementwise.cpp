@@ -451,7 +451,7 @@ TEST_CASE("gelu, leaky_relu and NaN propagation", "[elementwise]") {
     leaky_relu_(y, 0.2);
     check_values(y, lr, dt, "leaky_relu_");
   }
-  CHECK_THROWS_AS(gelu(make({1}, {1}, DType::Float32), "fast"), ValueError);
+  CHECK_THROWS_AS(gelu(make({1}, {1}, DType::Float32), "fast"), RuntimeError);
   // torch: no integer gelu or leaky_relu (their rows' rule is Same).
   CHECK_THROWS_AS(gelu(make({1, 2}, {2}, DType::Int64)), NotImplementedError);
   CHECK_THROWS_AS(leaky_relu(make({1, 2}, {2}, DType::Int32), 0.1),
