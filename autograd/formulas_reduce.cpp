@@ -214,30 +214,29 @@ FASTT_FORMULA(Cumprod) {
                                       -1);
   gi[0] = fastt::mul(left, s).transpose(d, -1);
 }
+// softmax(x, dtype=...): the gradient in x's dtype, as torch's.
+static Tensor in_input_dtype(const Node& n, Tensor g) {
+  return g.dtype() == n.dtypes[0] ? g : g.to(n.dtypes[0]);
+}
 FASTT_FORMULA(Softmax) {
   const Tensor& g = go[0];
   Tensor y = n.unpack(0);
   if (!grad_enabled() && g.dtype() == y.dtype()) {  // one fused pass
-    gi[0] = fastt::softmax_backward(g, y, n.i0);
-    if (gi[0].dtype() != n.dtypes[0]) gi[0] = gi[0].to(n.dtypes[0]);
+    gi[0] = in_input_dtype(n, fastt::softmax_backward(g, y, n.i0));
     return;
   }
   Tensor s = fastt::sum(fastt::mul(g, y), IntList(n.i0), true);
-  gi[0] = fastt::mul(y, fastt::sub(g, s));
-  // softmax(x, dtype=...): the gradient in x's dtype, as torch's.
-  if (gi[0].dtype() != n.dtypes[0]) gi[0] = gi[0].to(n.dtypes[0]);
+  gi[0] = in_input_dtype(n, fastt::mul(y, fastt::sub(g, s)));
 }
 FASTT_FORMULA(LogSoftmax) {
   const Tensor& g = go[0];
   Tensor y = n.unpack(0);
   if (!grad_enabled() && g.dtype() == y.dtype()) {
-    gi[0] = fastt::log_softmax_backward(g, y, n.i0);
-    if (gi[0].dtype() != n.dtypes[0]) gi[0] = gi[0].to(n.dtypes[0]);
+    gi[0] = in_input_dtype(n, fastt::log_softmax_backward(g, y, n.i0));
     return;
   }
   Tensor s = fastt::sum(g, IntList(n.i0), true);
-  gi[0] = fastt::sub(g, fastt::mul(fastt::exp(y), s));
-  if (gi[0].dtype() != n.dtypes[0]) gi[0] = gi[0].to(n.dtypes[0]);
+  gi[0] = in_input_dtype(n, fastt::sub(g, fastt::mul(fastt::exp(y), s)));
 }
 
 }  // namespace autograd

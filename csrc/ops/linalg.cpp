@@ -406,7 +406,7 @@ Tensor addr(const Tensor& input, const Tensor& vec1, const Tensor& vec2,
   Tensor prod = outer(vec1, vec2);
   if (promote_types(input.dtype(), prod.dtype()) == DType::Bool) {
     // bool addr: beta and alpha act as bools (and, or), as in torch.
-    Tensor scaled = logical_and(prod, full_like(prod, Scalar(alpha.to_double() != 0)));
+    Tensor scaled = alpha.to_double() != 0 ? prod : zeros_like(prod);
     if (beta.to_double() == 0.0) return logical_or(scaled, zeros_like(input));
     return logical_or(input, scaled);
   }

@@ -35,6 +35,12 @@ void require_floating(const Tensor& t, const char* op) {
               dtype_name(t.dtype()));
 }
 
+void check_std(const Tensor& std) {
+  NoGradGuard ng;
+  FASTT_CHECK(std.numel() == 0 || !any(lt(std, Scalar(0))).item<bool>(),
+              RuntimeError, "normal expects all elements of std >= 0.0");
+}
+
 }  // namespace
 
 Tensor& exponential_(Tensor& t, double lambd, Generator* g) {
@@ -90,12 +96,7 @@ Tensor normal(const Tensor& mean, const Tensor& std, Generator* g) {
   FASTT_CHECK(is_floating(dt), RuntimeError,
               "normal expects floating point mean and std, but got {} and {}",
               dtype_name(mean.dtype()), dtype_name(std.dtype()));
-  {
-    NoGradGuard ng;
-    FASTT_CHECK(std.numel() == 0 || !any(lt(std, Scalar(0))).item<bool>(),
-                RuntimeError,
-                "normal expects all elements of std >= 0.0");
-  }
+  check_std(std);
   std::vector<int64_t> shape = broadcast_shapes(mean.sizes(), std.sizes());
   Tensor z = Tensor::empty(IntList(shape), dt, mean.device());
   normal_(z, 0.0, 1.0, g);
@@ -119,11 +120,7 @@ Tensor normal(double mean, const Tensor& std, Generator* g) {
   FASTT_CHECK(is_floating(std.dtype()), RuntimeError,
               "normal expects a floating point std, but got {}",
               dtype_name(std.dtype()));
-  {
-    NoGradGuard ng;
-    FASTT_CHECK(std.numel() == 0 || !any(lt(std, Scalar(0))).item<bool>(),
-                RuntimeError, "normal expects all elements of std >= 0.0");
-  }
+  check_std(std);
   Tensor z = Tensor::empty(std.sizes(), std.dtype(), std.device());
   normal_(z, 0.0, 1.0, g);
   return add(mul(z, std), Scalar(mean));

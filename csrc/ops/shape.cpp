@@ -393,20 +393,23 @@ Tensor take_along_dim(const Tensor& t, const Tensor& indices,
   return gather(t.expand(st), d, indices.expand(si));
 }
 
+// repeat_interleave's input: flattened without a dim, else 0-d made 1-d;
+// *d is the (wrapped) dim the repeats run along.
+static Tensor interleave_input(const Tensor& t, std::optional<int64_t> dim,
+                               int64_t* d) {
+  if (!dim) return t.reshape({-1});
+  *d = wrap_dim(*dim, std::max<int64_t>(t.dim(), 1), "repeat_interleave");
+  return t.dim() == 0 ? t.reshape({1}) : t;
+}
+
 Tensor repeat_interleave(const Tensor& t, int64_t repeats,
                          std::optional<int64_t> dim,
                          std::optional<int64_t> output_size) {
   check_def(t, "repeat_interleave");
   FASTT_CHECK(repeats >= 0, RuntimeError,
               "repeats can not be negative");
-  Tensor x = t;
   int64_t d = 0;
-  if (!dim) {
-    x = t.reshape({-1});
-  } else {
-    d = wrap_dim(*dim, std::max<int64_t>(t.dim(), 1), "repeat_interleave");
-    if (t.dim() == 0) x = t.reshape({1});
-  }
+  Tensor x = interleave_input(t, dim, &d);
   FASTT_CHECK(!output_size || *output_size == x.size(d) * repeats,
               RuntimeError,
               "allocated size does not match required size");
@@ -443,14 +446,8 @@ Tensor repeat_interleave(const Tensor& t, const Tensor& repeats,
                          std::optional<int64_t> dim,
                          std::optional<int64_t> output_size) {
   check_def(t, "repeat_interleave");
-  Tensor x = t;
   int64_t d = 0;
-  if (!dim) {
-    x = t.reshape({-1});
-  } else {
-    d = wrap_dim(*dim, std::max<int64_t>(t.dim(), 1), "repeat_interleave");
-    if (t.dim() == 0) x = t.reshape({1});
-  }
+  Tensor x = interleave_input(t, dim, &d);
   Tensor r = repeats;
   if (r.defined() && r.dim() == 0) r = r.reshape({1});
   if (r.defined() && r.numel() == 1 && x.size(d) != 1)

@@ -559,6 +559,12 @@ def _apply_process(fn, out):
         return fn(out)
 
 
+def _raises_like(fe, cls):
+    """fastt's exception `fe` is of torch's class `cls` (or one named the
+    same: torch's own error types such as torch.OutOfMemoryError)."""
+    return isinstance(fe, cls) or type(fe).__name__ == cls.__name__
+
+
 def _run_sample(op, label, tfn, ffn_factory, sample, dtype, res, random):
     if _has_complex([sample.input, list(sample.args), sample.kwargs]):
         res.fwd.na += 1
@@ -590,8 +596,7 @@ def _run_sample(op, label, tfn, ffn_factory, sample, dtype, res, random):
         except Missing:
             raise
         except Exception as fe:
-            if isinstance(fe, type(e)) or type(e).__name__ == type(
-                    fe).__name__:
+            if _raises_like(fe, type(e)):
                 res.fwd.passed += 1
             else:
                 res.fwd.wrong += 1
@@ -836,7 +841,7 @@ def _run_errors(op, variants, res):
             res.err.na += 1
             continue
         except Exception as e:
-            if isinstance(e, ei.error_type):
+            if _raises_like(e, ei.error_type):
                 res.err.passed += 1
             else:
                 res.err.wrong += 1
