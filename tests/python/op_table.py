@@ -56,6 +56,9 @@ class OpInfo:
     row: Optional[str] = None
     torch_kwargs: dict = field(default_factory=dict)  # passed to torch's op
     mixed: bool = True  # False: inputs must share one dtype (heaviside)
+    # False: a binary op whose `other` must be a tensor, as torch's
+    # (torch.atan2(t, 2) is a TypeError); test_ops.py checks it on torch.
+    scalar: bool = True
 
     def __post_init__(self):
         self.row = self.row or self.name
@@ -254,8 +257,8 @@ OPS = [
     OpInfo("special_xlog1py", lambda x, y: fastt.special.xlog1py(x, y),
            _special("xlog1py"), ALL, 2, domain=(0.1, 10), result="float",
            torch_name="special.xlog1py"),
-    binary("gcd", np.gcd, INTS),
-    binary("lcm", np.lcm, INTS, domain=(-100, 100)),
+    binary("gcd", np.gcd, INTS, scalar=False),
+    binary("lcm", np.lcm, INTS, domain=(-100, 100), scalar=False),
     binary("add", np.add, ALL),
     binary("sub", np.subtract, NUMERIC),
     binary("mul", np.multiply, ALL),
@@ -267,18 +270,18 @@ OPS = [
            torch_kwargs={"rounding_mode": "trunc"}),
     binary("remainder", np.remainder, NUMERIC, nonzero_rhs=True),
     binary("fmod", np.fmod, NUMERIC, nonzero_rhs=True),
-    binary("maximum", np.maximum, ALL),
-    binary("minimum", np.minimum, ALL),
-    binary("atan2", np.arctan2, ALL, result="float"),
+    binary("maximum", np.maximum, ALL, scalar=False),
+    binary("minimum", np.minimum, ALL, scalar=False),
+    binary("atan2", np.arctan2, ALL, result="float", scalar=False),
     binary("pow", np.power, ALL, domain=(0.5, 2)),
-    binary("fmax", np.fmax, ALL),
-    binary("fmin", np.fmin, ALL),
-    binary("hypot", np.hypot, FLOATS),
-    binary("logaddexp", np.logaddexp, FLOATS),
-    binary("logaddexp2", np.logaddexp2, FLOATS),
+    binary("fmax", np.fmax, ALL, scalar=False),
+    binary("fmin", np.fmin, ALL, scalar=False),
+    binary("hypot", np.hypot, FLOATS, scalar=False),
+    binary("logaddexp", np.logaddexp, FLOATS, scalar=False),
+    binary("logaddexp2", np.logaddexp2, FLOATS, scalar=False),
     binary("copysign", np.copysign, ALL, result="float"),
-    binary("nextafter", np.nextafter, ("float32", "float64")),
-    binary("heaviside", np.heaviside, ALL, mixed=False),
+    binary("nextafter", np.nextafter, ("float32", "float64"), scalar=False),
+    binary("heaviside", np.heaviside, ALL, mixed=False, scalar=False),
     binary("bitwise_left_shift", np.left_shift, INTS, domain=(0, 7)),
     binary("bitwise_right_shift", np.right_shift, INTS, domain=(0, 7)),
     binary("eq", np.equal, ALL, result="bool"),
@@ -287,9 +290,9 @@ OPS = [
     binary("le", np.less_equal, ALL, result="bool"),
     binary("gt", np.greater, ALL, result="bool"),
     binary("ge", np.greater_equal, ALL, result="bool"),
-    binary("logical_and", np.logical_and, ALL, result="bool"),
-    binary("logical_or", np.logical_or, ALL, result="bool"),
-    binary("logical_xor", np.logical_xor, ALL, result="bool"),
+    binary("logical_and", np.logical_and, ALL, result="bool", scalar=False),
+    binary("logical_or", np.logical_or, ALL, result="bool", scalar=False),
+    binary("logical_xor", np.logical_xor, ALL, result="bool", scalar=False),
     binary("bitwise_and", np.bitwise_and, BOOL + INTS),
     binary("bitwise_or", np.bitwise_or, BOOL + INTS),
     binary("bitwise_xor", np.bitwise_xor, BOOL + INTS),

@@ -275,8 +275,9 @@ def _scalar_for(op, dtype):
     return 1.75
 
 
-# heaviside takes no Python number (torch).
-SCALAR_CASES = [c for c in KERNEL_CASES if c[0] != "heaviside"]
+# The ops whose `other` may be a Python number (torch's rule, op_table's
+# `scalar`: torch.atan2(t, 2) is a TypeError).
+SCALAR_CASES = [c for c in KERNEL_CASES if _PRIMARY[c[0]].scalar]
 
 
 @pytest.mark.parametrize("op,fn,dtype,nz", SCALAR_CASES,

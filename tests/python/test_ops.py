@@ -144,9 +144,7 @@ TORCH_CASES = [_torch_case(o, d, i) for (o, d), i in zip(CASES, IDS)
 @pytest.mark.skipif(torch is None, reason="torch not installed")
 @pytest.mark.parametrize("op,dtypes", TORCH_CASES)
 def test_op_against_torch(op, dtypes):
-    tfn = torch
-    for part in (op.torch_name or op.name).split("."):
-        tfn = getattr(tfn, part)
+    tfn = _torch_fn(op)
     for case, inputs in _samples(op, dtypes, seed=1):
         out = op.fastt_fn(*inputs)
         ref = tfn(*[_to_torch(t) for t in inputs], **op.torch_kwargs)
@@ -183,6 +181,40 @@ def test_promotion_rule_is_torchs():
                                         torch.zeros(shape_b, dtype=tb))
                 got = result_dtype(add, (a, b), [len(shape_a), len(shape_b)])
                 assert got == _name(ref), (a, shape_a, b, shape_b)
+
+
+def _torch_fn(op):
+    tfn = torch
+    for part in (op.torch_name or op.name).split("."):
+        tfn = getattr(tfn, part)
+    return tfn
+
+
+BINARY_OPS = [o for o in OPS if o.arity == 2 and not o.name.startswith("__")]
+
+
+@pytest.mark.skipif(torch is None, reason="torch not installed")
+@pytest.mark.parametrize("op", BINARY_OPS, ids=[o.name for o in BINARY_OPS])
+def test_python_number_other_as_torch(op):
+    """op(tensor, number) works where torch's does and is the TypeError
+    torch's is where `other` must be a tensor (the table's `scalar`, which
+    the CUDA suite's scalar cases follow)."""
+    dtype = "int64" if "int64" in op.dtypes else op.dtypes[-1]
+    t = to_fastt(np.ones(3), dtype)
+    s = 3 if dtype == "int64" else 1.5
+    try:
+        _torch_fn(op)(_to_torch(t), s, **op.torch_kwargs)
+        torch_takes = True
+    except TypeError:
+        torch_takes = False
+    assert op.scalar == torch_takes, \
+        f"{op.name}: op_table scalar={op.scalar}, torch takes a number: " \
+        f"{torch_takes}"
+    if op.scalar:
+        op.fastt_fn(t, s)
+    else:
+        with pytest.raises(TypeError):
+            op.fastt_fn(t, s)
 
 
 SCALARS = [2, -3, 2.5, True]
