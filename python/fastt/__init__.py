@@ -117,7 +117,8 @@ class iinfo:
 from . import backends, cuda  # noqa: E402,F401
 
 # Subpackages, available as attributes like torch.nn / torch.optim.
-from . import linalg, nn, optim, profiler, special, utils  # noqa: E402,F401
+from . import (  # noqa: E402,F401
+    linalg, nn, optim, profiler, signal, special, utils)
 from .serialization import load, save  # noqa: E402,F401
 
 __all__ = [n for n in globals() if not n.startswith("_")]
