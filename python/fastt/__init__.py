@@ -118,7 +118,7 @@ from . import backends, cuda  # noqa: E402,F401
 
 # Subpackages, available as attributes like torch.nn / torch.optim.
 from . import (  # noqa: E402,F401
-    linalg, nn, optim, profiler, signal, special, utils)
+    linalg, masked, nn, optim, profiler, signal, special, utils)
 from .serialization import load, save  # noqa: E402,F401
 
 __all__ = [n for n in globals() if not n.startswith("_")]
