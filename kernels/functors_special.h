@@ -133,6 +133,156 @@ FASTT_HD double i1e(double x) {
   return x < 0 ? -r : r;
 }
 
+// ---- orthogonal polynomials of degree n (torch.special.*_polynomial_*) --
+// n is truncated to an integer; a negative degree gives 0, a NaN input NaN
+// Three-term recurrences in double from P_0 and P_1, with the closed forms
+// at |x| = 1 and, for the Chebyshev kinds on (-1, 1) above small degrees,
+// the trigonometric forms (exact there, and O(1) in n). A degree above
+// kMaxDegree (where the recurrence would run for seconds per element)
+// gives NaN rather than hanging.
+constexpr double kMaxDegree = 16777216.0;  // 2^24
+
+template <class Step>
+FASTT_HD double recur(double p, double q, int64_t n, Step step) {
+  if (n == 0) return p;
+  for (int64_t k = 1; k < n; ++k) {
+    const double r = step(p, q, k);  // P_{k+1} from P_{k-1}, P_k
+    p = q;
+    q = r;
+  }
+  return q;
+}
+// The degree as an integer, or false (result 0 for n < 0, NaN otherwise).
+FASTT_HD bool degree(double x, double n, int64_t& k, double& out) {
+  if (std::isnan(x) || std::isnan(n) || n > kMaxDegree) {
+    out = NAN;
+    return false;
+  }
+  if (n <= -1.0) {  // the truncated degree is negative (in (-1, 0): 0)
+    out = 0.0;
+    return false;
+  }
+  k = int64_t(n);
+  return true;
+}
+FASTT_HD double odd_sign(int64_t n) { return n % 2 == 0 ? 1.0 : -1.0; }
+
+// first kind: T_n(cos t) = cos(n t)
+FASTT_HD double chebyshev_t(double x, double n) {
+  int64_t k;
+  double out;
+  if (!degree(x, n, k, out)) return out;
+  if (std::fabs(x) == 1.0) return x > 0 ? 1.0 : odd_sign(k);
+  if (k > 6 && std::fabs(x) < 1.0) return std::cos(double(k) * std::acos(x));
+  return recur(1.0, x, k, [x](double p, double q, int64_t) {
+    return 2.0 * x * q - p;
+  });
+}
+// second kind: U_n(cos t) = sin((n + 1) t) / sin t
+FASTT_HD double chebyshev_u(double x, double n) {
+  int64_t k;
+  double out;
+  if (!degree(x, n, k, out)) return out;
+  const double m = double(k) + 1.0;
+  if (std::fabs(x) == 1.0) return x > 0 ? m : odd_sign(k) * m;
+  if (k > 8 && std::fabs(x) < 1.0) {
+    const double t = std::acos(x);
+    if (std::sin(t) != 0.0) return std::sin(m * t) / std::sin(t);
+    return m * std::cos(m * t) / x;
+  }
+  return recur(1.0, 2.0 * x, k, [x](double p, double q, int64_t) {
+    return 2.0 * x * q - p;
+  });
+}
+// third kind: V_n(cos t) = cos((n + 1/2) t) / cos(t / 2)
+FASTT_HD double chebyshev_v(double x, double n) {
+  int64_t k;
+  double out;
+  if (!degree(x, n, k, out)) return out;
+  const double m = 2.0 * double(k) + 1.0;
+  if (std::fabs(x) == 1.0) return x > 0 ? 1.0 : odd_sign(k) * m;
+  if (k > 8 && std::fabs(x) < 1.0) {
+    const double t = std::acos(x);
+    if (std::cos(t / 2) != 0.0)
+      return std::cos((double(k) + 0.5) * t) / std::cos(t / 2);
+    return odd_sign(k) * m;
+  }
+  return recur(1.0, 2.0 * x - 1.0, k, [x](double p, double q, int64_t) {
+    return 2.0 * x * q - p;
+  });
+}
+// fourth kind: W_n(cos t) = sin((n + 1/2) t) / sin(t / 2)
+FASTT_HD double chebyshev_w(double x, double n) {
+  int64_t k;
+  double out;
+  if (!degree(x, n, k, out)) return out;
+  const double m = 2.0 * double(k) + 1.0;
+  if (std::fabs(x) == 1.0) return x > 0 ? m : odd_sign(k);
+  if (k > 8 && std::fabs(x) < 1.0) {
+    const double t = std::acos(x);
+    if (std::sin(t / 2) != 0.0)
+      return std::sin((double(k) + 0.5) * t) / std::sin(t / 2);
+    return m;
+  }
+  return recur(1.0, 2.0 * x + 1.0, k, [x](double p, double q, int64_t) {
+    return 2.0 * x * q - p;
+  });
+}
+// physicists' Hermite: H_{k+1} = 2x H_k - 2k H_{k-1}
+FASTT_HD double hermite_h(double x, double n) {
+  int64_t k;
+  double out;
+  if (!degree(x, n, k, out)) return out;
+  return recur(1.0, 2.0 * x, k, [x](double p, double q, int64_t j) {
+    return 2.0 * x * q - 2.0 * double(j) * p;
+  });
+}
+// probabilists' Hermite: He_{k+1} = x He_k - k He_{k-1}
+FASTT_HD double hermite_he(double x, double n) {
+  int64_t k;
+  double out;
+  if (!degree(x, n, k, out)) return out;
+  return recur(1.0, x, k, [x](double p, double q, int64_t j) {
+    return x * q - double(j) * p;
+  });
+}
+// Laguerre: (k + 1) L_{k+1} = (2k + 1 - x) L_k - k L_{k-1}
+FASTT_HD double laguerre_l(double x, double n) {
+  int64_t k;
+  double out;
+  if (!degree(x, n, k, out)) return out;
+  if (x == 0.0) return 1.0;
+  return recur(1.0, 1.0 - x, k, [x](double p, double q, int64_t j) {
+    const double d = double(j);
+    return ((2.0 * d + 1.0 - x) * q - d * p) / (d + 1.0);
+  });
+}
+// Legendre: (k + 1) P_{k+1} = (2k + 1) x P_k - k P_{k-1}
+FASTT_HD double legendre_p(double x, double n) {
+  int64_t k;
+  double out;
+  if (!degree(x, n, k, out)) return out;
+  if (std::fabs(x) == 1.0) return x > 0 ? 1.0 : odd_sign(k);
+  return recur(1.0, x, k, [x](double p, double q, int64_t j) {
+    const double d = double(j);
+    return ((2.0 * d + 1.0) * x * q - d * p) / (d + 1.0);
+  });
+}
+// sin(x) / x, its Taylor series near 0 (no cancellation), 0 at infinity.
+FASTT_HD double spherical_bessel_j0(double x) {
+  if (std::isinf(x)) return 0.0;
+  if (std::fabs(x) < 0.5) {
+    const double x2 = x * x;  // 1 - x^2/3! + x^4/5! - ... to x^12
+    double sum = 1.0, term = 1.0;
+    for (int k = 1; k <= 6; ++k) {
+      term *= -x2 / double((2 * k) * (2 * k + 1));
+      sum += term;
+    }
+    return sum;
+  }
+  return std::sin(x) / x;
+}
+
 }  // namespace special
 
 #define FASTT_SPECIAL_UNARY(Name, fn)                           \
@@ -209,6 +359,39 @@ struct Lcm {
     auto r = a / g * b;  // int or wider: the absolute value, then wrap
     if constexpr (std::is_signed<T>::value) r = r < 0 ? -r : r;
     return T(r);
+  }
+};
+
+#define FASTT_SPECIAL_BINARY(Name, fn)                            \
+  struct Name {                                                   \
+    template <class T> FASTT_HD T operator()(T a, T b) const {    \
+      return T(special::fn(double(a), double(b)));                \
+    }                                                             \
+  };
+FASTT_SPECIAL_BINARY(SpecialChebyshevT, chebyshev_t)
+FASTT_SPECIAL_BINARY(SpecialChebyshevU, chebyshev_u)
+FASTT_SPECIAL_BINARY(SpecialChebyshevV, chebyshev_v)
+FASTT_SPECIAL_BINARY(SpecialChebyshevW, chebyshev_w)
+FASTT_SPECIAL_BINARY(SpecialHermiteH, hermite_h)
+FASTT_SPECIAL_BINARY(SpecialHermiteHe, hermite_he)
+FASTT_SPECIAL_BINARY(SpecialLaguerreL, laguerre_l)
+FASTT_SPECIAL_BINARY(SpecialLegendreP, legendre_p)
+#undef FASTT_SPECIAL_BINARY
+// The shifted Chebyshev polynomials: the kind's polynomial at 2x - 1.
+#define FASTT_SPECIAL_SHIFTED(Name, fn)                                   \
+  struct Name {                                                           \
+    template <class T> FASTT_HD T operator()(T a, T b) const {            \
+      return T(special::fn(2.0 * double(a) - 1.0, double(b)));            \
+    }                                                                     \
+  };
+FASTT_SPECIAL_SHIFTED(SpecialShiftedChebyshevT, chebyshev_t)
+FASTT_SPECIAL_SHIFTED(SpecialShiftedChebyshevU, chebyshev_u)
+FASTT_SPECIAL_SHIFTED(SpecialShiftedChebyshevV, chebyshev_v)
+FASTT_SPECIAL_SHIFTED(SpecialShiftedChebyshevW, chebyshev_w)
+#undef FASTT_SPECIAL_SHIFTED
+struct SpecialSphericalBesselJ0 {
+  template <class T> FASTT_HD T operator()(T a) const {
+    return T(special::spherical_bessel_j0(double(a)));
   }
 };
 

@@ -20,6 +20,7 @@ FASTT_BIND_SPECIAL_UNARY(special_ndtr)
 FASTT_BIND_SPECIAL_UNARY(special_ndtri)
 FASTT_BIND_SPECIAL_UNARY(special_log_ndtr)
 FASTT_BIND_SPECIAL_UNARY(special_erfcx)
+FASTT_BIND_SPECIAL_UNARY(special_spherical_bessel_j0)
 #undef FASTT_BIND_SPECIAL_UNARY
 
 // A binary special function of a tensor and a tensor or number (either
@@ -44,6 +45,30 @@ FASTT_BIND_FUNCTION(
                                    }),
              "special_xlog1py"),
     (TensorOrScalar, input), (TensorOrScalar, other), (Kw<Out>, out))
+
+// The orthogonal polynomials (x, n): tensors or numbers, as xlog1py.
+#define FASTT_BIND_SPECIAL_POLY(name)                                     \
+  FASTT_BIND_FUNCTION(                                                    \
+      name, 2,                                                            \
+      with_out(out, tensor_or_number(input, n, #name,                     \
+                                     [](const auto& x, const auto& k) {   \
+                                       return fastt::name(x, k);          \
+                                     }),                                  \
+               #name),                                                    \
+      (TensorOrScalar, input), (TensorOrScalar, n), (Kw<Out>, out))
+FASTT_BIND_SPECIAL_POLY(special_chebyshev_polynomial_t)
+FASTT_BIND_SPECIAL_POLY(special_chebyshev_polynomial_u)
+FASTT_BIND_SPECIAL_POLY(special_chebyshev_polynomial_v)
+FASTT_BIND_SPECIAL_POLY(special_chebyshev_polynomial_w)
+FASTT_BIND_SPECIAL_POLY(special_shifted_chebyshev_polynomial_t)
+FASTT_BIND_SPECIAL_POLY(special_shifted_chebyshev_polynomial_u)
+FASTT_BIND_SPECIAL_POLY(special_shifted_chebyshev_polynomial_v)
+FASTT_BIND_SPECIAL_POLY(special_shifted_chebyshev_polynomial_w)
+FASTT_BIND_SPECIAL_POLY(special_hermite_polynomial_h)
+FASTT_BIND_SPECIAL_POLY(special_hermite_polynomial_he)
+FASTT_BIND_SPECIAL_POLY(special_laguerre_polynomial_l)
+FASTT_BIND_SPECIAL_POLY(special_legendre_polynomial_p)
+#undef FASTT_BIND_SPECIAL_POLY
 
 // gcd, lcm: tensors only (torch has no Python-number overload).
 FASTT_BIND(gcd, 1, with_out(out, fastt::gcd(t, other), "gcd"),

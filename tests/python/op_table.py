@@ -59,6 +59,9 @@ class OpInfo:
     # False: a binary op whose `other` must be a tensor, as torch's
     # (torch.atan2(t, 2) is a TypeError); test_ops.py checks it on torch.
     scalar: bool = True
+    # True: compare float32 results with torch's float64 computation
+    # (torch's float32 kernel is less exact than fastt's double one).
+    torch_in_float64: bool = False
 
     def __post_init__(self):
         self.row = self.row or self.name
@@ -178,6 +181,57 @@ def _special_row(name, dtypes, **kw):
                   dtypes, 1, torch_name="special." + name, **kw)
 
 
+def _poly(kind):
+    """NumPy reference of fastt.special.<kind>(x, n): the three-term
+    recurrence from P_0, P_1 in float64 at the truncated degree (0 below
+    degree 0), written independently of the kernels' closed forms."""
+    first = {"chebyshev_polynomial_t": lambda x: x,
+             "chebyshev_polynomial_u": lambda x: 2 * x,
+             "chebyshev_polynomial_v": lambda x: 2 * x - 1,
+             "chebyshev_polynomial_w": lambda x: 2 * x + 1,
+             "hermite_polynomial_h": lambda x: 2 * x,
+             "hermite_polynomial_he": lambda x: x,
+             "laguerre_polynomial_l": lambda x: 1 - x,
+             "legendre_polynomial_p": lambda x: x}
+    step = {"hermite_polynomial_h": lambda x, p, q, k: 2 * x * q - 2 * k * p,
+            "hermite_polynomial_he": lambda x, p, q, k: x * q - k * p,
+            "laguerre_polynomial_l":
+                lambda x, p, q, k: ((2 * k + 1 - x) * q - k * p) / (k + 1),
+            "legendre_polynomial_p":
+                lambda x, p, q, k: ((2 * k + 1) * x * q - k * p) / (k + 1)}
+    shifted = kind.startswith("shifted_")
+    base = kind[len("shifted_"):] if shifted else kind
+    nxt = step.get(base, lambda x, p, q, k: 2 * x * q - p)
+
+    def one(x, n):
+        x = 2 * x - 1 if shifted else x
+        if math.isnan(x) or math.isnan(n):
+            return math.nan
+        n = int(n)  # truncated: -0.5 is degree 0
+        if n < 0:
+            return 0.0
+        p, q = 1.0, first[base](x)
+        if n == 0:
+            return p
+        for k in range(1, n):
+            p, q = q, nxt(x, p, q, k)
+        return q
+    return np.vectorize(one, otypes=[np.float64])
+
+
+def _poly_row(kind):
+    return OpInfo("special_" + kind,
+                  lambda x, n: getattr(fastt.special, kind)(x, n),
+                  _poly(kind), F32F64_IN, 2, domain=(-1.5, 8),
+                  result="float", torch_name="special." + kind,
+                  torch_in_float64=True)
+
+
+POLYNOMIALS = [c + "chebyshev_polynomial_" + k for c in ("", "shifted_")
+               for k in "tuvw"] + [
+    "hermite_polynomial_h", "hermite_polynomial_he",
+    "laguerre_polynomial_l", "legendre_polynomial_p"]
+
 OPS = [
     unary("neg", np.negative, NUMERIC),
     unary("abs", np.abs, NUMERIC),
@@ -253,10 +307,15 @@ OPS = [
 ),
     _special_row("log_ndtr", F32F64_IN, domain=(-5, 5)),
     _special_row("erfcx", F32F64_IN, domain=(-3, 10)),
+    OpInfo("special_spherical_bessel_j0",
+           lambda x: fastt.special.spherical_bessel_j0(x),
+           lambda x: np.sinc(x / np.pi), F32F64_IN, 1, domain=(-20, 20),
+           result="float", torch_name="special.spherical_bessel_j0"),
     binary("xlogy", _special("xlogy"), ALL, domain=(0.1, 10), result="float"),
     OpInfo("special_xlog1py", lambda x, y: fastt.special.xlog1py(x, y),
            _special("xlog1py"), ALL, 2, domain=(0.1, 10), result="float",
            torch_name="special.xlog1py"),
+    *[_poly_row(k) for k in POLYNOMIALS],
     binary("gcd", np.gcd, INTS, scalar=False),
     binary("lcm", np.lcm, INTS, domain=(-100, 100), scalar=False),
     binary("add", np.add, ALL),
