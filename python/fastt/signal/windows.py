@@ -32,26 +32,18 @@ def _check(name, M, dtype, layout):
     return dtype
 
 
-def _points(M, sym, dtype, device):
-    """k = 0..N-1 in dtype, where N = M (symmetric) or M + 1 (periodic;
-    the caller drops the last point), and N."""
-    n = M if sym else M + 1
-    return fastt.arange(n, dtype=dtype, device=device), n
-
-
-def _finish(w, M, sym, requires_grad):
-    if not sym:
-        w = w[:M]
-    w = w.contiguous()
-    if requires_grad:
-        w.requires_grad_(True)
-    return w
-
-
-def _trivial(M, dtype, device, requires_grad):
-    """M = 0 (empty) and M = 1 (a single 1): every window's first cases."""
-    w = (fastt.empty((0,), dtype=dtype, device=device) if M == 0
-         else fastt.ones((1,), dtype=dtype, device=device))
+def _window(name, M, sym, dtype, layout, device, requires_grad, body):
+    """The window body(k, N) on the points k = 0..N-1 (N = M, or M + 1 for
+    a periodic window, whose last point goes), after the common checks;
+    M = 0 and M = 1 give the empty window and [1]."""
+    dtype = _check(name, M, dtype, layout)
+    if M <= 1:
+        w = (fastt.empty((0,), dtype=dtype, device=device) if M == 0
+             else fastt.ones((1,), dtype=dtype, device=device))
+    else:
+        n = M if sym else M + 1
+        w = body(fastt.arange(n, dtype=dtype, device=device), n)
+        w = w[:M].contiguous()
     if requires_grad:
         w.requires_grad_(True)
     return w
@@ -60,19 +52,18 @@ def _trivial(M, dtype, device, requires_grad):
 def general_cosine(M, *, a, sym=True, dtype=None, layout=None, device=None,
                    requires_grad=False):
     """sum_i (-1)^i a[i] cos(2 pi i k / (N - 1))."""
-    dtype = _check("general_cosine", M, dtype, layout)
-    if M <= 1:
-        return _trivial(M, dtype, device, requires_grad)
-    if not isinstance(a, (list, tuple)):
-        raise TypeError("Coefficients must be a list/tuple")
-    if not a:
-        raise ValueError("Coefficients cannot be empty")
-    k, n = _points(M, sym, dtype, device)
-    phase = k * (2 * math.pi / (n - 1))
-    w = fastt.zeros_like(phase)
-    for i, coef in enumerate(a):
-        w = w + ((-1) ** i * coef) * fastt.cos(phase * i)
-    return _finish(w, M, sym, requires_grad)
+    def body(k, n):
+        if not isinstance(a, (list, tuple)):
+            raise TypeError("Coefficients must be a list/tuple")
+        if not a:
+            raise ValueError("Coefficients cannot be empty")
+        phase = k * (2 * math.pi / (n - 1))
+        w = fastt.zeros_like(phase)
+        for i, coef in enumerate(a):
+            w = w + ((-1) ** i * coef) * fastt.cos(phase * i)
+        return w
+    return _window("general_cosine", M, sym, dtype, layout, device,
+                   requires_grad, body)
 
 
 def general_hamming(M, *, alpha=0.54, sym=True, dtype=None, layout=None,
@@ -113,73 +104,64 @@ def nuttall(M, *, sym=True, dtype=None, layout=None, device=None,
 def bartlett(M, *, sym=True, dtype=None, layout=None, device=None,
              requires_grad=False):
     """The triangle 1 - |2k / (N - 1) - 1|."""
-    dtype = _check("bartlett", M, dtype, layout)
-    if M <= 1:
-        return _trivial(M, dtype, device, requires_grad)
-    k, n = _points(M, sym, dtype, device)
-    w = 1 - fastt.abs(k * (2.0 / (n - 1)) - 1)
-    return _finish(w, M, sym, requires_grad)
+    return _window("bartlett", M, sym, dtype, layout, device, requires_grad,
+                   lambda k, n: 1 - fastt.abs(k * (2.0 / (n - 1)) - 1))
 
 
 def cosine(M, *, sym=True, dtype=None, layout=None, device=None,
            requires_grad=False):
     """sin(pi (k + 1/2) / N) (the sine window)."""
-    dtype = _check("cosine", M, dtype, layout)
-    if M <= 1:
-        return _trivial(M, dtype, device, requires_grad)
-    k, n = _points(M, sym, dtype, device)
-    w = fastt.sin((k + 0.5) * (math.pi / n))
-    return _finish(w, M, sym, requires_grad)
+    return _window("cosine", M, sym, dtype, layout, device, requires_grad,
+                   lambda k, n: fastt.sin((k + 0.5) * (math.pi / n)))
 
 
 def exponential(M, *, center=None, tau=1.0, sym=True, dtype=None,
                 layout=None, device=None, requires_grad=False):
     """exp(-|k - center| / tau); center (N - 1) / 2 unless given, which
     only a periodic window may do."""
-    dtype = _check("exponential", M, dtype, layout)
+    _check("exponential", M, dtype, layout)
     if tau <= 0:
         raise ValueError(f"Tau must be positive, got: {tau} instead.")
     if sym and center is not None:
         raise ValueError("Center must be None for symmetric windows")
-    if M <= 1:
-        return _trivial(M, dtype, device, requires_grad)
-    k, n = _points(M, sym, dtype, device)
-    if center is None:
-        center = (n - 1) / 2
-    w = fastt.exp(fastt.abs(k - center) * (-1.0 / tau))
-    return _finish(w, M, sym, requires_grad)
+
+    def body(k, n):
+        c = (n - 1) / 2 if center is None else center
+        return fastt.exp(fastt.abs(k - c) * (-1.0 / tau))
+    return _window("exponential", M, sym, dtype, layout, device,
+                   requires_grad, body)
 
 
 def gaussian(M, *, std=1.0, sym=True, dtype=None, layout=None, device=None,
              requires_grad=False):
     """exp(-((k - (N - 1) / 2) / std)^2 / 2)."""
-    dtype = _check("gaussian", M, dtype, layout)
+    _check("gaussian", M, dtype, layout)
     if std <= 0:
         raise ValueError(f"Standard deviation must be positive, got: {std} "
                          "instead.")
-    if M <= 1:
-        return _trivial(M, dtype, device, requires_grad)
-    k, n = _points(M, sym, dtype, device)
-    x = (k - (n - 1) / 2) * (1.0 / std)
-    w = fastt.exp(x * x * -0.5)
-    return _finish(w, M, sym, requires_grad)
+
+    def body(k, n):
+        x = (k - (n - 1) / 2) * (1.0 / std)
+        return fastt.exp(x * x * -0.5)
+    return _window("gaussian", M, sym, dtype, layout, device, requires_grad,
+                   body)
 
 
 def kaiser(M, *, beta=12.0, sym=True, dtype=None, layout=None, device=None,
            requires_grad=False):
     """I0(beta sqrt(1 - ((k - c) / c)^2)) / I0(beta), c = (N - 1) / 2."""
-    dtype = _check("kaiser", M, dtype, layout)
+    _check("kaiser", M, dtype, layout)
     if beta < 0:
         raise ValueError(f"beta must be non-negative, got: {beta} instead.")
-    if M <= 1:
-        return _trivial(M, dtype, device, requires_grad)
-    k, n = _points(M, sym, dtype, device)
-    c = (n - 1) / 2
-    r = (k - c) * (1.0 / c)
-    # clamp: rounding may put 1 - r^2 a hair below 0 at the ends
-    arg = fastt.sqrt(fastt.clamp(1 - r * r, min=0.0)) * beta
-    w = fastt.i0(arg) / _i0(beta)
-    return _finish(w, M, sym, requires_grad)
+
+    def body(k, n):
+        c = (n - 1) / 2
+        r = (k - c) * (1.0 / c)
+        # clamp: rounding may put 1 - r^2 a hair below 0 at the ends
+        arg = fastt.sqrt(fastt.clamp(1 - r * r, min=0.0)) * beta
+        return fastt.i0(arg) / _i0(beta)
+    return _window("kaiser", M, sym, dtype, layout, device, requires_grad,
+                   body)
 
 
 def _i0(x):
