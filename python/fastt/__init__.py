@@ -40,6 +40,50 @@ from .autograd import (  # noqa: E402,F401
 )
 
 
+def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False,
+                  layout=None, pin_memory=False):
+    """A 0-d tensor of the number s, in the default float dtype unless
+    dtype is given (torch.scalar_tensor: True gives 1.0)."""
+    t = tensor(s, dtype=dtype or get_default_dtype(), device=device)
+    return t.requires_grad_(True) if requires_grad else t
+
+
+def fill(input, value):
+    """A tensor like input with every element value (input unchanged).
+    Gradients, as torch's: zeros to input, the sum to a tensor value."""
+    if isinstance(value, Tensor):
+        if value.ndim != 0:
+            raise RuntimeError("fill_ only supports 0-dimension value tensor "
+                               f"but got tensor with {value.ndim} "
+                               "dimensions.")
+        v = value.to(input.dtype)
+    else:
+        v = tensor(value, dtype=input.dtype, device=input.device)
+    return where(ones_like(input, dtype=bool), v, input)
+
+
+def logspace(start, end, steps, base=10.0, *, dtype=None, device=None,
+             requires_grad=False, layout=None, pin_memory=False, out=None):
+    """base ** linspace(start, end, steps), computed in float64 and then
+    cast to dtype (the default float dtype unless given); for an integer
+    dtype start and end are truncated first, as torch's."""
+    if isinstance(start, Tensor):
+        start = start.item()
+    if isinstance(end, Tensor):
+        end = end.item()
+    if steps < 0:
+        raise RuntimeError("logspace: number of steps must be "
+                           "non-negative")
+    dtype = dtype or get_default_dtype()
+    if not dtype.is_floating_point:  # torch: integer ends, as the dtype
+        start, end = _builtins.int(start), _builtins.int(end)
+    exps = linspace(start, end, steps, dtype=float64, device=device)
+    t = pow(_builtins.float(base), exps).to(dtype)
+    if out is not None:
+        return out.copy_(t)
+    return t.requires_grad_(True) if requires_grad else t
+
+
 def numel(input):
     return input.numel()
 
