@@ -6,7 +6,9 @@ functions at module level. Two kinds of rows feed it:
 - the elementwise rows (csrc/ops/elementwise.def), by their python column;
 - the binder rows (FASTT_BIND... in python/src/*.cpp), as the built
   extension reports them (fastt._C._bind_rows(): each argument's name,
-  reader type and default, the result type of the row's call).
+  reader type and default, the result type of the row's call);
+- the composite ops (python/fastt/_composite.py), by their Python
+  signatures: its __all__ and the methods it adds to Tensor.
 
 So it needs the built fastt on PYTHONPATH. Lines outside the markers are
 written by hand, for what no row describes (properties, operators,
@@ -107,6 +109,43 @@ def binder_lines():
     return methods, functions
 
 
+def sig_params(fn, first):
+    """A Python function's parameters as stub text (defaults as ...;
+    the first parameter typed as `first`)."""
+    import inspect
+    out, star = [], False
+    for i, p in enumerate(inspect.signature(fn).parameters.values()):
+        text = p.name
+        if i == 0 and p.kind == p.POSITIONAL_OR_KEYWORD:
+            text += f": {first}" if first else ""
+        if p.kind == p.VAR_POSITIONAL:
+            text, star = "*" + p.name, True
+        elif p.kind == p.VAR_KEYWORD:
+            text = "**" + p.name
+        elif p.kind == p.KEYWORD_ONLY and not star:
+            out.append("*")
+            star = True
+        if p.default is not p.empty:
+            text += " = ..." if ":" in text else "=..."
+        out.append(text)
+    return ", ".join(out)
+
+
+def composite_lines():
+    import types
+
+    import fastt
+    comp = fastt._composite
+    functions = [f"def {n}({sig_params(getattr(comp, n), 'Tensor')}) -> "
+                 "Any: ..." for n in sorted(comp.__all__)]
+    methods = []
+    for n, fn in sorted(fastt.Tensor.__dict__.items()):
+        if isinstance(fn, types.FunctionType) and not n.startswith("_") \
+                and fn.__module__ == comp.__name__:
+            methods.append(f"    def {n}({sig_params(fn, '')}) -> Any: ...")
+    return methods, functions
+
+
 def defined_by_hand(src_lines):
     """Names the hand-written part defines, at module level and in Tensor."""
     text = "\n".join(src_lines)
@@ -134,7 +173,8 @@ def defined_by_hand(src_lines):
 def render(text):
     ew_m, ew_f = ew_lines()
     b_m, b_f = binder_lines()
-    methods, functions = ew_m + b_m, ew_f + b_f
+    c_m, c_f = composite_lines()
+    methods, functions = ew_m + b_m + c_m, ew_f + b_f + c_f
     src = text.split("\n")
     out, hand, i, seen = [], [], 0, 0
     while i < len(src):

@@ -1132,6 +1132,14 @@ Tensor& masked_scatter_(Tensor& self, const Tensor& mask,
 Tensor masked_scatter(const Tensor& self, const Tensor& mask,
                       const Tensor& source) {
   check_defined(self, "masked_scatter", "self");
+  check_defined(mask, "masked_scatter", "mask");
+  // Out of place, self broadcasts with mask (torch's expand_outplace).
+  int64_t shape[kMaxDims];
+  const int nd =
+      broadcast_shapes(self.sizes(), mask.sizes(), shape, "masked_scatter");
+  const IntList bshape(shape, size_t(nd));
+  if (!self.sizes().equals(bshape))
+    return masked_scatter(self.expand(bshape), mask, source);
   if (autograd::should_record(self, source))
     return autograd::masked_scatter(self, mask, source);
   Tensor out = self.clone();

@@ -160,6 +160,10 @@ class iinfo:
 # statistics; imports without CUDA too (is_available() is then False).
 from . import backends, cuda  # noqa: E402,F401
 
+# Composite ops (python/fastt/_composite.py): functions and Tensor methods
+# written as compositions of the kernels.
+from ._composite import *  # noqa: E402,F401,F403
+
 # Subpackages, available as attributes like torch.nn / torch.optim.
 from . import (  # noqa: E402,F401
     linalg, masked, nn, optim, profiler, signal, special, utils)

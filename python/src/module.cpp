@@ -709,7 +709,31 @@ static PyObject* f_empty_cache(PyObject*, PyObject*) {
   CachingAllocator::empty_cache();
   Py_RETURN_NONE;
 }
+// Composite ops written in Python (python/fastt/_composite.py) join Tensor
+// as methods here: fastt._C._add_tensor_method(name, fn). A name Tensor
+// already has is refused, as the binder refuses a row bound twice.
+static PyObject* f_add_tensor_method(PyObject*, PyObject* args) {
+  const char* name;
+  PyObject* fn;
+  if (!PyArg_ParseTuple(args, "sO:_add_tensor_method", &name, &fn))
+    return nullptr;
+  if (!PyCallable_Check(fn)) {
+    PyErr_Format(PyExc_TypeError, "_add_tensor_method: %s is not callable",
+                 name);
+    return nullptr;
+  }
+  if (PyDict_GetItemString(TensorType.tp_dict, name)) {
+    PyErr_Format(PyExc_ImportError, "fastt: Tensor.%s is bound twice", name);
+    return nullptr;
+  }
+  if (PyDict_SetItemString(TensorType.tp_dict, name, fn) < 0) return nullptr;
+  PyType_Modified(&TensorType);
+  Py_RETURN_NONE;
+}
+
 static PyMethodDef g_memory_functions[] = {
+    {"_add_tensor_method", f_add_tensor_method, METH_VARARGS,
+     "Adds a Python function to Tensor as a method (composite ops)."},
     {"_memory_stats", f_memory_stats, METH_NOARGS,
      "The CPU caching allocator's counters."},
     {"_empty_cache", f_empty_cache, METH_NOARGS,

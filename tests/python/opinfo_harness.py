@@ -111,6 +111,16 @@ def _tdtype(fd):
     return getattr(torch, str(fd).split(".")[-1])
 
 
+class _Leaves(list):
+    """The grad leaves of one sample, and the storage copies made for it:
+    torch tensors that share memory in a sample (an out= that is also the
+    input) become fastt tensors that share memory too."""
+
+    def __init__(self):
+        super().__init__()
+        self.storages = {}
+
+
 def _to_fastt_tensor(t, leaves):
     if t.is_complex():
         raise NotApplicable("complex tensor")
@@ -120,8 +130,11 @@ def _to_fastt_tensor(t, leaves):
     # The same storage layout (offset, strides, zero strides) in a copy.
     d = t.detach()
     st = d.untyped_storage()
+    memo = getattr(leaves, "storages", {})
+    if st.data_ptr() not in memo or st.data_ptr() == 0:
+        memo[st.data_ptr()] = st.clone()
     copy = torch.empty(0, dtype=d.dtype).set_(
-        st.clone(), d.storage_offset(), d.shape, d.stride())
+        memo[st.data_ptr()], d.storage_offset(), d.shape, d.stride())
     try:
         f = fastt.from_dlpack(copy)
     except Exception as e:
@@ -516,7 +529,7 @@ def _seeded(seed):
 
 def _grad_check(op, tfn, ffn, sample, dtype, res):
     """Gradients of <outputs, cotangent> w.r.t. the sample's grad inputs."""
-    leaves = []
+    leaves = _Leaves()
     fin = convert(sample.input, leaves)
     fargs = convert(list(sample.args), leaves)
     fkw = convert(dict(sample.kwargs), leaves)
@@ -542,12 +555,56 @@ def _grad_check(op, tfn, ffn, sample, dtype, res):
     fcots = [fastt.from_dlpack(c.clone()) for c in cots]
     fleaves = [f for _, f in leaves]
     fgrads = fastt.autograd.grad(fouts, fleaves, fcots, allow_unused=True)
+    ref64 = None
     for i, (fg, tg, (tt, _)) in enumerate(zip(fgrads, tgrads, leaves)):
         if tg is None:
             tg = torch.zeros_like(tt)
         if fg is None:
             fg = fastt.zeros(tuple(tt.shape), dtype=_fdtype(tt.dtype))
-        compare(fg, tg, dtype, BWD_TOL, True, f"grad[{i}]")
+        try:
+            compare(fg, tg, dtype, BWD_TOL, True, f"grad[{i}]")
+        except Mismatch:
+            # torch's float32 gradient can be the less accurate one (large
+            # inputs): fastt's passes if it matches torch's computation in
+            # float64 to float32's tolerance.
+            if dtype != "float32":
+                raise
+            if ref64 is None:
+                ref64 = _grads_in_float64(tfn, sample, cots)
+            if ref64 is None or ref64[i] is None:
+                raise
+            compare(fg, ref64[i].float(), dtype, BWD_TOL, True,
+                    f"grad[{i}]")
+
+
+def _grads_in_float64(tfn, sample, cots):
+    """torch's gradients of the sample computed in float64 (None when the
+    sample does not upcast cleanly)."""
+    leaves = []
+
+    def up(x):
+        if isinstance(x, torch.Tensor) and x.dtype == torch.float32:
+            y = x.detach().double().requires_grad_(x.requires_grad)
+            if x.requires_grad:
+                leaves.append(y)
+            return y
+        if isinstance(x, (list, tuple)) and not hasattr(x, "_fields"):
+            return type(x)(up(v) for v in x)
+        if isinstance(x, dict):
+            return {k: up(v) for k, v in x.items()}
+        return x
+    try:
+        out = _call(tfn, up(sample.input), up(sample.args),
+                    up(sample.kwargs))
+        out = sample.output_process_fn_grad(out)
+        outs = [t for t in _tensors_in(out)
+                if t.requires_grad and t.is_floating_point()]
+        if len(outs) != len(cots):
+            return None
+        return torch.autograd.grad(outs, leaves, [c.double() for c in cots],
+                                   allow_unused=True)
+    except Exception:
+        return None
 
 
 def _apply_process(fn, out):
@@ -569,7 +626,7 @@ def _run_sample(op, label, tfn, ffn_factory, sample, dtype, res, random):
     if _has_complex([sample.input, list(sample.args), sample.kwargs]):
         res.fwd.na += 1
         return
-    leaves = []
+    leaves = _Leaves()
     try:
         fin = convert(sample.input, leaves)
         fargs = convert(list(sample.args), leaves)
@@ -810,7 +867,7 @@ def _run_errors(op, variants, res):
     _, tfn, ffn_factory = variants[0]
     for ei in errs:
         s = ei.sample_input
-        leaves = []
+        leaves = _Leaves()
         # The class torch itself raises there (some of op_db's generic
         # error inputs do not raise for every op: torch's own tests skip
         # them; they are not applicable).

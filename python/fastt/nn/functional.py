@@ -106,6 +106,7 @@ leaky_relu = fastt.leaky_relu  # (input, negative_slope=0.01, inplace=False)
 gelu = fastt.gelu  # (input, *, approximate="none")
 tanh = fastt.tanh
 sigmoid = fastt.sigmoid
+pdist = fastt.pdist  # (input, p=2), python/fastt/_composite.py
 
 
 def silu(input, inplace=False):

@@ -1,0 +1,1664 @@
+"""Composite ops: torch functions that are compositions of fastt's kernels
+(no Python loops over elements), as torch's own CompositeImplicit ops are.
+Each becomes fastt.<name>; those torch also has as methods join Tensor
+through fastt._C._add_tensor_method (so `x.nansum()` works). Gradients come
+from the kernels they call; where torch's formula differs from the
+composition's, the composition is arranged to give torch's gradient.
+
+The conformance suite (tests/python/test_opinfo.py) checks each against
+torch's OpInfo samples, error inputs and gradients."""
+import builtins
+import collections
+import math
+
+import fastt
+from . import _C
+
+__all__ = []
+
+
+def _export(method=True, name=None, inplace=None):
+    """Make fn fastt.<name> (and Tensor.<name> when method)."""
+    def wrap(fn):
+        n = name or fn.__name__
+        __all__.append(n)
+        globals()[n] = fn
+        if method:
+            _C._add_tensor_method(n, fn)
+        return fn
+    return wrap
+
+
+def _method(name, fn):
+    _C._add_tensor_method(name, fn)
+
+
+def _type_name(dtype):
+    return {"bool": "Bool", "uint8": "Byte", "int8": "Char",
+            "int16": "Short", "int32": "Int", "int64": "Long",
+            "float16": "Half", "bfloat16": "BFloat16", "float32": "Float",
+            "float64": "Double"}[str(dtype).split(".")[-1]]
+
+
+def _wrap_dim(dim, ndim, op):
+    n = builtins.max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"{op}(): Dimension out of range (expected to be "
+                         f"in range of [{-n}, {n - 1}], but got {dim})")
+    return dim % n
+
+
+def _dims(dim, ndim):
+    if dim is None:
+        return tuple(range(ndim))
+    if isinstance(dim, builtins.int):
+        return (dim,)
+    return tuple(dim)
+
+
+def _extent(t):
+    """The byte range [lo, hi) t's elements occupy."""
+    if t.numel() == 0:
+        return (0, 0)
+    lo = t.data_ptr()
+    span = builtins.sum((s - 1) * st for s, st in zip(t.shape, t.stride()))
+    return (lo, lo + (span + 1) * t.itemsize)
+
+
+def _out(result, out, *inputs):
+    """result, or copied into out (a tensor or a tuple of them); an out
+    that shares memory with one of inputs is refused, as torch does."""
+    if out is None:
+        return result
+    outs = out if isinstance(out, (tuple, list)) else (out,)
+    for o in outs:
+        a = _extent(o)
+        for i in inputs:
+            b = _extent(i)
+            if a[0] < b[1] and b[0] < a[1]:
+                raise RuntimeError(
+                    "unsupported operation: some elements of the input "
+                    "tensor and the written-to tensor refer to a single "
+                    "memory location. Please clone() the tensor before "
+                    "performing the operation.")
+    if isinstance(out, (tuple, list)):
+        for o, r in zip(out, result):
+            o.copy_(r)
+        return out
+    return out.copy_(result)
+
+
+# ---- comparisons ----
+
+@_export()
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """|input - other| <= atol + rtol * |other|, elementwise; infinities
+    compare equal to themselves, NaN to NaN only with equal_nan."""
+    if input.dtype != other.dtype:
+        raise RuntimeError(f"{_type_name(input.dtype)} did not match "
+                           f"{_type_name(other.dtype)}")
+    if rtol < 0:
+        raise RuntimeError("rtol must be greater than or equal to zero, "
+                           f"but got {rtol}")
+    if atol < 0:
+        raise RuntimeError("atol must be greater than or equal to zero, "
+                           f"but got {atol}")
+    close = fastt.eq(input, other)
+    floating = input.dtype.is_floating_point
+    if equal_nan and floating:
+        close = close | (fastt.isnan(input) & fastt.isnan(other))
+    if rtol == 0 and atol == 0:
+        return close
+    if input.dtype == fastt.bool:
+        a = input.to(fastt.get_default_dtype())
+        b = other.to(fastt.get_default_dtype())
+    else:
+        a, b = input, other
+    allowed = atol + fastt.abs(rtol * b)
+    actual = fastt.abs(a - b)
+    return close | (fastt.isfinite(actual) & (actual <= allowed))
+
+
+@_export()
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """isclose(...).all() as a Python bool."""
+    return builtins.bool(isclose(input, other, rtol, atol,
+                                 equal_nan).all().item())
+
+
+@_export()
+def equal(input, other):
+    """True when input and other have the same shape and elements."""
+    if not isinstance(other, fastt.Tensor):
+        raise TypeError("equal(): argument 'other' (position 2) must be "
+                        f"Tensor, not {type(other).__name__}")
+    if input.device != other.device:
+        raise RuntimeError("Expected all tensors to be on the same device, "
+                           f"but found {input.device} and {other.device}")
+    if input.shape != other.shape:
+        return False
+    return builtins.bool(fastt.eq(input, other).all().item())
+
+
+# ---- NaN-ignoring reductions ----
+
+@_export()
+def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    """sum treating NaN as zero (gradient 0 at the NaNs, as torch)."""
+    x = input
+    if x.dtype.is_floating_point:
+        x = fastt.where(fastt.isnan(x), fastt.zeros((), dtype=x.dtype,
+                                                    device=x.device), x)
+    dims = _dims(dim, x.ndim) if dim is not None else None
+    if dims is None or dims == ():
+        r = fastt.sum(x, dtype=dtype) if not keepdim else \
+            fastt.sum(x, tuple(range(x.ndim)), True, dtype=dtype)
+    else:
+        r = fastt.sum(x, dims, keepdim, dtype=dtype)
+    return _out(r, out)
+
+
+@_export()
+def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    """mean over the non-NaN elements (NaN for an all-NaN slice)."""
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("nanmean(): expected input to have floating "
+                           "point or complex dtype but got "
+                           f"{_type_name(input.dtype)}")
+    count = nansum(fastt.logical_not(fastt.isnan(input)), dim, keepdim)
+    return _out(nansum(input, dim, keepdim, dtype=dtype) / count, out)
+
+
+_aminmax = collections.namedtuple("aminmax", ["min", "max"])
+
+
+@_export()
+def aminmax(input, *, dim=None, keepdim=False, out=None):
+    """(amin, amax) over dim (all elements for None)."""
+    if dim is None:
+        if input.numel() == 0:
+            raise RuntimeError("aminmax(): cannot compute aminmax over an "
+                               "empty dimension as the operation has no "
+                               "identity.")
+        lo, hi = fastt.amin(input), fastt.amax(input)
+        if keepdim:
+            shape = [1] * input.ndim
+            lo, hi = lo.reshape(shape), hi.reshape(shape)
+    else:
+        if input.ndim and input.shape[_wrap_dim(dim, input.ndim,
+                                                "aminmax")] == 0:
+            raise IndexError("aminmax(): Expected reduction dim "
+                             f"{dim} to have non-zero size.")
+        lo = fastt.amin(input, dim, keepdim)
+        hi = fastt.amax(input, dim, keepdim)
+    for o in out or ():
+        if o.dtype != input.dtype:
+            raise RuntimeError("Expected out tensor to have dtype "
+                               f"{_type_name(input.dtype).lower()}, but got "
+                               f"{_type_name(o.dtype).lower()} instead")
+    return _aminmax(*_out((lo, hi), out))
+
+
+# ---- differences and integrals ----
+
+def _pre_append(t, input, dim, name):
+    if t is None:
+        return None
+    if not isinstance(t, fastt.Tensor):
+        t = fastt.tensor(t, dtype=input.dtype, device=input.device)
+    if t.ndim == 0:
+        shape = list(input.shape)
+        shape[dim] = 1
+        t = t.expand(shape)
+    if t.ndim != input.ndim:
+        raise RuntimeError(f"diff expects prepend or append to be the same "
+                           "dimension as input")
+    return t
+
+
+@_export()
+def diff(input, n=1, dim=-1, prepend=None, append=None, *, out=None):
+    """The n-th forward difference along dim (logical_xor for bool)."""
+    if input.ndim == 0:
+        raise RuntimeError("diff expects input to be at least "
+                           "one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    if n == 0:  # torch: the input, prepend and append ignored
+        return _out(input, out)
+    dim = _wrap_dim(dim, input.ndim, "diff")
+    p = _pre_append(prepend, input, dim, "prepend")
+    a = _pre_append(append, input, dim, "append")
+    x = fastt.cat([t for t in (p, input, a) if t is not None], dim) \
+        if p is not None or a is not None else input
+    for _ in range(n):
+        m = x.shape[dim]
+        if m == 0:
+            break
+        hi, lo = x.narrow(dim, 1, m - 1), x.narrow(dim, 0, m - 1)
+        x = fastt.logical_xor(hi, lo) if x.dtype == fastt.bool else hi - lo
+    return _out(x, out)
+
+
+def _trapezoid_dx(y, x, dx, dim, name):
+    """The spacing: a Python number, or a tensor broadcast against the
+    n-1 intervals of y along dim."""
+    if x is not None and dx is not None:
+        raise TypeError(f"{name}() received an invalid combination of "
+                        "arguments - got both x and dx")
+    if x is None or not isinstance(x, fastt.Tensor):
+        return 1 if x is None and dx is None else (x if x is not None
+                                                   else dx)
+    n = y.shape[dim]
+    if x.ndim == 1:
+        if x.shape[0] != n:
+            raise RuntimeError(f"{name}: There must be one `x` value for "
+                               "each sample point")
+        shape = [1] * y.ndim
+        shape[dim] = n
+        x = x.reshape(shape)
+    else:
+        xd = _wrap_dim(dim - y.ndim if dim >= 0 else dim, x.ndim, name)
+        if x.shape[xd] != n:
+            raise RuntimeError(f"{name}: There must be one `x` value for "
+                               "each sample point")
+        d = x.ndim - 1 - xd
+        return ("t", x.narrow(xd, 1, n - 1) - x.narrow(xd, 0, n - 1), d)
+    return ("t", x.narrow(dim, 1, n - 1) - x.narrow(dim, 0, n - 1), None)
+
+
+@_export(method=False)
+def trapezoid(y, x=None, *, dx=None, dim=-1):
+    """The trapezoid rule along dim, with sample points x or spacing dx."""
+    dim = _wrap_dim(dim, y.ndim, "trapezoid")
+    n = y.shape[dim]
+    step = _trapezoid_dx(y, x, dx, dim, "trapezoid")
+    if n == 0:
+        return fastt.sum(y * 0, dim)
+    if not isinstance(step, tuple):
+        ends = y.select(dim, 0) + y.select(dim, n - 1)
+        return (fastt.sum(y, dim) - ends * 0.5) * step
+    pair = y.narrow(dim, 1, n - 1) + y.narrow(dim, 0, n - 1)
+    return fastt.sum(step[1] * pair, dim) / 2
+
+
+@_export(method=False)
+def trapz(y, x=None, *, dx=None, dim=-1):
+    """torch.trapz: trapezoid under its older name."""
+    return trapezoid(y, x, dx=dx, dim=dim)
+
+
+@_export(method=False)
+def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+    """The running trapezoid rule along dim (n-1 values)."""
+    dim = _wrap_dim(dim, y.ndim, "cumulative_trapezoid")
+    n = y.shape[dim]
+    step = _trapezoid_dx(y, x, dx, dim, "cumulative_trapezoid")
+    if n == 0:
+        return y * 0
+    pair = y.narrow(dim, 1, n - 1) + y.narrow(dim, 0, n - 1)
+    if not isinstance(step, tuple):
+        return fastt.cumsum(step / 2.0 * pair, dim)
+    return fastt.cumsum(step[1] * pair, dim) / 2
+
+
+# ---- statistics ----
+
+@_export()
+def cov(input, *, correction=1, fweights=None, aweights=None):
+    """The covariance matrix of the variables in input's rows (torch.cov,
+    numpy.cov's conventions), with frequency and importance weights."""
+    if input.ndim > 2:
+        raise RuntimeError("cov(): expected input to have two or fewer "
+                           "dimensions but got an input with "
+                           f"{input.ndim} dimensions")
+    if input.dtype == fastt.bool:
+        raise RuntimeError("cov(): bool dtype is not supported for input")
+    x = input.reshape(1, -1) if input.ndim < 2 else input
+    nobs = x.shape[1]
+    w = None
+    if fweights is not None:
+        fw = fweights
+        if fw.ndim > 1:
+            raise RuntimeError("cov(): expected fweights to have one or fewer"
+                               " dimensions but got fweights with "
+                               f"{fw.ndim} dimensions")
+        if fw.dtype.is_floating_point or fw.dtype == fastt.bool:
+            raise RuntimeError("cov(): expected fweights to have integral "
+                               "dtype but got fweights with "
+                               f"{_type_name(fw.dtype)} dtype")
+        if fw.numel() != nobs:
+            raise RuntimeError("cov(): expected fweights to have the same "
+                               "numel as there are observations in the "
+                               f"input but got {fw.numel()} != {nobs}")
+        if nobs and fw.min().item() < 0:
+            raise RuntimeError("cov(): fweights cannot be negative")
+        w = fw
+    if aweights is not None:
+        aw = aweights
+        if aw.ndim > 1:
+            raise RuntimeError("cov(): expected aweights to have one or fewer"
+                               " dimensions but got aweights with "
+                               f"{aw.ndim} dimensions")
+        if not aw.dtype.is_floating_point:
+            raise RuntimeError("cov(): expected aweights to have floating "
+                               "point dtype but got aweights with "
+                               f"{_type_name(aw.dtype)} dtype")
+        if aw.numel() != nobs:
+            raise RuntimeError("cov(): expected aweights to have the same "
+                               "numel as there are observations in the "
+                               f"input but got {aw.numel()} != {nobs}")
+        if nobs and aw.min().item() < 0:
+            raise RuntimeError("cov(): aweights cannot be negative")
+        w = aw if w is None else w * aw
+    if w is None:
+        w_sum = fastt.tensor(nobs, dtype=fastt.int64, device=x.device)
+    else:
+        w_sum = w.sum()
+        if w_sum.item() == 0:
+            raise RuntimeError("cov(): weights sum to zero, can't be "
+                               "normalized")
+    avg = (x * w if w is not None else x).sum(1) / w_sum
+    if w is not None and correction != 0 and aweights is not None:
+        norm = w_sum - correction * (w * aweights).sum() / w_sum
+    else:
+        norm = w_sum - correction
+    if norm.item() <= 0:
+        norm = norm * 0
+    xc = x - avg.unsqueeze(1)
+    c = fastt.mm(xc, (xc * w if w is not None else xc).t())
+    return fastt.true_divide(c, norm).squeeze()
+
+
+@_export()
+def corrcoef(input):
+    """Pearson correlation coefficients of input's rows, clipped to
+    [-1, 1]."""
+    if input.ndim > 2:
+        raise RuntimeError("corrcoef(): expected input to have two or fewer "
+                           "dimensions but got an input with "
+                           f"{input.ndim} dimensions")
+    c = cov(input)
+    if c.ndim == 0:
+        return c / c
+    sd = fastt.sqrt(c.diagonal())
+    c = c / sd.reshape(-1, 1)
+    c = c / sd.reshape(1, -1)
+    return fastt.clamp(c, -1, 1)
+
+
+@_export()
+def dist(input, other, p=2):
+    """The p-norm of input - other."""
+    return fastt.norm(input - other, p)
+
+
+@_export()
+def renorm(input, p, dim, maxnorm):
+    """Each slice along dim whose p-norm exceeds maxnorm, scaled to
+    maxnorm."""
+    if input.ndim <= 1:
+        raise RuntimeError("renorm: input needs at least 2 dimensions, got "
+                           f"{input.ndim} dimensions")
+    if p <= 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if maxnorm < 0:
+        raise RuntimeError("renorm: expected maxnorm to be >= 0 but got "
+                           f"{maxnorm}")
+    dim = _wrap_dim(dim, input.ndim, "renorm")
+    rest = tuple(d for d in range(input.ndim) if d != dim)
+    norms = fastt.norm(input, p, rest, True)
+    factor = fastt.where(norms > maxnorm, maxnorm / (norms + 1e-7),
+                         fastt.ones((), dtype=norms.dtype,
+                                    device=norms.device))
+    return input * factor
+
+
+_method("renorm_", lambda self, p, dim, maxnorm:
+        self.copy_(renorm(self, p, dim, maxnorm)))
+
+
+@_export()
+def msort(input, *, out=None):
+    """input sorted along its first dimension."""
+    return _out(fastt.sort(input, 0).values, out)
+
+
+# ---- building tensors from tensors ----
+
+@_export(method=False)
+def block_diag(*tensors):
+    """The block-diagonal matrix of the (at most 2-d) tensors."""
+    mats = []
+    for i, t in enumerate(tensors):
+        if t.ndim > 2:
+            raise RuntimeError("torch.block_diag: Input tensors must have 2 "
+                               f"or fewer dimensions. Input {i} has "
+                               f"{t.ndim} dimensions")
+        mats.append(t.reshape(1, 1) if t.ndim == 0 else
+                    t.reshape(1, -1) if t.ndim == 1 else t)
+    if not mats:
+        return fastt.empty(1, 0)
+    dtype = mats[0].dtype
+    for m in mats[1:]:
+        dtype = fastt.promote_types(dtype, m.dtype)
+    dev = mats[0].device
+    cols = builtins.sum(m.shape[1] for m in mats)
+    rows, left = [], 0
+    for m in mats:
+        r, c = m.shape
+        parts = [fastt.zeros(r, left, dtype=dtype, device=dev),
+                 m.to(dtype),
+                 fastt.zeros(r, cols - left - c, dtype=dtype, device=dev)]
+        rows.append(fastt.cat(parts, 1))
+        left += c
+    return fastt.cat(rows, 0)
+
+
+def _check_1d(t):
+    if t.ndim != 1:
+        raise RuntimeError("Expect a 1D vector, but got shape "
+                           f"{list(t.shape)}")
+
+
+@_export(method=False)
+def cartesian_prod(*tensors):
+    """Every combination of one element from each 1-d tensor, as rows."""
+    for t in tensors:
+        _check_1d(t)
+    if len(tensors) == 1:
+        return tensors[0]
+    grids = fastt.meshgrid(*tensors, indexing="ij")
+    return fastt.stack([g.flatten() for g in grids], 1)
+
+
+@_export(method=False)
+def combinations(input, r=2, with_replacement=False):
+    """The length-r combinations of input's elements (itertools'
+    combinations / combinations_with_replacement order)."""
+    _check_1d(input)
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if r == 0:
+        return fastt.empty(0, dtype=input.dtype, device=input.device)
+    n = input.shape[0]
+    idx = fastt.arange(n, device=input.device)
+    grids = fastt.meshgrid(*([idx] * r), indexing="ij")
+    mask = fastt.ones(grids[0].shape, dtype=fastt.bool, device=input.device)
+    for a, b in zip(grids, grids[1:]):
+        mask = mask & ((a <= b) if with_replacement else (a < b))
+    picks = [fastt.masked_select(g, mask) for g in grids]
+    return fastt.stack([input[p] for p in picks], 1)
+
+
+@_export(method=False)
+def unravel_index(indices, shape):
+    """The coordinates in shape of flat indices (a tuple of tensors)."""
+    if not isinstance(indices, fastt.Tensor):
+        indices = fastt.tensor(indices)
+    if indices.dtype.is_floating_point or indices.dtype == fastt.bool:
+        raise TypeError("expected 'indices' to be integer dtype, but got "
+                        f"{indices.dtype}")
+    if isinstance(shape, builtins.int):
+        shape = (shape,)
+    shape = tuple(builtins.int(s) for s in shape)
+    if builtins.any(s < 0 for s in shape):
+        raise ValueError(f"'shape' cannot have negative values, but got "
+                         f"{shape}")
+    total = math.prod(shape)
+    if indices.numel() and total == 0:
+        raise ValueError("'shape' cannot have zero-sized dimensions when "
+                         "'indices' is not empty")
+    idx = indices.to(fastt.int64)
+    out = []
+    for s in reversed(shape):
+        out.append(fastt.remainder(idx, s))
+        idx = fastt.floor_divide(idx, s)
+    return tuple(reversed(out))
+
+
+@_export(method=False)
+def isin(elements, test_elements, *, assume_unique=False, invert=False):
+    """Whether each element of elements is in test_elements."""
+    if not isinstance(elements, fastt.Tensor):
+        elements = fastt.tensor(elements, device=test_elements.device)
+    if not isinstance(test_elements, fastt.Tensor):
+        test_elements = fastt.tensor(test_elements, device=elements.device)
+    common = fastt.promote_types(elements.dtype, test_elements.dtype)
+    e = elements.to(common)
+    t = test_elements.to(common).flatten()
+    if t.numel() == 0:
+        hit = fastt.zeros(e.shape, dtype=fastt.bool, device=e.device)
+    elif e.numel() * t.numel() <= (1 << 22):
+        hit = fastt.eq(e.unsqueeze(-1), t).any(-1)
+    else:  # sort the test values and look each element up
+        st = fastt.sort(t).values
+        pos = fastt.searchsorted(st, e.flatten()).clamp(max=st.numel() - 1)
+        hit = fastt.eq(st[pos], e.flatten()).reshape(e.shape)
+    return fastt.logical_not(hit) if invert else hit
+
+
+def sum_to_size(self, *size):
+    """self summed down to size (self must expand from size)."""
+    if len(size) == 1 and not isinstance(size[0], builtins.int):
+        size = tuple(size[0])
+    shape = tuple(self.shape)
+    lead = len(shape) - len(size)
+    ok = lead >= 0 and builtins.all(
+        s == 1 or s == d for s, d in zip(size, shape[lead:]))
+    if not ok:
+        raise RuntimeError(f"size {{{list(size)}}} is not expandable to "
+                           f"size {{{list(shape)}}}.")
+    if not size:  # torch: an empty size is a full sum
+        return fastt.sum(self)
+    dims = list(range(lead)) + [lead + i for i, s in enumerate(size)
+                                if s == 1 and shape[lead + i] != 1]
+    r = fastt.sum(self, tuple(dims), True) if dims else self
+    return r.reshape(size) if lead else r
+
+
+_method("sum_to_size", sum_to_size)
+
+
+# ---- real tensors seen as complex ones ----
+
+@_export()
+def resolve_neg(input):
+    """input itself: fastt has no lazy negation bit."""
+    return input
+
+
+@_export()
+def resolve_conj(input):
+    """input itself: fastt's tensors are real, so conj is the identity."""
+    return input
+
+
+@_export()
+def conj(input):
+    """The complex conjugate: input itself for a real tensor."""
+    return input
+
+
+@_export()
+def conj_physical(input, *, out=None):
+    """The complex conjugate, materialised: input itself for a real
+    tensor, as torch."""
+    return _out(input, out) if out is not None else input
+
+
+_method("conj_physical_", lambda self: self)
+
+
+@_export()
+def real(input):
+    """The real part: input itself for a real tensor."""
+    return input
+
+
+@_export()
+def angle(input, *, out=None):
+    """The argument of each element: pi for negatives, 0 otherwise, NaN
+    kept (integers give the default float dtype)."""
+    x = input
+    if not x.dtype.is_floating_point:
+        x = x.to(fastt.get_default_dtype())
+    pi = fastt.full((), math.pi, dtype=x.dtype, device=x.device)
+    zero = fastt.zeros((), dtype=x.dtype, device=x.device)
+    r = fastt.where(x < 0, pi, zero)
+    r = fastt.where(fastt.isnan(x), x, r)
+    return _out(r, out)
+
+
+# ---- in-place variants of ops that have a kernel ----
+
+def _rdiv(self, other):
+    if not isinstance(self, fastt.Tensor):
+        raise TypeError("descriptor '__rdiv__' requires a 'fastt.Tensor' "
+                        f"object but received a '{type(self).__name__}'")
+    return fastt.div(other, self) if isinstance(other, fastt.Tensor) else \
+        self.__rtruediv__(other)
+
+
+_method("__rdiv__", _rdiv)
+_method("true_divide_", lambda self, other: self.div_(other))
+_method("cumsum_", lambda self, dim, *, dtype=None:
+        self.copy_(fastt.cumsum(self, dim, dtype=dtype)))
+_method("cumprod_", lambda self, dim, *, dtype=None:
+        self.copy_(fastt.cumprod(self, dim, dtype=dtype)))
+
+
+# ---- the *_copy family: a view op's result, as a new tensor ----
+
+def _fresh(v):
+    """v as a contiguous tensor of its own (contiguous() copies only when v
+    is not contiguous; a view that is gets cloned)."""
+    if isinstance(v, (tuple, list)):
+        return tuple(_fresh(t) for t in v)
+    c = v.contiguous()
+    return c.clone() if c.data_ptr() == v.data_ptr() else c
+
+
+def _copy_of(view_name):
+    def fn(input, *args, out=None, **kwargs):
+        view = getattr(fastt.Tensor, view_name)
+        return _out(_fresh(view(input, *args, **kwargs)), out)
+    fn.__name__ = view_name + "_copy"
+    fn.__doc__ = f"input.{view_name}(...) as a new contiguous tensor."
+    return fn
+
+
+for _v in ("expand", "permute", "t", "transpose", "squeeze", "unsqueeze",
+           "view", "diagonal", "unbind", "unfold", "split_with_sizes",
+           "as_strided"):
+    _export(method=False)(_copy_of(_v))
+
+
+@_export()
+def narrow_copy(input, dim, start, length, *, out=None):
+    """input.narrow(dim, start, length) as a new tensor (torch raises
+    RuntimeError for a dim past the end here, IndexError below -ndim)."""
+    if input.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    if dim >= input.ndim:
+        raise RuntimeError("Expected dim < static_cast<int64_t>("
+                           "self_sizes.size()) to be true, but got false.")
+    return _out(_fresh(input.narrow(dim, start, length)), out)
+
+
+def alias_copy(input, *, out=None):
+    """A copy of input (torch.alias_copy)."""
+    return _out(input.clone(), out)
+
+
+_export(method=False)(alias_copy)
+
+
+# ---- scatters: a copy of input with one view of it replaced ----
+
+def _scatter_into(input, src, view, name):
+    v = view(input)
+    if tuple(v.shape) != tuple(src.shape):
+        raise RuntimeError(f"{name}: expected src to have a size equal to "
+                           f"the slice of self. src size = "
+                           f"{list(src.shape)}, slice size = "
+                           f"{list(v.shape)}")
+    out = input.clone()
+    view(out).copy_(src)
+    return out
+
+
+@_export()
+def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
+    """input with its diagonal (offset, dim1, dim2) replaced by src."""
+    return _scatter_into(input, src,
+                         lambda t: t.diagonal(offset, dim1, dim2),
+                         "diagonal_scatter")
+
+
+@_export()
+def select_scatter(input, src, dim, index):
+    """input with input.select(dim, index) replaced by src."""
+    return _scatter_into(input, src, lambda t: t.select(dim, index),
+                         "select_scatter")
+
+
+@_export()
+def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
+    """input with input[start:end:step] along dim replaced by src."""
+    d = _wrap_dim(dim, input.ndim, "slice_scatter")
+    key = (slice(None),) * d + (slice(start, end, step),)
+    return _scatter_into(input, src, lambda t: t[key], "slice_scatter")
+
+
+@_export()
+def as_strided_scatter(input, src, size, stride, storage_offset=None):
+    """input with its as_strided(size, stride, storage_offset) view
+    replaced by src."""
+    return _scatter_into(input, src,
+                         lambda t: t.as_strided(size, stride, storage_offset),
+                         "as_strided_scatter")
+
+
+# ---- uninitialised tensors with a given layout ----
+
+@_export(method=False)
+def empty_strided(size, stride, *, dtype=None, layout=None, device=None,
+                  requires_grad=False, pin_memory=False):
+    """An uninitialised tensor with the given sizes and strides."""
+    size, stride = tuple(size), tuple(stride)
+    if len(size) != len(stride):
+        raise RuntimeError(f"mismatch in length of strides and shape")
+    extent = 1 + builtins.sum((s - 1) * st for s, st in zip(size, stride)) \
+        if builtins.all(s > 0 for s in size) else 0
+    base = fastt.empty(extent, dtype=dtype, device=device)
+    t = base.as_strided(size, stride, 0).detach()
+    return t.requires_grad_(True) if requires_grad else t
+
+
+def _new_empty_strided(self, size, stride, *, dtype=None, layout=None,
+                       device=None, requires_grad=False, pin_memory=False):
+    return empty_strided(size, stride, dtype=dtype or self.dtype,
+                         device=device or self.device,
+                         requires_grad=requires_grad)
+
+
+_method("new_empty_strided", _new_empty_strided)
+
+
+@_export(method=False)
+def empty_permuted(size, physical_layout, *, dtype=None, layout=None,
+                   device=None, requires_grad=False, pin_memory=False):
+    """An uninitialised tensor of size whose dims lie in memory in the
+    order physical_layout (outermost first)."""
+    size, order = tuple(size), tuple(physical_layout)
+    if len(size) != len(order):
+        raise RuntimeError("Number of dimensions in size does not match the "
+                           "length of the physical_layout; i.e. len(size) = "
+                           f"{len(size)} is not equal to "
+                           f"len(physical_layout) = {len(order)}")
+    seen = set()
+    for d in order:
+        if not 0 <= d < builtins.max(len(size), 1):
+            raise RuntimeError(f"Dimension out of range (expected to be in "
+                             f"range of [{-len(size)}, {len(size) - 1}], "
+                             f"but got {d})")
+        if d in seen:
+            raise RuntimeError("Duplicate dim not allowed")
+        seen.add(d)
+    phys = fastt.empty([size[d] for d in order], dtype=dtype, device=device)
+    inv = [0] * len(order)
+    for i, d in enumerate(order):
+        inv[d] = i
+    t = phys.permute(inv).detach()
+    return t.requires_grad_(True) if requires_grad else t
+
+
+# ---- index-based writes, out of place ----
+
+def _dim_key(input, dim, index, name):
+    d = _wrap_dim(dim, input.ndim, name)
+    if index.ndim > 1:
+        raise IndexError(f"{name}(): Index is supposed to be a vector")
+    if index.dtype != fastt.int64:
+        raise IndexError(f"{name}(): Expected dtype int64 for index")
+    return (slice(None),) * d + (index.reshape(-1),)
+
+
+def _index_fill_(self, dim, index, value):
+    if isinstance(value, fastt.Tensor) and value.ndim != 0:
+        raise RuntimeError("index_fill_ only supports a 0-dimensional value "
+                           f"tensor, but got tensor with {value.ndim} "
+                           "dimension(s).")
+    if self.ndim == 0:
+        _dim_key(self.reshape(1), dim, index, "index_fill_")
+        hit = fastt.tensor(index.numel() > 0, device=self.device)
+    else:
+        key = _dim_key(self, dim, index, "index_fill_")
+        d = len(key) - 1
+        hit = fastt.zeros(self.shape[d], dtype=fastt.bool,
+                          device=self.device)
+        hit[index.reshape(-1)] = True  # duplicates fill once, as torch
+        hit = hit.reshape([-1] + [1] * (self.ndim - 1 - d))
+    if not isinstance(value, fastt.Tensor):
+        value = fastt.tensor(value, dtype=self.dtype, device=self.device)
+    return self.copy_(fastt.where(hit, value.to(self.dtype), self))
+
+
+@_export()
+def index_fill(input, dim, index, value):
+    """A copy of input with the entries at index along dim set to value."""
+    return _index_fill_(input.clone(), dim, index, value)
+
+
+_method("index_fill_", _index_fill_)
+
+
+def _index_copy_(self, dim, index, source):
+    if self.ndim == 0:
+        if index.numel():
+            self.copy_(source.reshape(()))
+        return self
+    key = _dim_key(self, dim, index, "index_copy_")
+    d = _wrap_dim(dim, self.ndim, "index_copy_")
+    if source.dtype != self.dtype:
+        raise RuntimeError("index_copy_(): self and source expected to have "
+                           "the same dtype, but got (self) "
+                           f"{_type_name(self.dtype)} and (source) "
+                           f"{_type_name(source.dtype)}")
+    src = source if source.ndim else source.reshape(1)
+    if src.ndim != self.ndim or src.shape[d] != index.numel():
+        raise RuntimeError("index_copy_(): Source/destination tensor must "
+                           "have same slice shapes.")
+    self[key] = src
+    return self
+
+
+@_export()
+def index_copy(input, dim, index, source):
+    """A copy of input with source's slices written at index along dim."""
+    return _index_copy_(input.clone(), dim, index, source)
+
+
+_method("index_copy_", _index_copy_)
+
+
+@_export(method=False)
+def masked_scatter(input, mask, source):
+    """input (broadcast with mask) with source's elements, in order, where
+    mask is True."""
+    return input.masked_scatter(mask, source)
+
+
+def _put_(self, index, source, accumulate=False):
+    if index.dtype != fastt.int64:
+        raise RuntimeError("put_(): Expected a long tensor for index, but "
+                           f"got {_type_name(index.dtype)}")
+    if source.dtype != self.dtype:
+        raise RuntimeError("put_(): self and source expected to have the "
+                           f"same dtype, but got self.dtype = {self.dtype} "
+                           f"and source.dtype = {source.dtype}")
+    if index.numel() != source.numel():
+        raise RuntimeError("put_(): Expected source and index to have the "
+                           "same number of elements, but got source.numel()"
+                           f" = {source.numel()}, index.numel() = "
+                           f"{index.numel()}")
+    flat = self.reshape(-1)
+    n = flat.numel()
+    if index.numel():
+        lo, hi = index.min().item(), index.max().item()
+        if lo < -n or hi >= n:
+            bad = hi if hi >= n else lo
+            raise IndexError(f"out of range: tried to access index {bad} on "
+                             f"a tensor of {n} elements.")
+    upd = flat.index_put((index.reshape(-1),), source.reshape(-1),
+                         accumulate)
+    self.copy_(upd.reshape(self.shape))
+    return self
+
+
+@_export()
+def put(input, index, source, accumulate=False):
+    """A copy of input with source written at the flat positions index
+    (summed in with accumulate)."""
+    return _put_(input.clone(), index, source, accumulate)
+
+
+_method("put_", _put_)
+
+
+@_export(method=False)
+def constant_pad_nd(input, pad, value=0):
+    """input padded with value (pad as nn.functional.pad's)."""
+    return fastt.nn.functional.pad(input, pad, "constant", value)
+
+
+# ---- order statistics (sort, then pick) ----
+
+_VI = {n: collections.namedtuple(n, ["values", "indices"])
+       for n in ("median", "nanmedian", "kthvalue", "mode")}
+
+
+def _check_reduce_dim(input, dim, op):
+    d = _wrap_dim(dim, input.ndim, op)
+    if input.ndim and input.shape[d] == 0:
+        raise IndexError(f"{op}(): Expected reduction dim {d} to have "
+                         "non-zero size.")
+    return d
+
+
+def _pick(input, dim, pos, keepdim, op):
+    """(values, indices) of the pos-th element (a tensor of positions,
+    keepdim-shaped) of input sorted stably along dim; values gathered
+    from input, so the gradient goes to the chosen element."""
+    x = input if input.ndim else input.reshape(1)
+    idx = fastt.sort(x, dim, stable=True).indices.gather(dim, pos)
+    vals = x.gather(dim, idx)
+    if not keepdim or input.ndim == 0:
+        vals, idx = vals.squeeze(dim), idx.squeeze(dim)
+        if input.ndim == 0:
+            vals, idx = vals.reshape(()), idx.reshape(())
+    return _VI[op](vals, idx)
+
+
+def _median(input, dim, keepdim, ignore_nan, op):
+    if dim is None:
+        flat = input.reshape(-1)
+        if flat.numel() == 0:
+            return fastt.full((), math.nan, dtype=input.dtype,
+                              device=input.device)
+        return _median(flat, 0, False, ignore_nan, op).values
+    d = _check_reduce_dim(input, dim, op)
+    x = input if input.ndim else input.reshape(1)
+    n = x.shape[d]
+    if x.dtype.is_floating_point:
+        good = fastt.logical_not(fastt.isnan(x)).sum(d, True)
+        if ignore_nan:   # the lower median of the numbers; 0 if none
+            pos = fastt.clamp((good - 1) // 2, min=0)
+        else:            # a NaN makes the median: the first one
+            pos = fastt.where(good < n, good, fastt.full_like(good,
+                                                             (n - 1) // 2))
+    else:
+        shape = list(x.shape)
+        shape[d] = 1
+        pos = fastt.full(shape, (n - 1) // 2, dtype=fastt.int64,
+                         device=x.device)
+    return _pick(input, d, pos, keepdim, op)
+
+
+@_export()
+def median(input, dim=None, keepdim=False, *, out=None):
+    """The lower median (all elements: a value; along dim: values and
+    indices); NaN where a slice holds one."""
+    return _out(_median(input, dim, keepdim, False, "median"), out)
+
+
+@_export()
+def nanmedian(input, dim=None, keepdim=False, *, out=None):
+    """median ignoring NaN (NaN only for an all-NaN slice)."""
+    return _out(_median(input, dim, keepdim, True, "nanmedian"), out)
+
+
+@_export()
+def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
+    """The k-th smallest element along dim (1-based) and its index."""
+    d = _wrap_dim(dim, input.ndim, "kthvalue")
+    n = input.shape[d] if input.ndim else 1
+    if not 1 <= k <= n:
+        raise RuntimeError("kthvalue(): selected number k out of range for "
+                           f"dimension {d}")
+    shape = list(input.shape) if input.ndim else [1]
+    shape[d] = 1
+    pos = fastt.full(shape, k - 1, dtype=fastt.int64, device=input.device)
+    return _out(_pick(input, d, pos, keepdim, "kthvalue"), out, input)
+
+
+@_export()
+def mode(input, dim=-1, keepdim=False, *, out=None):
+    """The most frequent value along dim (the smallest of equally frequent
+    ones) and the index of its last occurrence."""
+    d = _wrap_dim(dim, input.ndim, "mode")
+    x = (input if input.ndim else input.reshape(1)).movedim(d, -1)
+    lead = tuple(x.shape[:-1])
+    n = x.shape[-1]
+    if n == 0:
+        raise IndexError("mode(): Expected reduction dim "
+                         f"{d} to have non-zero size.")
+    rows = x.reshape(-1, n)
+    s = fastt.sort(rows.detach(), -1).values
+    start = fastt.ones(s.shape, dtype=fastt.int64, device=s.device)
+    if n > 1:
+        start[:, 1:] = (s[:, 1:] != s[:, :-1]).to(fastt.int64)
+    run = fastt.cumsum(start, -1) - 1                # run id per position
+    counts = fastt.zeros(s.shape, dtype=fastt.int64, device=s.device)
+    counts = counts.scatter_add(1, run, fastt.ones_like(run))
+    best = counts.argmax(1, True)                     # the smallest value
+    first = (run == best).to(fastt.int64).argmax(1, True)
+    value = s.gather(1, first)
+    hit = (rows.detach() == value).to(fastt.int64)
+    last = (n - 1) - hit.flip(1).argmax(1, True)
+    idx = last.reshape(lead + (1,)).movedim(-1, d)
+    if input.ndim == 0:
+        idx = idx.reshape(())
+        return _out(_VI["mode"](input.clone(), idx), out)
+    vals = input.gather(d, idx)
+    if not keepdim:
+        vals, idx = vals.squeeze(d), idx.squeeze(d)
+    return _out(_VI["mode"](vals, idx), out)
+
+
+_INTERP = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, op):
+    if not input.dtype.is_floating_point or input.dtype not in (
+            fastt.float32, fastt.float64):
+        raise RuntimeError(f"{op}() input tensor must be either float or "
+                           "double dtype")
+    qt = q if isinstance(q, fastt.Tensor) else None
+    if qt is not None:
+        if qt.ndim > 1:
+            raise RuntimeError(f"{op}() q must be a scalar or 1D tensor")
+        if qt.dtype != input.dtype:
+            raise RuntimeError(f"{op}() q tensor must be same dtype as the "
+                               "input tensor")
+        if qt.numel() and (qt.min().item() < 0 or qt.max().item() > 1):
+            raise RuntimeError(f"{op}() q values must be in the range "
+                               "[0, 1]")
+    else:
+        if not 0 <= q <= 1:
+            raise RuntimeError(f"{op}() q must be in the range [0, 1] but "
+                               f"got {q}")
+        qt = fastt.tensor(builtins.float(q), dtype=input.dtype,
+                          device=input.device)
+    if interpolation not in _INTERP:
+        raise RuntimeError(f"{op}() interpolation must be one of linear, "
+                           "lower, higher, midpoint or nearest. Got "
+                           f"{interpolation}")
+    if input.numel() == 0 and dim is None:
+        raise RuntimeError(f"{op}() input tensor must be non-empty")
+    if dim is None:
+        x = input.reshape(-1)
+        d = 0
+        out_shape = [1] * input.ndim if keepdim else []
+    else:
+        d = _wrap_dim(dim, input.ndim, op)
+        x = input if input.ndim else input.reshape(1)
+        if x.shape[d] == 0:
+            raise IndexError(f"{op}(): Expected reduction dim {d} to have "
+                             "non-zero size.")
+        out_shape = list(input.shape)
+        if input.ndim:
+            if keepdim:
+                out_shape[d] = 1
+            else:
+                del out_shape[d]
+    s = fastt.sort(x.movedim(d, -1), -1).values      # [..., n]
+    n = s.shape[-1]
+    qv = qt.reshape(-1)                              # [Q]
+    nan = fastt.isnan(s)
+    if ignore_nan:
+        cnt = fastt.logical_not(nan).sum(-1, True)   # [..., 1]
+        ranks = (cnt - 1).to(s.dtype) * qv          # [..., Q]
+        ranks = fastt.where(ranks < 0, fastt.full_like(ranks, n - 1),
+                            ranks)
+    else:
+        ranks = qv * (n - 1) + fastt.zeros_like(s[..., :1])
+        ranks = fastt.where(nan.any(-1, True), fastt.full_like(ranks, n - 1),
+                            ranks)
+    if interpolation == "lower":
+        ranks = fastt.floor(ranks)
+    elif interpolation == "higher":
+        ranks = fastt.ceil(ranks)
+    elif interpolation == "nearest":
+        ranks = fastt.round(ranks)
+    below = ranks.to(fastt.int64)
+    r = s.gather(-1, below)
+    if interpolation in ("linear", "midpoint"):
+        w = fastt.full_like(ranks, 0.5) if interpolation == "midpoint" \
+            else ranks - below.to(ranks.dtype)
+        above = fastt.ceil(ranks).to(fastt.int64)
+        r = fastt.lerp(r, s.gather(-1, above), w)
+    # r: [..., Q] -> [Q, *out_shape] (no Q dim for a scalar q)
+    r = r.movedim(-1, 0).reshape([qv.numel()] + out_shape)
+    return r.reshape(out_shape) if qt.ndim == 0 else r
+
+
+@_export()
+def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear",
+             out=None):
+    """The q-th quantiles of input along dim (all elements for None);
+    NaN where a slice holds one."""
+    return _out(_quantile(input, q, dim, keepdim, interpolation, False,
+                          "quantile"), out)
+
+
+@_export()
+def nanquantile(input, q, dim=None, keepdim=False, *,
+                interpolation="linear", out=None):
+    """quantile ignoring NaN (NaN only for an all-NaN slice)."""
+    return _out(_quantile(input, q, dim, keepdim, interpolation, True,
+                          "nanquantile"), out)
+
+
+# ---- counting and uniqueness ----
+
+@_export()
+def bincount(input, weights=None, minlength=0):
+    """How often each non-negative integer occurs in the 1-d input (summed
+    weights instead of counts when weights is given)."""
+    if input.ndim != 1 or input.dtype.is_floating_point or \
+            input.dtype == fastt.bool or \
+            (input.numel() and input.min().item() < 0):
+        raise RuntimeError("bincount only supports 1-d non-negative "
+                           "integral inputs.")
+    if minlength < 0:
+        raise RuntimeError("minlength should be >= 0")
+    if weights is not None and (weights.ndim != 1 or
+                                weights.shape[0] != input.shape[0]):
+        raise RuntimeError("weights should be 1-d and have the same length "
+                           "as input")
+    n = builtins.max(input.max().item() + 1 if input.numel() else 0,
+                     minlength)
+    if weights is None:
+        dtype, w = fastt.int64, fastt.ones(input.shape, dtype=fastt.int64,
+                                           device=input.device)
+    else:
+        dtype = weights.dtype if weights.dtype in (fastt.float32,
+                                                   fastt.float64) \
+            else fastt.float64
+        w = weights.to(dtype)
+    out = fastt.zeros(n, dtype=dtype, device=input.device)
+    return out.index_add(0, input.to(fastt.int64), w)
+
+
+@_export()
+def histc(input, bins=100, min=0, max=0, *, out=None):  # noqa: A002
+    """A histogram of input with bins equal bins over [min, max] (the data's
+    range when min == max); elements outside it are ignored."""
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"\"histogram_cpu\" not implemented for "
+                           f"'{_type_name(input.dtype)}'")
+    if bins <= 0:
+        raise RuntimeError("torch.histc: bins must be > 0")
+    lo, hi = builtins.float(min), builtins.float(max)
+    if lo == hi and input.numel():
+        lo, hi = fastt.amin(input).item(), fastt.amax(input).item()
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    if lo > hi:
+        raise RuntimeError("torch.histc: max must be larger than min")
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise RuntimeError(f"torch.histc: range of [{lo}, {hi}] is not "
+                           "finite")
+    x = input.detach().reshape(-1)
+    keep = (x >= lo) & (x <= hi)
+    v = fastt.masked_select(x, keep)
+    # the edges in input's dtype; 16-bit arithmetic in float32, as torch's
+    wide = fastt.float32 if x.itemsize == 2 else x.dtype
+    lo_t = fastt.tensor(lo, dtype=x.dtype).to(wide)
+    hi_t = fastt.tensor(hi, dtype=x.dtype).to(wide)
+    pos = ((v.to(wide) - lo_t) / (hi_t - lo_t) * bins).to(fastt.int64)
+    pos = fastt.clamp(pos, 0, bins - 1)
+    h = fastt.zeros(bins, dtype=x.dtype, device=x.device)
+    return _out(h.index_add(0, pos, fastt.ones_like(v)), out)
+
+
+def _unique_runs(rows, keep_order):
+    """rows [n, m] (sorted unless keep_order) -> (starts [n] bool)."""
+    n = rows.shape[0]
+    start = fastt.ones(n, dtype=fastt.bool, device=rows.device)
+    if n > 1:
+        ne = rows[1:] != rows[:-1]
+        start[1:] = ne.any(1) if ne.ndim > 1 else ne
+    return start
+
+
+def _unique_impl(input, dim, sort, return_inverse, return_counts, op):
+    x = input.detach()
+    if dim is None:
+        rows = x.reshape(-1)
+        moved = None
+    else:
+        d = _wrap_dim(dim, x.ndim, op)
+        moved = x.movedim(d, 0)
+        if moved.shape[0] == 0 and moved.numel() == 0 and x.ndim > 1 and \
+                builtins.any(s == 0 for i, s in enumerate(x.shape)
+                             if i != d):
+            raise RuntimeError(f"Number of zero sized dimensions is more "
+                               "than one, so unique cannot be applied")
+        rows = moved.reshape(moved.shape[0], math.prod(moved.shape[1:]))
+    n = rows.shape[0]
+    perm = fastt.arange(n, device=x.device)
+    if sort and n:
+        if rows.ndim == 1:
+            perm = fastt.sort(rows, stable=True).indices
+        else:  # lexicographic: stable sorts from the last column
+            for c in range(rows.shape[1] - 1, -1, -1):
+                perm = perm[fastt.sort(rows[perm, c], stable=True).indices]
+    srt = rows[perm]
+    start = _unique_runs(srt, not sort)
+    run = fastt.cumsum(start.to(fastt.int64), 0) - 1
+    uniq = srt[start]
+    if moved is not None:
+        uniq = uniq.reshape((-1,) + tuple(moved.shape[1:])).movedim(0, d)
+    res = [uniq]
+    if return_inverse:
+        inv = fastt.empty(n, dtype=fastt.int64, device=x.device)
+        inv[perm] = run
+        res.append(inv.reshape(input.shape) if dim is None else inv)
+    if return_counts:
+        nu = builtins.int(start.sum().item())
+        res.append(fastt.zeros(nu, dtype=fastt.int64, device=x.device)
+                   .index_add(0, run, fastt.ones_like(run)))
+    return res[0] if len(res) == 1 else tuple(res)
+
+
+@_export()
+def unique(input, sorted=True, return_inverse=False,  # noqa: A002
+           return_counts=False, dim=None):
+    """The distinct elements of input (or distinct slices along dim),
+    sorted, with the inverse map and the counts on request."""
+    return _unique_impl(input, dim, True, return_inverse, return_counts,
+                        "unique")
+
+
+@_export()
+def unique_consecutive(input, return_inverse=False, return_counts=False,
+                       dim=None):
+    """input with each run of equal consecutive elements (or slices along
+    dim) kept once."""
+    return _unique_impl(input, dim, False, return_inverse, return_counts,
+                        "unique_consecutive")
+
+
+# ---- distances ----
+
+def _check_dist_input(x, name, op):
+    if not x.dtype.is_floating_point:
+        raise RuntimeError(f"{op} only supports floating-point dtypes, "
+                           f"{name} got: {_type_name(x.dtype)}")
+
+
+@_export(method=False)
+def cdist(x1, x2, p=2.0, compute_mode=None):
+    """The p-norm distance between each row of x1 and each row of x2
+    (batched over leading dims). p == 2 on more than 25 rows uses the
+    matrix-product form, as torch."""
+    if x1.ndim < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X1 "
+                           f"got: {x1.ndim}D")
+    if x2.ndim < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X2 "
+                           f"got: {x2.ndim}D")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError("X1 and X2 must have the same number of columns."
+                           f" X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
+    _check_dist_input(x1, "X1", "cdist")
+    _check_dist_input(x2, "X2", "cdist")
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    modes = (None, "use_mm_for_euclid_dist_if_necessary",
+             "use_mm_for_euclid_dist", "donot_use_mm_for_euclid_dist")
+    if compute_mode not in modes:
+        raise ValueError(f"{compute_mode} is not a valid value for "
+                         "compute_mode")
+    P, R = x1.shape[-2], x2.shape[-2]
+    mm = p == 2 and (compute_mode == "use_mm_for_euclid_dist" or (
+        compute_mode in (None, "use_mm_for_euclid_dist_if_necessary")
+        and (P > 25 or R > 25)))
+    if mm:
+        batch = fastt.broadcast_shapes(x1.shape[:-2], x2.shape[:-2])
+        a = x1.expand(tuple(batch) + tuple(x1.shape[-2:]))
+        b = x2.expand(tuple(batch) + tuple(x2.shape[-2:]))
+        an = (a * a).sum(-1, True)
+        bn = (b * b).sum(-1, True)
+        a_ = fastt.cat([-2 * a, an, fastt.ones_like(an)], -1)
+        b_ = fastt.cat([b, fastt.ones_like(bn), bn], -1)
+        d2 = fastt.matmul(a_, b_.transpose(-2, -1))
+        return fastt.sqrt(fastt.clamp_min(d2, 1e-30))
+    diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
+    # (an empty difference: zeros, still attached to the inputs)
+    return fastt.norm(diff, p, -1) if diff.numel() else (diff * 0).sum(-1)
+
+
+@_export(method=False)
+def pdist(input, p=2):
+    """The p-norm distance between each pair of input's rows (i < j), in
+    row-major order of the pairs."""
+    if input.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: "
+                           f"{input.ndim}D")
+    _check_dist_input(input, "X1", "pdist")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    n = input.shape[0]
+    ij = fastt.triu_indices(n, n, 1, device=input.device)
+    diff = input[ij[0]] - input[ij[1]]
+    return fastt.norm(diff, p, -1) if diff.numel() else (diff * 0).sum(-1)
+
+
+# ---- einsum ----
+
+_ELL = "..."
+
+
+def _einsum_parse(equation, nops):
+    eq = equation.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    terms = lhs.split(",")
+    if len(terms) != nops:
+        raise RuntimeError(
+            "einsum(): more operands were provided than specified in the "
+            "equation" if nops > len(terms) else
+            "einsum(): fewer operands were provided than specified in the "
+            "equation")
+
+    def labels(term, where):
+        out, i = [], 0
+        while i < len(term):
+            if term.startswith(_ELL, i):
+                if _ELL in out:
+                    raise RuntimeError("einsum(): found '.' for operand "
+                                       f"{where} for which an ellipsis was "
+                                       "already found")
+                out.append(_ELL)
+                i += 3
+            elif term[i] == ".":
+                raise RuntimeError(f"einsum(): found '.' for operand {where}"
+                                   " that is not part of any ellipsis")
+            elif term[i].isalpha() and term[i].isascii():
+                out.append(term[i])
+                i += 1
+            else:
+                raise RuntimeError("einsum(): invalid subscript given at "
+                                   f"index {i} in the equation string, "
+                                   "subscripts must be in [a-zA-Z]")
+        return out
+
+    ins = [labels(t, k) for k, t in enumerate(terms)]
+    outs = labels(rhs, "output") if arrow else None
+    return ins, outs
+
+
+def _label_key(c):
+    # torch orders implicit output labels A-Z then a-z
+    return (c.islower(), c)
+
+
+def _contract(a, la, b, lb, keep):
+    """a (labels la) times b (labels lb), summing the shared labels not in
+    keep; one batched matrix product. Returns (tensor, labels)."""
+    batch = [c for c in la if c in lb and c in keep]
+    summed = [c for c in la if c in lb and c not in keep]
+    a_only = [c for c in la if c not in lb]
+    b_only = [c for c in lb if c not in la]
+    size = {}
+    for t, ls in ((a, la), (b, lb)):
+        for i, c in enumerate(ls):
+            if size.get(c, 1) == 1:  # 1 broadcasts (to 0 too)
+                size[c] = t.shape[i]
+
+    def arrange(t, ls, order):
+        t = t.permute([ls.index(c) for c in order])
+        return t.expand([size[c] for c in order])
+    A = arrange(a, la, batch + a_only + summed)
+    B = arrange(b, lb, batch + summed + b_only)
+    nb = math.prod(size[c] for c in batch)
+    m = math.prod(size[c] for c in a_only)
+    k = math.prod(size[c] for c in summed)
+    n = math.prod(size[c] for c in b_only)
+    r = fastt.bmm(A.reshape(nb, m, k), B.reshape(nb, k, n))
+    r = r.reshape([size[c] for c in batch + a_only + b_only])
+    return r, batch + a_only + b_only
+
+
+@_export(method=False)
+def einsum(equation, *operands):
+    """torch.einsum: sums of products over the labelled dimensions of the
+    operands (ellipsis broadcasting, repeated labels as diagonals, the
+    implicit output of labels seen once). Pairs are contracted greedily,
+    the smallest intermediate first, each as one batched matrix product.
+    The sublist form einsum(a, [0, 1], b, [1, 2], [0, 2]) works too."""
+    if not isinstance(equation, str):  # sublist format
+        args = (equation,) + operands
+        out_sub = None
+        if len(args) % 2 == 1:
+            out_sub, args = args[-1], args[:-1]
+        alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+        def letters(sub):
+            for s in sub:
+                if s is not Ellipsis and not 0 <= s < 52:
+                    raise RuntimeError("einsum(): subscript in subscript "
+                                       "list is not within the valid range "
+                                       f"[0, 52), got {s}")
+            return "".join(_ELL if s is Ellipsis else alphabet[s]
+                           for s in sub)
+        equation = ",".join(letters(s) for s in args[1::2]) + \
+            ("->" + letters(out_sub) if out_sub is not None else "")
+        operands = tuple(args[0::2])
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    if not operands:
+        raise RuntimeError("einsum(): must provide at least one operand")
+    ins, outs = _einsum_parse(equation, len(operands))
+    ell = 0
+    for k, (t, ls) in enumerate(zip(operands, ins)):
+        named = len(ls) - (1 if _ELL in ls else 0)
+        if (_ELL in ls and t.ndim < named) or \
+                (_ELL not in ls and t.ndim != named):
+            raise RuntimeError(
+                f"einsum(): the number of subscripts in the equation "
+                f"({named}) does not match the number of dimensions "
+                f"({t.ndim}) for operand {k}"
+                + ("" if _ELL in ls else " and no ellipsis was given"))
+        if _ELL in ls:
+            ell = builtins.max(ell, t.ndim - named)
+    ell_labels = [f"#{i}" for i in range(ell)]
+    counts = collections.Counter(c for ls in ins for c in ls if c != _ELL)
+    tensors, labs = [], []
+    for t, ls in zip(operands, ins):
+        if _ELL in ls:
+            i = ls.index(_ELL)
+            e = t.ndim - (len(ls) - 1)
+            ls = ls[:i] + ell_labels[ell - e:] + ls[i + 1:]
+        # repeated labels: take the diagonal (it moves to the end)
+        while True:
+            dup = next((c for c in ls if ls.count(c) > 1), None)
+            if dup is None:
+                break
+            i = ls.index(dup)
+            j = ls.index(dup, i + 1)
+            t = t.diagonal(0, i, j)
+            ls = [c for n, c in enumerate(ls) if n not in (i, j)] + [dup]
+        tensors.append(t)
+        labs.append(ls)
+    if outs is None:
+        outs = ell_labels + sorted((c for c in counts
+                                    if counts[c] == 1), key=_label_key)
+    else:
+        if _ELL in outs:
+            i = outs.index(_ELL)
+            outs = outs[:i] + ell_labels + outs[i + 1:]
+        for c in outs:
+            if outs.count(c) > 1:
+                raise RuntimeError(f"einsum(): output subscript {c} appears"
+                                   " more than once in the output")
+            if c not in counts and not c.startswith("#"):
+                raise RuntimeError(f"einsum(): output subscript {c} does not"
+                                   " appear in the equation for any input "
+                                   "operand")
+    # check that each label's sizes agree (1 broadcasts)
+    size = {}
+    for k, (t, ls) in enumerate(zip(tensors, labs)):
+        for i, c in enumerate(ls):
+            s = t.shape[i]
+            if c in size and s != size[c] and 1 not in (s, size[c]):
+                what = ("ellipsis dimension " + c[1:]) if c[0] == "#" \
+                    else "subscript " + c
+                raise RuntimeError(f"einsum(): {what} has size {s} for "
+                                   f"operand {k} which does not broadcast "
+                                   f"with previously seen size {size[c]}")
+            if size.get(c, 1) == 1:
+                size[c] = s
+    keep_out = set(outs)
+
+    def reduce_own(t, ls, others):
+        """Sum the labels no other operand or the output needs."""
+        drop = [i for i, c in enumerate(ls)
+                if c not in keep_out and not builtins.any(c in o
+                                                          for o in others)]
+        if drop:
+            t = t.sum(drop)
+            ls = [c for i, c in enumerate(ls) if i not in drop]
+        return t, ls
+
+    items = list(zip(tensors, labs))
+    while len(items) > 1:
+        best = None
+        for i in range(len(items)):
+            for j in range(i + 1, len(items)):
+                rest = [ls for k, (_, ls) in enumerate(items)
+                        if k not in (i, j)]
+                keep = keep_out | {c for ls in rest for c in ls}
+                res = [c for c in dict.fromkeys(items[i][1] + items[j][1])
+                       if c in keep]
+                cost = math.prod(size[c] for c in res)
+                if best is None or cost < best[0]:
+                    best = (cost, i, j, keep)
+        _, i, j, keep = best
+        (a, la), (b, lb) = items[i], items[j]
+        others = [ls for k, (_, ls) in enumerate(items) if k not in (i, j)]
+        a, la = reduce_own(a, la, others + [lb])
+        b, lb = reduce_own(b, lb, others + [la])
+        r = _contract(a, la, b, lb, keep)
+        items = [it for k, it in enumerate(items) if k not in (i, j)] + [r]
+    t, ls = items[0]
+    t, ls = reduce_own(t, ls, [])
+    for c in outs:  # labels broadcast away by a size-1 operand dim
+        if c not in ls:
+            t = t.unsqueeze(-1)
+            ls = ls + [c]
+    t = t.permute([ls.index(c) for c in outs]) if ls else t
+    return t.expand([size[c] for c in outs]) if outs else t
+
+
+# ---- binary search ----
+
+@_export(method=False)
+def searchsorted(sorted_sequence, input, *, out_int32=False, right=False,
+                 side=None, sorter=None, out=None):
+    """For each value of input, the index where it would be inserted into
+    sorted_sequence (along its last dim) to keep it sorted: the first such
+    index, or with right=True / side="right" the last. One vectorised
+    binary search: log2(len) rounds of a gather and a compare."""
+    seq = sorted_sequence
+    if side is not None:
+        if side not in ("left", "right"):
+            raise RuntimeError("torch.searchsorted(): side can only be "
+                               f"'left' or 'right' but got {side}")
+        if right and side == "left":
+            raise RuntimeError("torch.searchsorted(): side and right can't "
+                               "be set to opposites, got side of left while"
+                               " right was True")
+        right = side == "right"
+    scalar = not isinstance(input, fastt.Tensor)
+    if scalar:
+        if seq.ndim != 1:
+            raise RuntimeError("torch.searchsorted(): input value can be a "
+                               "scalar only when boundaries tensor "
+                               "dimension is 1, but we got boundaries "
+                               f"tensor dim({seq.ndim})")
+        input = fastt.tensor([input], dtype=seq.dtype, device=seq.device)
+    if seq.ndim == 0:
+        raise RuntimeError("torch.searchsorted(): boundaries tensor should "
+                           "have positive dimension, but got 0 dimension")
+    if seq.ndim > 1 and (input.ndim != seq.ndim or
+                         input.shape[:-1] != seq.shape[:-1]):
+        raise RuntimeError(
+            "torch.searchsorted(): boundaries tensor should be 1 dimension "
+            "or the first N-1 dimensions of boundaries tensor and input "
+            "value tensor must match, but we got boundaries tensor "
+            f"{list(seq.shape)} and input value tensor "
+            f"{list(input.shape)}")
+    if sorter is not None:
+        if sorter.dtype != fastt.int64:
+            raise RuntimeError("torch.searchsorted(): sorter must be a "
+                               "tensor of long dtype but got "
+                               f"{_type_name(sorter.dtype)}")
+        if sorter.shape != seq.shape:
+            raise RuntimeError("torch.searchsorted(): boundary and sorter "
+                               "must have the same size, but got boundary "
+                               f"tensor {list(seq.shape)}and got sorter "
+                               f"tensor {list(sorter.shape)}")
+        if sorter.numel() and (sorter.min().item() < 0 or
+                               sorter.max().item() >= seq.shape[-1]):
+            raise RuntimeError("torch.searchsorted(): sorter index out of "
+                               "range")
+        seq = seq.gather(-1, sorter)
+    common = fastt.promote_types(seq.dtype, input.dtype)
+    seq, v = seq.detach().to(common), input.detach().to(common)
+    m = seq.shape[-1]
+    lo = fastt.zeros(v.shape, dtype=fastt.int64, device=v.device)
+    hi = fastt.full(v.shape, m, dtype=fastt.int64, device=v.device)
+    if m and v.numel():
+        flat = seq.ndim == 1
+        for _ in range(m.bit_length()):
+            mid = (lo + hi) // 2
+            at = fastt.clamp(mid, max=m - 1)
+            mv = seq[at] if flat else seq.gather(-1, at)
+            # torch's bounds: go right unless mid_val >= v (> v for right)
+            go = fastt.logical_not(mv > v if right else mv >= v)
+            live = lo < hi
+            lo = fastt.where(live & go, mid + 1, lo)
+            hi = fastt.where(live & fastt.logical_not(go), mid, hi)
+    r = lo.to(fastt.int32) if out_int32 else lo
+    if scalar:
+        r = r.reshape(())
+    return _out(r, out)
+
+
+@_export(method=False)
+def bucketize(input, boundaries, *, out_int32=False, right=False,
+              out=None):
+    """The index of the bucket of each value of input, boundaries (1-d,
+    sorted) being the buckets' edges: searchsorted(boundaries, input)."""
+    if boundaries.ndim != 1:
+        raise RuntimeError("boundaries tensor must be 1 dimension, but got "
+                           f"dim({boundaries.ndim})")
+    return searchsorted(boundaries, input, out_int32=out_int32, right=right,
+                        out=out)
+
+
+# ---- scans with a combine step: log2(n) rounds of whole-tensor ops ----
+
+def _doubling_scan(parts, dim, combine):
+    """Inclusive scan along dim of the tensors in parts (same shape) with
+    an associative combine(earlier, later) -> parts (Hillis-Steele: round
+    k combines each element with the one 2^k before it)."""
+    n = parts[0].shape[dim]
+    k = 1
+    while k < n:
+        early = [p.narrow(dim, 0, n - k) for p in parts]
+        late = [p.narrow(dim, k, n - k) for p in parts]
+        new = combine(early, late)
+        parts = [fastt.cat([p.narrow(dim, 0, k), q], dim)
+                 for p, q in zip(parts, new)]
+        k *= 2
+    return parts
+
+
+def _cum_extreme(input, dim, is_max, op):
+    d = _wrap_dim(dim, input.ndim, op)
+    x = input if input.ndim else input.reshape(1)
+    n = x.shape[d]
+    shape = [1] * x.ndim
+    shape[d] = n
+    idx = fastt.arange(n, device=x.device).reshape(shape).expand(x.shape)
+    floating = x.dtype.is_floating_point
+
+    def combine(early, late):
+        (ev, ei), (lv, li) = early, late
+        # the later one wins ties, and a NaN wins (torch's cummax/cummin)
+        take = (lv >= ev) if is_max else (lv <= ev)
+        if floating:
+            take = fastt.isnan(lv) | (take & fastt.logical_not(
+                fastt.isnan(ev)))
+        return [fastt.where(take, lv, ev), fastt.where(take, li, ei)]
+    _, idx = _doubling_scan([x.detach(), idx.contiguous()], d, combine)
+    vals = x.gather(d, idx)
+    if input.ndim == 0:
+        vals, idx = vals.reshape(()), idx.reshape(())
+    return _VI[op](vals, idx)
+
+
+_VI["cummax"] = collections.namedtuple("cummax", ["values", "indices"])
+_VI["cummin"] = collections.namedtuple("cummin", ["values", "indices"])
+
+
+@_export()
+def cummax(input, dim, *, out=None):
+    """The running maximum along dim and where it was (the latest index
+    among equal values; NaN propagates)."""
+    return _out(_cum_extreme(input, dim, True, "cummax"), out, input)
+
+
+@_export()
+def cummin(input, dim, *, out=None):
+    """The running minimum along dim and where it was."""
+    return _out(_cum_extreme(input, dim, False, "cummin"), out, input)
+
+
+@_export()
+def logcumsumexp(input, dim, *, out=None):
+    """log(cumsum(exp(input))) along dim, computed stably: a scan of
+    logaddexp."""
+    d = _wrap_dim(dim, input.ndim, "logcumsumexp")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("\"logcumsumexp_out_cpu\" not implemented for "
+                           f"'{_type_name(input.dtype)}'")
+    x = input if input.ndim else input.reshape(1)
+    (r,) = _doubling_scan([x], d, lambda e, l: [fastt.logaddexp(e[0],
+                                                                l[0])])
+    return _out(r.reshape(input.shape), out, input)

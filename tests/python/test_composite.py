@@ -1,0 +1,185 @@
+"""The composite ops (python/fastt/_composite.py) against torch, on what
+torch's OpInfo samples leave out: every einsum form, the large-input paths
+(isin's sorted lookup, searchsorted's rounds), ties and NaN in the scans
+and order statistics, histogram bin edges."""
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import fastt
+
+
+def F(t):
+    return fastt.from_dlpack(t.detach().clone())
+
+
+def T(f):
+    return torch.from_dlpack(f)
+
+
+def same(f, t, tol=1e-6):
+    assert tuple(f.shape) == tuple(t.shape)
+    assert str(f.dtype).split(".")[-1] == str(t.dtype).split(".")[-1]
+    np.testing.assert_allclose(T(f).numpy(), t.numpy(), rtol=tol, atol=tol)
+
+
+def test_methods_join_tensor_once():
+    x = fastt.arange(6.).reshape(2, 3)
+    assert x.nansum().item() == 15.0 and x.diff(dim=1).sum().item() == 4.0
+    with pytest.raises(ImportError, match="bound twice"):
+        fastt._C._add_tensor_method("add", lambda self: self)
+    with pytest.raises(TypeError, match="not callable"):
+        fastt._C._add_tensor_method("not_an_op", 3)
+
+
+EINSUM = [
+    ("ii->i", [(4, 4)]), ("ii", [(4, 4)]), ("ij,jk", [(2, 3), (3, 4)]),
+    ("...ij,...jk->...ik", [(5, 1, 2, 3), (4, 3, 2)]),
+    ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]), ("i,j->ij", [(3,), (4,)]),
+    ("ijk->", [(2, 3, 4)]), ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 5)]),
+    ("Ab,bA", [(2, 3), (3, 2)]), ("i...->...", [(2, 3, 4)]),
+    ("iij->ji", [(3, 3, 2)]), ("ij,ij->", [(3, 1), (3, 4)]),
+    ("a,b,c", [(2,), (3,), (4,)]),
+    ("bn,anm,bm->ba", [(2, 3), (5, 3, 4), (2, 4)]), ("i,i", [(0,), (0,)]),
+    ("ij->", [(0, 3)]), ("b i d, b j d -> b i j", [(2, 3, 4), (2, 5, 4)]),
+    ("...,...", [(2, 3), (3,)]), ("ijij->", [(2, 3, 2, 3)]),
+]
+
+
+@pytest.mark.parametrize("eq,shapes", EINSUM)
+def test_einsum_matches_torch(eq, shapes):
+    g = torch.Generator().manual_seed(0)
+    ts = [torch.randn(s, dtype=torch.float64, generator=g) for s in shapes]
+    same(fastt.einsum(eq, *[F(t) for t in ts]), torch.einsum(eq, *ts), 1e-9)
+    # the list form, and gradients
+    fs = [F(t).requires_grad_(True) for t in ts]
+    tt = [t.clone().requires_grad_(True) for t in ts]
+    fo, to = fastt.einsum(eq, fs), torch.einsum(eq, tt)
+    if to.numel():
+        fo.sum().backward()
+        to.sum().backward()
+        for f, t in zip(fs, tt):
+            same(f.grad, t.grad, 1e-9)
+
+
+def test_einsum_sublists_and_integers():
+    a, b = torch.randn(2, 3), torch.randn(3, 4)
+    same(fastt.einsum(F(a), [0, 1], F(b), [1, 2], [0, 2]),
+         torch.einsum(a, [0, 1], b, [1, 2], [0, 2]), 1e-5)
+    c = torch.randn(4, 3)
+    same(fastt.einsum(F(c), [Ellipsis, 1], F(b), [1, Ellipsis]),
+         torch.einsum(c, [Ellipsis, 1], b, [1, Ellipsis]), 1e-5)
+    ai, bi = torch.randint(0, 5, (2, 3)), torch.randint(0, 5, (3, 4))
+    same(fastt.einsum("ij,jk", F(ai), F(bi)), torch.einsum("ij,jk", ai, bi))
+
+
+@pytest.mark.parametrize("eq,shapes,msg", [
+    ("ij,jk", [(2, 3), (4, 4)], "subscript j has size 4"),
+    ("ij", [(2, 3, 4)], "number of subscripts"),
+    ("i->j", [(3,)], "output subscript j does not appear"),
+    ("i->ii", [(3,)], "appears more than once"),
+    ("i,j", [(3,)], "fewer operands"),
+    ("i.j", [(3, 3)], "not part of any ellipsis"),
+    ("i1", [(3, 3)], "invalid subscript"),
+])
+def test_einsum_errors_as_torch(eq, shapes, msg):
+    ts = [torch.randn(s) for s in shapes]
+    with pytest.raises(RuntimeError, match=msg):
+        torch.einsum(eq, *ts)
+    with pytest.raises(RuntimeError, match=msg):
+        fastt.einsum(eq, *[F(t) for t in ts])
+
+
+def test_isin_large_takes_the_sorted_path():
+    g = torch.Generator().manual_seed(1)
+    e = torch.randint(0, 5000, (3000,), generator=g)
+    t = torch.randint(0, 5000, (2000,), generator=g)   # 6M pairs
+    same(fastt.isin(F(e), F(t)), torch.isin(e, t))
+    same(fastt.isin(F(e), F(t), invert=True), torch.isin(e, t, invert=True))
+    same(fastt.isin(F(e.double()), 7), torch.isin(e.double(), 7))
+
+
+@pytest.mark.parametrize("right", [False, True])
+def test_searchsorted_large_and_batched(right):
+    g = torch.Generator().manual_seed(2)
+    seq = torch.randint(0, 50, (1000,), generator=g).sort().values.float()
+    seq[-3:] = math.nan  # NaN sorts last
+    v = torch.randint(-5, 55, (4000,), generator=g).float()
+    v[:5] = math.nan
+    same(fastt.searchsorted(F(seq), F(v), right=right),
+         torch.searchsorted(seq, v, right=right))
+    b = torch.randn(3, 7, generator=g).sort(-1).values
+    q = torch.randn(3, 11, generator=g)
+    same(fastt.searchsorted(F(b), F(q), right=right, out_int32=True),
+         torch.searchsorted(b, q, right=right, out_int32=True))
+    perm = torch.randperm(7, generator=g)
+    un = b[0][perm]
+    srt = un.argsort()
+    same(fastt.searchsorted(F(un), F(q[0]), sorter=F(srt), right=right),
+         torch.searchsorted(un, q[0], sorter=srt, right=right))
+    same(fastt.bucketize(F(q), F(b[0]), right=right),
+         torch.bucketize(q, b[0], right=right))
+
+
+@pytest.mark.parametrize("op", ["cummax", "cummin"])
+def test_cummax_cummin_ties_and_nan(op):
+    x = torch.tensor([[3., 1., 3., math.nan, 2., math.nan, 5.],
+                      [1., 1., 0., 0., 2., 2., -1.]])
+    for d in (0, 1, -1):
+        fv, fi = getattr(fastt, op)(F(x), d)
+        tv, ti = getattr(torch, op)(x, d)
+        same(fv, tv)
+        same(fi, ti)
+    xi = torch.randint(0, 3, (4, 33))
+    fv, fi = getattr(fastt, op)(F(xi), 1)
+    tv, ti = getattr(torch, op)(xi, 1)
+    same(fv, tv)
+    same(fi, ti)
+
+
+def test_logcumsumexp_is_stable():
+    x = torch.tensor([-math.inf, -1e4, 0., 1e4, -math.inf, 80., 1e4])
+    same(fastt.logcumsumexp(F(x), 0), torch.logcumsumexp(x, 0))
+    y = torch.randn(3, 100, dtype=torch.float64) * 50
+    same(fastt.logcumsumexp(F(y), 1), torch.logcumsumexp(y, 1), 1e-12)
+
+
+def test_order_statistics_with_nan_and_ties():
+    x = torch.tensor([[2., math.nan, 1., 3.], [4., 4., 1., 1.],
+                      [math.nan, math.nan, math.nan, math.nan]])
+    for name in ("median", "nanmedian"):
+        fv, fi = getattr(fastt, name)(F(x), 1)
+        tv, ti = getattr(torch, name)(x, 1)
+        same(fv, tv)
+        # an index of an element equal to the result (torch picks any tie)
+        picked = x.gather(1, T(fi).unsqueeze(1)).squeeze(1)
+        assert ((picked == tv) | (picked.isnan() & tv.isnan())).all()
+        if name == "median":   # a NaN's slice: the first NaN, as torch
+            assert T(fi)[0].item() == ti[0].item() == 1
+        same(getattr(fastt, name)(F(x)), getattr(torch, name)(x))
+    fv, fi = fastt.mode(F(x[1]), 0)
+    tv, ti = torch.mode(x[1], 0)
+    assert fv.item() == tv.item() and fi.item() == ti.item()
+    q = torch.tensor([0., 0.25, 0.5, 1.])
+    for interp in ("linear", "lower", "higher", "midpoint", "nearest"):
+        same(fastt.nanquantile(F(x), F(q), 1, interpolation=interp),
+             torch.nanquantile(x, q, 1, interpolation=interp))
+        same(fastt.quantile(F(x), 0.3, 1, True, interpolation=interp),
+             torch.quantile(x, 0.3, 1, True, interpolation=interp))
+
+
+def test_histc_bin_edges_and_unique_dims():
+    x = torch.linspace(-1, 1, 2001)   # many values on bin edges
+    for bins in (1, 7, 10, 100):
+        same(fastt.histc(F(x), bins, -1, 1), torch.histc(x, bins, -1, 1))
+    same(fastt.histc(F(x), 5, -0.5, 0.5), torch.histc(x, 5, -0.5, 0.5))
+    m = torch.tensor([[1, 2, 1, 2], [3, 0, 3, 0], [1, 2, 1, 2]])
+    for dim in (0, 1):
+        fu = fastt.unique(F(m), return_inverse=True, return_counts=True,
+                          dim=dim)
+        tu = torch.unique(m, return_inverse=True, return_counts=True,
+                          dim=dim)
+        for f, t in zip(fu, tu):
+            same(f, t)
