@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -42,6 +43,18 @@ class OutOfMemoryError : public Error {
  public:
   using Error::Error;
 };
+
+// An index outside its dimension: torch raises RuntimeError from gather,
+// scatter and scatter_add, IndexError from indexing and the other index
+// ops. `op` is the op name the check carries (nullptr for indexing).
+[[noreturn]] inline void throw_index_out_of_range(const char* op,
+                                                  std::string msg) {
+  if (op && (std::strcmp(op, "gather") == 0 ||
+             std::strcmp(op, "scatter") == 0 ||
+             std::strcmp(op, "scatter_add") == 0))
+    throw RuntimeError(std::move(msg));
+  throw IndexError(std::move(msg));
+}
 
 // FASTT_CHECK(cond, ErrorClass, fmt, args...): throws when cond is false.
 // The message is formatted only on failure, in a cold function.

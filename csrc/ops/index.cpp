@@ -105,6 +105,9 @@ void int64_min_max(const Tensor& t, int64_t* lo, int64_t* hi) {
 // int64 index tensors pass through; int32 ones are converted.
 Tensor int64_index(const Tensor& index, const char* op) {
   if (index.dtype() == DType::Int64) return index;
+  // An empty index of any integer dtype selects nothing (as torch).
+  if (index.numel() == 0 && !is_floating(index.dtype()))
+    return index.to(DType::Int64);
   FASTT_CHECK(index.dtype() == DType::Int32, RuntimeError,
               "{}(): Expected dtype int32 or int64 for index, but got {}", op,
               dtype_name(index.dtype()));
@@ -135,9 +138,10 @@ void check_index_range(const Tensor& index, int64_t size, int64_t dim,
     }
   });
   if (op)
-    throw IndexError(fmt::format(
-        "{}(): index {} is out of bounds for dimension {} with size {}", op,
-        bad, dim, size));
+    throw_index_out_of_range(
+        op, fmt::format(
+                "{}(): index {} is out of bounds for dimension {} with size {}",
+                op, bad, dim, size));
   throw IndexError(fmt::format(
       "index {} is out of bounds for dimension {} with size {}", bad, dim,
       size));
@@ -546,6 +550,10 @@ Tensor gather(const Tensor& self, int64_t dim, const Tensor& index_in) {
     return out;
   }
   const Tensor index = int64_index(index_in, "gather");
+  if (index.numel() == 0) {  // torch: an empty index gathers nothing,
+    wrap_dim(dim, self.dim(), "gather");  // whatever its rank
+    return Tensor::empty(index.sizes(), self.dtype(), self.device());
+  }
   FASTT_CHECK(std::max<int64_t>(index.dim(), 1) ==
                   std::max<int64_t>(self.dim(), 1),
               RuntimeError,
@@ -584,6 +592,10 @@ Tensor& scatter_impl(Op op, Tensor& self, int64_t dim, const Tensor& index_in,
   check_defined(index_in, name, "index");
   check_same_device(name, self, index_in);
   const Tensor index = int64_index(index_in, name);
+  if (index.numel() == 0) {  // writes nothing, whatever the index's rank
+    wrap_dim(dim, self.dim(), name);
+    return self;
+  }
   const int64_t nd = std::max<int64_t>(self.dim(), 1);
   FASTT_CHECK(std::max<int64_t>(index.dim(), 1) == nd, RuntimeError,
               "{}(): Index tensor must have the same number of dimensions as "

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <string>
 
+#include "autograd/node.h"
+#include "csrc/autograd.h"
 #include "elementwise.h"
 #include "factory.h"
 #include "index.h"
@@ -179,6 +181,53 @@ Tensor rot90(const Tensor& t, int64_t k, IntList dims) {
   if (k == 2) return flip(t, {d0, d1});
   if (k == 3) return flip(t, {d0}).transpose(d0, d1);
   return t.clone();
+}
+
+// ---- in-place geometry ----
+namespace {
+void take_geometry(TensorImpl* s, const TensorImpl* w) {
+  if (s->storage != w->storage) {
+    w->storage->incref();
+    if (s->storage) s->storage->decref();
+    s->storage = w->storage;
+  }
+  s->data = w->data;
+  s->offset = w->offset;
+  s->ndim = w->ndim;
+  for (int d = 0; d < w->ndim; ++d) {
+    s->sizes[d] = w->sizes[d];
+    s->strides[d] = w->strides[d];
+  }
+  s->refresh();
+}
+}  // namespace
+
+Tensor& set_(Tensor& self, const Tensor& src, const char* op) {
+  require_defined(self, op);
+  require_defined(src, op);
+  FASTT_CHECK(self.dtype() == src.dtype(), RuntimeError,
+              "{}: Expected source tensor to have dtype {}, but got {}", op,
+              dtype_name(self.dtype()), dtype_name(src.dtype()));
+  FASTT_CHECK(self.device() == src.device(), RuntimeError,
+              "{}: Expected source tensor to be on {}, but got {}", op,
+              self.device().str(), src.device().str());
+  FASTT_CHECK(!self.impl()->requires_grad || !autograd::grad_enabled(),
+              RuntimeError,
+              "{}: cannot resize or re-point a tensor that requires grad", op);
+  take_geometry(self.impl(), src.impl());
+  return self;
+}
+
+Tensor& become_view(Tensor& self, const Tensor& view, const char* op) {
+  require_defined(self, op);
+  FASTT_CHECK(view.impl()->storage == self.impl()->storage, RuntimeError,
+              "{}: the view does not share self's storage", op);
+  autograd::check_inplace(self, op);
+  take_geometry(self.impl(), view.impl());
+  const TensorImpl* w = view.impl();
+  if (w->requires_grad && w->grad_fn)
+    autograd::set_history(self, w->grad_fn, w->output_nr);
+  return self;
 }
 
 // ---- joins ----

@@ -84,6 +84,15 @@ Tensor cross(const Tensor& a, const Tensor& b,
 Tensor linalg_cross(const Tensor& a, const Tensor& b, int64_t dim = -1);
 Tensor count_nonzero(const Tensor& t, IntList dims = {}, bool all = true);
 Tensor argwhere(const Tensor& t);
+// ---- in-place geometry ----
+// self takes src's storage, offset, sizes and strides (torch's
+// Tensor.set_(source)); refused for tensors that take part in autograd.
+Tensor& set_(Tensor& self, const Tensor& src, const char* op = "set_");
+// An in-place view op (squeeze_, t_, transpose_, as_strided_, ...): self
+// takes the geometry of `view`, a view of self that the out-of-place op
+// computed, and, under autograd, its history (as torch's in-place views).
+Tensor& become_view(Tensor& self, const Tensor& view, const char* op);
+
 Tensor tril_indices(int64_t row, int64_t col, int64_t offset = 0,
                     std::optional<DType> dtype = std::nullopt,
                     Device device = kCPU);

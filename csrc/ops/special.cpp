@@ -2,6 +2,7 @@
 // their recordings make the gradient.
 #include "special.h"
 
+#include <cmath>
 #include <limits>
 
 #include "autograd/functions.h"
@@ -18,6 +19,19 @@ Tensor logit(const Tensor& a, std::optional<double> eps) {
   Tensor x = to_float(a);
   if (eps) x = fastt::clamp(x, Scalar(*eps), Scalar(1.0 - *eps));
   return fastt::log(fastt::div(x, fastt::sub(Scalar(1), x)));
+}
+
+Tensor round(const Tensor& a, int64_t decimals) {
+  require_defined(a, "round");
+  if (decimals == 0) return fastt::round(a);
+  FASTT_CHECK(is_floating(a.dtype()), NotImplementedError,
+              "\"round_cpu\" not implemented for '{}'",
+              torch_type_name(a.dtype()));
+  // torch's order: x * 10^d rounded, / 10^d (x / 10^-d, * 10^-d for d < 0)
+  const double p = std::pow(10.0, double(decimals < 0 ? -decimals : decimals));
+  if (decimals > 0)
+    return fastt::div(fastt::round(fastt::mul(a, Scalar(p))), Scalar(p));
+  return fastt::mul(fastt::round(fastt::div(a, Scalar(p))), Scalar(p));
 }
 
 static double dtype_max(DType d) {
@@ -113,6 +127,11 @@ static Tensor& write_back(Tensor& self, const char* name, F&& op) {
               name, dtype_name(r.dtype()), dtype_name(self.dtype()));
   self.copy_(r);
   return self;
+}
+Tensor& round_(Tensor& a, int64_t decimals) {
+  if (decimals == 0) return fastt::round_(a);
+  return write_back(a, "round_",
+                    [&](const Tensor& s) { return round(s, decimals); });
 }
 Tensor& logit_(Tensor& a, std::optional<double> eps) {
   return write_back(a, "logit_",

@@ -1,6 +1,6 @@
 // Composite elementwise ops built from differentiable core ops (autograd
 // comes from their parts): logit, nan_to_num, positive, rsub, float_power,
-// ldexp, frexp, isreal. Bound by binder rows (python/src/special_ops.cpp).
+// ldexp, frexp, isreal, round(decimals). Bound by binder rows (python/src/special_ops.cpp).
 #pragma once
 #include <optional>
 #include <tuple>
@@ -22,6 +22,9 @@ Tensor float_power(const Tensor& a, const Scalar& b);
 Tensor float_power(const Scalar& a, const Tensor& b);
 Tensor ldexp(const Tensor& a, const Tensor& b);
 std::tuple<Tensor, Tensor> frexp(const Tensor& a);
+// round to `decimals` decimal places (negative: to tens, hundreds, ...),
+// half to even; decimals == 0 is the round row itself.
+Tensor round(const Tensor& a, int64_t decimals);
 
 // In-place forms: the op out of place, written back into self (recorded
 // through autograd::inplace when self takes part in autograd).
@@ -32,5 +35,6 @@ Tensor& nan_to_num_(Tensor& a, std::optional<double> nan = std::nullopt,
 Tensor& float_power_(Tensor& a, const Tensor& b);
 Tensor& float_power_(Tensor& a, const Scalar& b);
 Tensor& ldexp_(Tensor& a, const Tensor& b);
+Tensor& round_(Tensor& a, int64_t decimals);
 
 }  // namespace fastt

@@ -59,10 +59,10 @@ void raise_device_error(int device) {
                                  r.value, op ? op : "loss", device,
                                  kDeferred));
   if (op)
-    throw IndexError(fmt::format(
-        "{}(): index {} is out of bounds for dimension {} with size {} (on "
-        "cuda:{}, {})",
-        op, r.value, r.dim, r.bound, device, kDeferred));
+    throw_index_out_of_range(
+        op, fmt::format("{}(): index {} is out of bounds for dimension {} "
+                        "with size {} (on cuda:{}, {})",
+                        op, r.value, r.dim, r.bound, device, kDeferred));
   throw IndexError(fmt::format(
       "index {} is out of bounds for dimension {} with size {} (on cuda:{}, "
       "{})",

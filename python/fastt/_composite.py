@@ -88,6 +88,16 @@ def _out(result, out, *inputs):
     return out.copy_(result)
 
 
+def _write_back(self, result, op):
+    """An in-place composite's last step: result into self, refused when
+    result's dtype cannot be cast to self's (torch's rule)."""
+    if not fastt.can_cast(result.dtype, self.dtype):
+        raise RuntimeError(f"{op}: result type {_type_name(result.dtype)} "
+                           "can't be cast to the desired output type "
+                           f"{_type_name(self.dtype)}")
+    return self.copy_(result)
+
+
 # ---- comparisons ----
 
 @_export()
@@ -415,7 +425,7 @@ def renorm(input, p, dim, maxnorm):
 
 
 _method("renorm_", lambda self, p, dim, maxnorm:
-        self.copy_(renorm(self, p, dim, maxnorm)))
+        _write_back(self, renorm(self, p, dim, maxnorm), "renorm_"))
 
 
 @_export()
@@ -623,9 +633,9 @@ def _rdiv(self, other):
 _method("__rdiv__", _rdiv)
 _method("true_divide_", lambda self, other: self.div_(other))
 _method("cumsum_", lambda self, dim, *, dtype=None:
-        self.copy_(fastt.cumsum(self, dim, dtype=dtype)))
+        _write_back(self, fastt.cumsum(self, dim, dtype=dtype), "cumsum_"))
 _method("cumprod_", lambda self, dim, *, dtype=None:
-        self.copy_(fastt.cumprod(self, dim, dtype=dtype)))
+        _write_back(self, fastt.cumprod(self, dim, dtype=dtype), "cumprod_"))
 
 
 # ---- the *_copy family: a view op's result, as a new tensor ----
@@ -1662,3 +1672,727 @@ def logcumsumexp(input, dim, *, out=None):
     (r,) = _doubling_scan([x], d, lambda e, l: [fastt.logaddexp(e[0],
                                                                 l[0])])
     return _out(r.reshape(input.shape), out, input)
+
+
+# ---- scatter with a reduction ----
+
+_REDUCES = ("sum", "prod", "mean", "amax", "amin")
+
+
+def _segment_prod(pos, val):
+    """Products of val over runs of equal pos (pos sorted): the last
+    element of each run holds its run's product (a segmented scan)."""
+    start = fastt.ones(pos.shape, dtype=fastt.bool, device=pos.device)
+    if pos.numel() > 1:
+        start[1:] = pos[1:] != pos[:-1]
+
+    def combine(early, late):
+        (ef, ev), (lf, lv) = early, late
+        return [ef | lf, fastt.where(lf, lv, ev * lv)]
+    _, prod = _doubling_scan([start, val], 0, combine)
+    return prod
+
+
+def _scatter_reduce(input, dim, index, src, reduce, include_self, op):
+    if reduce not in _REDUCES:
+        raise RuntimeError(f"{op}(): reduce argument must be either sum, "
+                           f"prod, mean, amax or amin, got {reduce}")
+    if index.dtype != fastt.int64:
+        raise RuntimeError(f"{op}(): Expected dtype int64 for index")
+    if src.dtype != input.dtype:
+        raise RuntimeError(f"{op}(): Expected self.dtype to be equal to "
+                           f"src.dtype")
+    nd = builtins.max(input.ndim, 1)
+    if builtins.max(index.ndim, 1) != nd or builtins.max(src.ndim, 1) != nd:
+        raise RuntimeError(f"{op}(): Index tensor must have the same number "
+                           "of dimensions as self tensor")
+    if input.dtype == fastt.bool:  # in int64, then nonzero (or / and)
+        r = _scatter_reduce(input.to(fastt.int64), dim, index,
+                            src.to(fastt.int64), reduce, include_self, op)
+        return r != 0
+    d = _wrap_dim(dim, input.ndim, op)
+    x = input.reshape(-1) if input.ndim == 0 else input
+    idx = index.reshape(-1) if index.ndim == 0 else index
+    s = src.reshape(-1) if src.ndim == 0 else src
+    for k in range(nd):
+        if idx.shape[k] > s.shape[k] or (k != d and
+                                         idx.shape[k] > x.shape[k]):
+            raise RuntimeError(f"{op}(): Expected index {list(index.shape)}"
+                               f" to be no larger than self "
+                               f"{list(input.shape)} apart from dimension "
+                               f"{d} and to be no larger size than src "
+                               f"{list(src.shape)}")
+    n_dim = x.shape[d]
+    if idx.numel() and (idx.min().item() < -n_dim or
+                        idx.max().item() >= n_dim):
+        bad = idx.max().item() if idx.max().item() >= n_dim else \
+            idx.min().item()
+        raise RuntimeError(f"{op}(): index {bad} is out of bounds for "
+                           f"dimension {d} with size {n_dim}")
+    if idx.numel() == 0:
+        return input.clone()
+    # the flat position in x (contiguous) each index element writes
+    strides = [math.prod(x.shape[k + 1:]) for k in range(nd)]
+    lin = fastt.remainder(idx, n_dim) * strides[d]
+    for k in range(nd):
+        if k != d:
+            shape = [1] * nd
+            shape[k] = idx.shape[k]
+            lin = lin + fastt.arange(idx.shape[k], device=x.device).reshape(
+                shape) * strides[k]
+    vals = s[tuple(slice(0, n) for n in idx.shape)].reshape(-1)
+    lin = lin.reshape(-1)
+    flat = x.contiguous().reshape(-1)
+    m = flat.numel()
+    hit = fastt.zeros(m, dtype=fastt.bool, device=x.device)
+    hit[lin] = True
+    if reduce in ("sum", "mean"):
+        base = flat if include_self else fastt.where(
+            hit, fastt.zeros((), dtype=flat.dtype, device=flat.device), flat)
+        out = base.index_add(0, lin, vals)
+        if reduce == "mean":
+            cnt = fastt.full((m,), 1 if include_self else 0,
+                             dtype=fastt.int64, device=x.device)
+            cnt = cnt.index_add(0, lin, fastt.ones_like(lin))
+            cnt = fastt.clamp(cnt, min=1)
+            out = fastt.div(out, cnt.to(out.dtype),
+                            rounding_mode=None if out.dtype.is_floating_point
+                            else "floor")
+        return out.reshape(input.shape)
+    # prod, amax, amin: over the candidates of each position, self first
+    if include_self:
+        cpos = fastt.cat([fastt.arange(m, device=x.device), lin])
+        cval = fastt.cat([flat, vals])
+    else:
+        cpos, cval = lin, vals
+    order = fastt.sort(cpos, stable=True).indices
+    if reduce == "prod":
+        spos, sval = cpos[order], cval[order]
+        red = _segment_prod(spos, sval)
+        last = fastt.ones(spos.shape, dtype=fastt.bool, device=x.device)
+        if spos.numel() > 1:
+            last[:-1] = spos[1:] != spos[:-1]
+        res = flat.clone() if not include_self else flat * 0
+        res = res.index_put((spos[last],), red[last])
+        if include_self:
+            return res.reshape(input.shape)
+        return fastt.where(hit, res, flat).reshape(input.shape)
+    # amax / amin: the extreme value (NaN wins), the gradient shared
+    # evenly by the candidates equal to it, as torch's
+    cv = cval.detach()
+    by_val = fastt.sort(cv, stable=True, descending=reduce == "amax").indices
+    o2 = by_val[fastt.sort(cpos[by_val], stable=True).indices]
+    spos, sval = cpos[o2], cv[o2]
+    first = fastt.ones(spos.shape, dtype=fastt.bool, device=x.device)
+    if spos.numel() > 1:
+        first[1:] = spos[1:] != spos[:-1]
+    ext = flat.detach().clone().index_put((spos[first],), sval[first])
+    if cv.dtype.is_floating_point:
+        nan = fastt.zeros(m, dtype=fastt.int64, device=x.device).index_add(
+            0, cpos, fastt.isnan(cv).to(fastt.int64)) > 0
+        ext = fastt.where(nan, fastt.full((), math.nan, dtype=ext.dtype,
+                                          device=ext.device), ext)
+    if not (input.requires_grad or src.requires_grad) or \
+            not fastt.is_grad_enabled():
+        return fastt.where(hit, ext, flat).reshape(input.shape) \
+            if not include_self else ext.reshape(input.shape)
+    target = ext[cpos]
+    eq = (cv == target) | (fastt.isnan(cv) & fastt.isnan(target))
+    cnt = fastt.zeros(m, dtype=cval.dtype, device=x.device).index_add(
+        0, cpos, eq.to(cval.dtype))
+    if not include_self:  # torch counts an equal self value all the same
+        cnt = cnt + (flat.detach() == ext).to(cval.dtype)
+    w = eq.to(cval.dtype) / cnt[cpos]
+    share = fastt.zeros(m, dtype=cval.dtype, device=x.device).index_add(
+        0, cpos, w * (cval - cv))       # value 0, gradient w
+    res = ext + share
+    if not include_self:
+        res = fastt.where(hit, res, flat)
+    return res.reshape(input.shape)
+
+
+@_export()
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True,
+                   out=None):
+    """input with src's elements reduced (sum, prod, mean, amax, amin)
+    into the positions index gives along dim (torch.scatter_reduce)."""
+    return _out(_scatter_reduce(input, dim, index, src, reduce,
+                                include_self, "scatter_reduce"), out)
+
+
+_method("scatter_reduce_", lambda self, dim, index, src, reduce, *,
+        include_self=True: self.copy_(_scatter_reduce(
+            self, dim, index, src, reduce, include_self, "scatter_reduce_")))
+
+
+def _index_reduce(input, dim, index, source, reduce, include_self, op):
+    if reduce not in ("prod", "mean", "amax", "amin"):
+        raise RuntimeError(f"{op}(): Expected reduce to be one of prod, "
+                           f"mean, amax or amin but got {reduce}.")
+    if index.ndim > 1:
+        raise IndexError(f"{op}(): Index is supposed to be a vector")
+    d = _wrap_dim(dim, input.ndim, op)
+    src = source if source.ndim else source.reshape(1)
+    if input.ndim and src.ndim != input.ndim:
+        raise RuntimeError(f"{op}(): Source/destination tensor must have "
+                           "same number of dimensions")
+    if src.shape[d] != index.numel():
+        raise RuntimeError(f"{op}(): Number of indices "
+                           f"({index.numel()}) should be equal to "
+                           f"source.size(dim) ({src.shape[d]})")
+    shape = [1] * src.ndim
+    shape[d] = -1
+    idx = index.reshape(shape).expand(src.shape)
+    if index.dtype != fastt.int64:
+        idx = idx.to(fastt.int64)
+    return _scatter_reduce(input, d, idx, src.reshape(src.shape)
+                           if input.ndim else src, reduce, include_self, op)
+
+
+@_export()
+def index_reduce(input, dim, index, source, reduce, *, include_self=True,
+                 out=None):
+    """input with source's slices reduced (prod, mean, amax, amin) into the
+    slices index names along dim."""
+    return _out(_index_reduce(input, dim, index, source, reduce,
+                              include_self, "index_reduce"), out)
+
+
+_method("index_reduce_", lambda self, dim, index, source, reduce, *,
+        include_self=True: self.copy_(_index_reduce(
+            self, dim, index, source, reduce, include_self, "index_reduce_")))
+
+
+# ---- the norms' aten forms: the output and the saved statistics ----
+
+def _stats(x, dims, eps, keepdim, grad=False):
+    """(mean, 1/sqrt(biased var + eps)) over dims; without a gradient
+    unless grad (torch differentiates native_group_norm's, not the
+    others')."""
+    with fastt.set_grad_enabled(grad and fastt.is_grad_enabled()):
+        w = x.float() if x.dtype in (fastt.float16, fastt.bfloat16) else x
+        var, mean = fastt.var_mean(w, dims, correction=0, keepdim=keepdim)
+        return mean, fastt.rsqrt(var + eps)
+
+
+@_export(method=False)
+def native_layer_norm(input, normalized_shape, weight, bias, eps):
+    """(layer_norm(input), mean, rstd), the statistics shaped to broadcast
+    against input."""
+    out = fastt.nn.functional.layer_norm(input, normalized_shape, weight,
+                                         bias, eps)
+    k = len(normalized_shape)
+    dims = tuple(range(input.ndim - k, input.ndim))
+    mean, rstd = _stats(input, dims, eps, True) if dims and input.numel() \
+        else (fastt.zeros(input.shape[:input.ndim - k] + (1,) * k,
+                          dtype=input.dtype),) * 2
+    return out, mean.to(input.dtype), rstd.to(input.dtype)
+
+
+def _bn(input, weight, bias, running_mean, running_var, training, momentum,
+        eps):
+    out = fastt.nn.functional.batch_norm(input, running_mean, running_var,
+                                         weight, bias, training, momentum,
+                                         eps)
+    if not training:
+        e = fastt.empty(0, dtype=input.dtype, device=input.device)
+        return out, e, e.clone()
+    dims = (0,) + tuple(range(2, input.ndim))
+    mean, invstd = _stats(input, dims, eps, False)
+    return out, mean.to(input.dtype), invstd.to(input.dtype)
+
+
+@_export(method=False)
+def native_batch_norm(input, weight, bias, running_mean, running_var,
+                      training, momentum, eps):
+    """(batch_norm(input), save_mean, save_invstd): the batch statistics
+    in training, empty tensors in evaluation."""
+    return _bn(input, weight, bias, running_mean, running_var, training,
+               momentum, eps)
+
+
+@_export(method=False)
+def _native_batch_norm_legit(input, weight, bias, running_mean, running_var,
+                             training=None, momentum=None, eps=None):
+    """native_batch_norm; also the form without running statistics
+    (input, weight, bias, training, momentum, eps)."""
+    if isinstance(running_mean, builtins.bool):  # the no-stats overload
+        training, momentum, eps = running_mean, running_var, training
+        running_mean = running_var = None
+    return _bn(input, weight, bias, running_mean, running_var, training,
+               momentum, eps)
+
+
+@_export(method=False)
+def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
+    """(group_norm(input), mean, rstd), the statistics shaped (N, group)."""
+    out = fastt.nn.functional.group_norm(input, group, weight, bias, eps)
+    x = input.reshape(N, group, (C // group) * HxW)
+    mean, rstd = _stats(x, (2,), eps, False, grad=True)
+    return out, mean.to(input.dtype), rstd.to(input.dtype)
+
+
+# ---- aten internals that op_db tests by name ----
+
+@_export(method=False)
+def _softmax_backward_data(grad_output, output, dim, input_dtype):
+    """softmax's backward: output * (grad - sum(grad * output, dim))."""
+    g, o = grad_output, output
+    if o.dtype in (fastt.float16, fastt.bfloat16):  # float32 math
+        g, o = g.float(), o.float()
+    r = o * (g - (g * o).sum(dim, True))
+    return r.to(input_dtype)
+
+
+@_export(method=False)
+def _chunk_cat(tensors, dim, num_chunks, *, out=None):
+    """Each tensor padded with zeros along dim to a multiple of num_chunks,
+    split into num_chunks chunks there, each chunk flattened; the i-th
+    chunks of all tensors concatenated: lead + (num_chunks, total)."""
+    if not tensors:
+        raise RuntimeError("_chunk_cat expects a non-empty input tensor "
+                           "list")
+    if num_chunks < 1:
+        raise RuntimeError("_chunk_cat expects positive num_chunks")
+    nds = {t.ndim for t in tensors}
+    if dim < 0 and len(nds) > 1:
+        raise RuntimeError("_chunk_cat expects non-negative dim when input "
+                           "tensors have different ndims")
+    d = dim % tensors[0].ndim if dim < 0 else dim
+    for t in tensors:
+        if d >= t.ndim:
+            raise RuntimeError("_chunk_cat expects dim < ndim for all input "
+                               "tensors")
+        if t.numel() == 0:
+            raise RuntimeError("_chunk_cat expects non-empty tensor")
+        if tuple(t.shape[:d]) != tuple(tensors[0].shape[:d]):
+            raise RuntimeError("_chunk_cat expects same sizes of 0,...,"
+                               "dim-1 dimensions for all tensors")
+    parts = []
+    for t in tensors:
+        n = t.shape[d]
+        pad = -n % num_chunks
+        if pad:
+            shape = list(t.shape)
+            shape[d] = pad
+            t = fastt.cat([t, fastt.zeros(shape, dtype=t.dtype,
+                                          device=t.device)], d)
+        parts.append(t.reshape(tuple(t.shape[:d]) + (num_chunks, -1)
+                               if t.numel() else
+                               tuple(t.shape[:d]) + (num_chunks, 0)))
+    return _out(fastt.cat(parts, -1), out)
+
+
+_SEG_IDENTITY = {"sum": 0, "prod": 1, "mean": 0}
+
+
+@_export(method=False)
+def _segment_reduce(data, reduce, *, lengths=None, indices=None,
+                    offsets=None, axis=0, unsafe=False, initial=None):
+    """Reduce (sum, mean, max, min, prod) consecutive segments of data
+    along axis, their lengths given (or offsets); an empty segment gives
+    initial, or the reduction's identity (NaN for mean)."""
+    if reduce not in ("sum", "mean", "max", "min", "prod"):
+        raise RuntimeError(f"reduce argument must be either sum, max, min, "
+                           f"mean or prod, got {reduce}")
+    if indices is not None:
+        raise RuntimeError("segment_reduce(): indices based reduction is "
+                           "not supported yet.")
+    if lengths is None:
+        if offsets is None:
+            raise RuntimeError("segment_reduce(): Either lengths or offsets "
+                               "must be defined")
+        lengths = offsets.narrow(-1, 1, offsets.shape[-1] - 1) - \
+            offsets.narrow(-1, 0, offsets.shape[-1] - 1)
+    ax = _wrap_dim(axis, data.ndim, "segment_reduce")
+    lead, n = tuple(data.shape[:ax]), data.shape[ax]
+    trail = tuple(data.shape[ax + 1:])
+    lengths = lengths.to(fastt.int64)
+    if not unsafe and lengths.numel() and lengths.min().item() < 0:
+        raise RuntimeError("lengths contains negative value!")
+    s = lengths.shape[-1]
+    ends = fastt.cumsum(lengths, -1)
+    pos = fastt.arange(n, device=data.device)
+    if lengths.ndim > 1:
+        pos = pos.expand(tuple(lengths.shape[:-1]) + (n,)).contiguous()
+    seg = searchsorted(ends, pos, right=True)             # lead + (n,)
+    # positions past the last segment go to a spare one, dropped at the end
+    seg = seg.reshape(seg.shape + (1,) * len(trail)).expand(data.shape)
+    shape = lead + (s + 1,) + trail
+    dt = data.dtype
+    if reduce in ("max", "min"):
+        ident = (-math.inf if reduce == "max" else math.inf) \
+            if dt.is_floating_point else (
+                fastt.iinfo(dt).min if reduce == "max" else
+                fastt.iinfo(dt).max)
+        base = fastt.full(shape, ident if initial is None else initial,
+                          dtype=dt, device=data.device)
+        return _scatter_reduce(base, ax, seg.contiguous(), data,
+                               "amax" if reduce == "max" else "amin",
+                               initial is not None,
+                               "segment_reduce").narrow(ax, 0, s)
+    start = _SEG_IDENTITY[reduce] if initial is None else initial
+    base = fastt.full(shape, start, dtype=dt, device=data.device)
+    r = _scatter_reduce(base, ax, seg.contiguous(), data,
+                        "prod" if reduce == "prod" else "sum", True,
+                        "segment_reduce").narrow(ax, 0, s)
+    if reduce == "mean":
+        cnt = lengths.reshape(lengths.shape + (1,) * len(trail)).to(dt)
+        empty = fastt.full((), math.nan if initial is None else initial,
+                           dtype=dt, device=data.device)
+        r = fastt.where(cnt > 0, r / fastt.clamp(cnt, min=1), empty)
+    return r
+
+
+def _clamped(x, indices):
+    out = []
+    for d, i in enumerate(indices):
+        if i is None:
+            out.append(None)
+            continue
+        n = x.shape[d]
+        out.append(fastt.clamp(i, -n, n - 1))
+    return out
+
+
+@_export(method=False)
+def _unsafe_masked_index(x, mask, indices, fill):
+    """where(mask, x[indices], fill), indices clamped into range first (the
+    masked-off ones may be out of range)."""
+    idx = _clamped(x, indices)
+    key = tuple(slice(None) if i is None else i for i in idx)
+    return fastt.where(mask, x[key], fastt.full((), fill, dtype=x.dtype,
+                                                 device=x.device))
+
+
+@_export(method=False)
+def _unsafe_masked_index_put_accumulate(x, mask, indices, values):
+    """x.index_put(indices, values where mask (0 elsewhere), accumulate),
+    indices clamped into range first."""
+    idx = _clamped(x, indices)
+    v = fastt.where(mask, values, fastt.zeros((), dtype=values.dtype,
+                                              device=values.device))
+    return x.index_put(tuple(idx), v, True)
+
+
+@_export()
+def nonzero_static(input, *, size, fill_value=-1):
+    """nonzero(input) as exactly size rows: truncated, or padded with
+    fill_value."""
+    if size < 0:
+        raise RuntimeError("nonzero_static: 'size' must be an non-negative "
+                           f"integer, but got {size}")
+    nz = fastt.nonzero(input)
+    k = nz.shape[0]
+    if k >= size:
+        return nz[:size].contiguous()
+    pad = fastt.full((size - k, nz.shape[1]), fill_value, dtype=nz.dtype,
+                     device=nz.device)
+    return fastt.cat([nz, pad], 0)
+
+
+# ---- in-place views and storage re-pointing ----
+
+def _inplace_view(name, view):
+    def fn(self, *args, **kwargs):
+        return _C._become_view(self, view(self, *args, **kwargs), name)
+    fn.__name__ = name
+    fn.__doc__ = (f"In place: self becomes self.{name[:-1]}(...) (same "
+                  "storage; under autograd, that view's history).")
+    _method(name, fn)
+
+
+_inplace_view("squeeze_", lambda t, *dim: t.squeeze(*dim))
+_inplace_view("unsqueeze_", fastt.Tensor.unsqueeze)
+_inplace_view("t_", fastt.Tensor.t)
+_inplace_view("transpose_", fastt.Tensor.transpose)
+_inplace_view("swapdims_", fastt.Tensor.transpose)
+_inplace_view("swapaxes_", fastt.Tensor.transpose)
+_inplace_view("as_strided_", fastt.Tensor.as_strided)
+
+
+def _set_(self, source=None, storage_offset=0, size=None, stride=None):
+    """self shares source's storage, with source's geometry (or the given
+    offset, size and stride); no source: an empty tensor."""
+    if source is None:
+        return _C._set_(self, fastt.empty(0, dtype=self.dtype,
+                                          device=self.device))
+    if size is not None:
+        source = source.as_strided(size, stride if stride is not None else
+                                   fastt.empty(size).stride(),
+                                   storage_offset)
+    return _C._set_(self, source)
+
+
+_method("set_", _set_)
+
+
+def _resize_(self, *size, memory_format=None):
+    """self reshaped to size (contiguous) in place: the leading elements
+    keep their values; new storage (copying them) when it must grow."""
+    if len(size) == 1 and not isinstance(size[0], builtins.int):
+        size = tuple(size[0])
+    size = tuple(builtins.int(s) for s in size)
+    if builtins.any(s < 0 for s in size):
+        raise RuntimeError("Trying to create tensor with negative dimension "
+                           f"{builtins.min(size)}: {list(size)}")
+    if self.requires_grad and fastt.is_grad_enabled():
+        raise RuntimeError("cannot resize variables that require grad")
+    n = math.prod(size)
+    if self.is_contiguous() and n <= self.numel():  # shrinks in place
+        st = fastt.empty(size).stride() if size else ()
+        return _C._set_(self, self.as_strided(size, st,
+                                              self.storage_offset()))
+    new = fastt.empty(size, dtype=self.dtype, device=self.device)
+    k = builtins.min(n, self.numel())
+    if k:
+        with fastt.no_grad():
+            new.reshape(-1)[:k] = self.reshape(-1)[:k]
+    return _C._set_(self, new)
+
+
+_method("resize_", _resize_)
+
+
+@_export(method=False)
+def resize_as_(input, the_template, *, memory_format=None):
+    """input.resize_(the_template.shape)."""
+    return _resize_(input, tuple(the_template.shape))
+
+
+_method("resize_as_", resize_as_)
+
+
+# ---- numerical gradient ----
+
+@_export(method=False)
+def gradient(input, *, spacing=1, dim=None, edge_order=1):
+    """The derivative of input estimated along each dim in dim (all for
+    None) by central differences, one-sided at the edges (first or second
+    order); spacing: one number, a number per dim, or each dim's sample
+    coordinates. A tuple with one tensor per dim (numpy.gradient's
+    formulas)."""
+    if edge_order not in (1, 2):
+        raise RuntimeError("torch.gradient only supports edge_order=1 and "
+                           "edge_order=2.")
+    if dim is None:
+        dims = list(range(input.ndim))
+    elif isinstance(dim, builtins.int):
+        dims = [dim]
+    else:
+        dims = list(dim)
+    dims = [_wrap_dim(d, input.ndim, "gradient") for d in dims]
+    for d in dims:
+        if dims.count(d) > 1:
+            raise RuntimeError(f"dim {d} appears multiple times in the list "
+                               "of dims")
+    if spacing is None:
+        spacing = 1
+    if isinstance(spacing, (list, tuple)):
+        if len(spacing) != len(dims):
+            raise RuntimeError(
+                "torch.gradient expected spacing to be unspecified, a scalar"
+                " or it's spacing and dim arguments to have the same length,"
+                f" but got a spacing argument of length {len(spacing)} and a"
+                f" dim argument of length {len(dims)}.")
+        steps = list(spacing)
+    else:
+        steps = [spacing] * len(dims)
+    x = input if input.dtype.is_floating_point else \
+        input.to(fastt.get_default_dtype())
+    out = []
+    for d, h in zip(dims, steps):
+        n = x.shape[d]
+        if n < edge_order + 1:
+            raise RuntimeError("torch.gradient expected each dimension size "
+                               "to be at least edge_order+1")
+
+        def sl(a, b):
+            return x.narrow(d, a, b - a)
+        if isinstance(h, fastt.Tensor) and h.ndim == 1:
+            if h.shape[0] != n:
+                raise RuntimeError("torch.gradient expected each tensor to "
+                                   "be on the same device and to have as "
+                                   "many coordinates as the dimension")
+            shape = [1] * x.ndim
+            shape[d] = -1
+            dx = (h.narrow(0, 1, n - 1) - h.narrow(0, 0, n - 1)).to(x.dtype)
+            dx1 = dx.narrow(0, 0, n - 2).reshape(shape)
+            dx2 = dx.narrow(0, 1, n - 2).reshape(shape)
+            a = -dx2 / (dx1 * (dx1 + dx2))
+            b = (dx2 - dx1) / (dx1 * dx2)
+            c = dx1 / (dx2 * (dx1 + dx2))
+            center = a * sl(0, n - 2) + b * sl(1, n - 1) + c * sl(2, n)
+            if edge_order == 1:
+                first = (sl(1, 2) - sl(0, 1)) / dx[0]
+                last = (sl(n - 1, n) - sl(n - 2, n - 1)) / dx[-1]
+            else:
+                p, q = dx[0], dx[1]
+                first = (-(2 * p + q) / (p * (p + q)) * sl(0, 1) +
+                         (p + q) / (p * q) * sl(1, 2) -
+                         p / (q * (p + q)) * sl(2, 3))
+                p, q = dx[-2], dx[-1]
+                last = (q / (p * (p + q)) * sl(n - 3, n - 2) -
+                        (q + p) / (p * q) * sl(n - 2, n - 1) +
+                        (2 * q + p) / (q * (p + q)) * sl(n - 1, n))
+        else:
+            if isinstance(h, fastt.Tensor):
+                h = h.item()
+            center = (sl(2, n) - sl(0, n - 2)) / (2 * h) if n > 2 else \
+                sl(1, 1)
+            if edge_order == 1:
+                first = (sl(1, 2) - sl(0, 1)) / h
+                last = (sl(n - 1, n) - sl(n - 2, n - 1)) / h
+            else:
+                first = (-1.5 * sl(0, 1) + 2 * sl(1, 2) - 0.5 * sl(2, 3)) / h
+                last = (0.5 * sl(n - 3, n - 2) - 2 * sl(n - 2, n - 1) +
+                        1.5 * sl(n - 1, n)) / h
+        out.append(fastt.cat([first, center, last], d))
+    return tuple(out)
+
+
+# ---- histograms with bin edges ----
+
+_histogram_t = collections.namedtuple("histogram", ["hist", "bin_edges"])
+_histogramdd_t = collections.namedtuple("histogramdd", ["hist", "bin_edges"])
+
+
+def _edges(x, bins, lo_hi, op):
+    """The bin edges for the values x (1-d): a given edge tensor, or bins
+    equal bins over lo_hi (the data's range when None; a point range
+    widened by 0.5 each side; (0, 1) for no data)."""
+    if isinstance(bins, fastt.Tensor):
+        if bins.ndim != 1 or bins.numel() < 2:
+            raise RuntimeError(f"{op}(): bins tensor should have one "
+                               "dimension and at least 2 elements")
+        return bins.to(x.dtype)
+    if bins <= 0:
+        raise RuntimeError(f"{op}(): bins must be > 0, but got {bins}")
+    if lo_hi is not None:
+        lo, hi = builtins.float(lo_hi[0]), builtins.float(lo_hi[1])
+        if lo > hi:
+            raise RuntimeError(f"{op}(): min should not exceed max, but got "
+                               f"min {lo} max {hi}")
+    elif x.numel():
+        lo, hi = fastt.amin(x).item(), fastt.amax(x).item()
+    else:
+        lo, hi = 0.0, 1.0
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise RuntimeError(f"{op}(): range of [{lo}, {hi}] is not finite")
+    if lo == hi:
+        lo, hi = lo - 0.5, hi + 0.5
+    return fastt.linspace(lo, hi, bins + 1, dtype=x.dtype, device=x.device)
+
+
+def _bin_of(x, edges):
+    """The bin of each value (-1 outside [first, last] or NaN); the last
+    edge belongs to the last bin."""
+    nb = edges.numel() - 1
+    pos = searchsorted(edges, x, right=True) - 1
+    pos = fastt.where(x == edges[-1], fastt.full_like(pos, nb - 1), pos)
+    inside = (x >= edges[0]) & (x <= edges[-1])
+    return fastt.where(inside, pos, fastt.full_like(pos, -1))
+
+
+def _check_hist_input(input, weight, op):
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"{op}(): input tensor and bins tensors should "
+                           "have the same dtype, but got input "
+                           f"{_type_name(input.dtype)}")
+    if weight is not None and tuple(weight.shape) != tuple(
+            input.shape if op == "histogram" else input.shape[:-1]):
+        raise RuntimeError(f"{op}(): if weight tensor is provided it should "
+                           "have the same shape as the input tensor excluding"
+                           " its innermost dimension")
+
+
+@_export()
+def histogram(input, bins=100, *, range=None, weight=None,  # noqa: A002
+              density=False, out=None):
+    """(hist, bin_edges) of input's values: bins equal bins over range, or
+    the given edges; weights summed instead of counts; density divides by
+    the total and the bin widths."""
+    _check_hist_input(input, weight, "histogram")
+    x = input.detach().reshape(-1)
+    edges = _edges(x, bins, range, "histogram")
+    nb = edges.numel() - 1
+    pos = _bin_of(x, edges)
+    keep = pos >= 0
+    w = weight.detach().reshape(-1).to(x.dtype) if weight is not None \
+        else fastt.ones_like(x)
+    hist = fastt.zeros(nb, dtype=x.dtype, device=x.device).index_add(
+        0, fastt.masked_select(pos, keep), fastt.masked_select(w, keep))
+    if density:
+        widths = edges[1:] - edges[:-1]
+        hist = hist / (hist.sum() * widths)
+    return _histogram_t(*_out((hist, edges), out))
+
+
+@_export(method=False)
+def histogramdd(input, bins=10, *, range=None, weight=None,  # noqa: A002
+                density=False):
+    """The D-dimensional histogram of the points input[..., :] (D = the
+    last dim): (hist, bin_edges per dim)."""
+    _check_hist_input(input, weight, "histogramdd")
+    d = input.shape[-1]
+    pts = input.detach().reshape(-1, d)
+    if isinstance(bins, (builtins.int, fastt.Tensor)):
+        bins = [bins] * d
+    if len(bins) != d:
+        raise RuntimeError("histogramdd(): expected bins to have one entry "
+                           f"per dimension of the points ({d}), got "
+                           f"{len(bins)}")
+    if range is not None and len(range) != 2 * d:
+        raise RuntimeError("histogramdd(): expected range to have 2 entries"
+                           f" per dimension of the points ({2 * d}), got "
+                           f"{len(range)}")
+    edges, flat = [], None
+    keep = fastt.ones(pts.shape[0], dtype=fastt.bool, device=pts.device)
+    for k in builtins.range(d):
+        col = pts[:, k].contiguous()
+        e = _edges(col, bins[k], None if range is None else
+                   range[2 * k:2 * k + 2], "histogramdd")
+        pos = _bin_of(col, e)
+        keep = keep & (pos >= 0)
+        flat = pos if flat is None else flat * (e.numel() - 1) + pos
+        edges.append(e)
+    shape = [e.numel() - 1 for e in edges]
+    w = weight.detach().reshape(-1).to(pts.dtype) if weight is not None \
+        else fastt.ones(pts.shape[0], dtype=pts.dtype, device=pts.device)
+    hist = fastt.zeros(math.prod(shape), dtype=pts.dtype, device=pts.device)
+    if flat is not None:
+        hist = hist.index_add(0, fastt.masked_select(flat, keep),
+                              fastt.masked_select(w, keep))
+    hist = hist.reshape(shape)
+    if density:
+        vol = hist.sum()
+        for k, e in enumerate(edges):
+            shp = [1] * d
+            shp[k] = -1
+            vol = vol * (e[1:] - e[:-1]).reshape(shp)
+        hist = hist / vol
+    return _histogramdd_t(hist, tuple(edges))
+
+
+# ---- gamma-function composites ----
+
+@_export()
+def mvlgamma(input, p, *, out=None):
+    """The log of the multivariate gamma function of dimension p:
+    p(p-1)/4 log(pi) + sum_i lgamma(input - i/2), i < p."""
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    x = input if input.dtype.is_floating_point else \
+        input.to(fastt.get_default_dtype())
+    if x.numel() and not builtins.bool((x > (p - 1) / 2).all().item()):
+        raise RuntimeError("All elements must be greater than (p-1)/2")
+    w = x.float() if x.dtype in (fastt.float16, fastt.bfloat16) else x
+    r = fastt.lgamma(w)
+    for i in range(1, p):
+        r = r + fastt.lgamma(w - i / 2)
+    r = r + p * (p - 1) / 4 * math.log(math.pi)
+    return _out(r.to(x.dtype), out)
+
+
+_method("mvlgamma_", lambda self, p:
+        _write_back(self, mvlgamma(self, p), "mvlgamma"))

@@ -20,6 +20,8 @@ round = fastt.round  # noqa: A001 - torch shadows the builtin the same way
 sinc = fastt.sinc
 xlogy = fastt.xlogy
 logsumexp = fastt.logsumexp
+multigammaln = fastt.mvlgamma
+modified_bessel_i0 = fastt.i0  # the same function as i0 (float results)
 
 
 def softmax(input, dim, *, dtype=None):
@@ -34,7 +36,7 @@ def log_softmax(input, dim, *, dtype=None):
 entr = _C.special_entr
 erfcx = _C.special_erfcx
 i0e = _C.special_i0e
-i1 = _C.special_i1
+i1 = modified_bessel_i1 = _C.special_i1
 i1e = _C.special_i1e
 log_ndtr = _C.special_log_ndtr
 ndtr = _C.special_ndtr

@@ -13,6 +13,7 @@
 #include "csrc/ops/elementwise.h"
 #include "csrc/ops/factory.h"
 #include "csrc/ops/out.h"
+#include "csrc/ops/shape.h"
 #include "csrc/parallel.h"
 
 namespace fastt {
@@ -731,7 +732,39 @@ static PyObject* f_add_tensor_method(PyObject*, PyObject* args) {
   Py_RETURN_NONE;
 }
 
+// Tensor.set_(source) and the last step of the in-place view ops
+// (python/fastt/_composite.py): _C._set_(self, source) and
+// _C._become_view(self, view, op), view computed from self by the op's
+// out-of-place form.
+static PyObject* f_set_(PyObject*, PyObject* args) {
+  PyObject *self, *src;
+  if (!PyArg_ParseTuple(args, "O!O!:set_", &TensorType, &self, &TensorType,
+                        &src))
+    return nullptr;
+  FASTT_PY_BEGIN
+  fastt::set_(unwrap_mut(self), unwrap(src));
+  Py_INCREF(self);
+  return self;
+  FASTT_PY_END
+}
+static PyObject* f_become_view(PyObject*, PyObject* args) {
+  PyObject *self, *view;
+  const char* op;
+  if (!PyArg_ParseTuple(args, "O!O!s:_become_view", &TensorType, &self,
+                        &TensorType, &view, &op))
+    return nullptr;
+  FASTT_PY_BEGIN
+  fastt::become_view(unwrap_mut(self), unwrap(view), op);
+  Py_INCREF(self);
+  return self;
+  FASTT_PY_END
+}
+
 static PyMethodDef g_memory_functions[] = {
+    {"_set_", f_set_, METH_VARARGS,
+     "self takes source's storage and geometry (Tensor.set_)."},
+    {"_become_view", f_become_view, METH_VARARGS,
+     "self takes the geometry and history of a view of itself."},
     {"_add_tensor_method", f_add_tensor_method, METH_VARARGS,
      "Adds a Python function to Tensor as a method (composite ops)."},
     {"_memory_stats", f_memory_stats, METH_NOARGS,

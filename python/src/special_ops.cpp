@@ -79,6 +79,10 @@ FASTT_BIND(lcm, 1, with_out(out, fastt::lcm(t, other), "lcm"),
 FASTT_BIND(lcm_, 1, fastt::lcm_(tm, other), (Tensor, other))
 
 // ---- composites ----
+// round: the row's op, or to `decimals` places (torch's keyword-only arg).
+FASTT_BIND(round, 0, with_out(out, fastt::round(t, decimals), "round"),
+           (Kw<IntOr<0>>, decimals), (Kw<Out>, out))
+FASTT_BIND(round_, 0, fastt::round_(tm, decimals), (Kw<IntOr<0>>, decimals))
 FASTT_BIND(logit, 0, with_out(out, fastt::logit(t, eps), "logit"),
            (OptDouble, eps), (Kw<Out>, out))
 FASTT_BIND(logit_, 0, fastt::logit_(tm, eps), (OptDouble, eps))

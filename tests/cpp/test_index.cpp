@@ -363,7 +363,7 @@ TEST_CASE("gather: 3-D, smaller index, negative indices", "[index]") {
   Tensor m = random_tensor({3, 4}, DType::Float32, 16);
   REQUIRE_THROWS_AS(gather(m, 0, ints({0})), RuntimeError);  // ndim
   REQUIRE_THROWS_AS(gather(m, 0, ints({0, 0, 0, 0, 0}, {1, 5})), RuntimeError);
-  REQUIRE_THROWS_AS(gather(m, 0, ints({3}, {1, 1})), IndexError);
+  REQUIRE_THROWS_AS(gather(m, 0, ints({3}, {1, 1})), RuntimeError);  // as torch
   REQUIRE(error_of([&] { gather(m, 1, ints({-5}, {1, 1})); }) ==
           "gather(): index -5 is out of bounds for dimension 1 with size 4");
   REQUIRE_THROWS_AS(gather(m, 0, from_values({0}, {1, 1}, DType::Float32)),
@@ -447,8 +447,9 @@ TEST_CASE("scatter: errors", "[index]") {
                     RuntimeError);
   REQUIRE_THROWS_AS(scatter(self, 0, ints({0, 0, 0, 0, 0}, {1, 5}), src),
                     RuntimeError);
-  REQUIRE_THROWS_AS(scatter(self, 0, ints({3}, {1, 1}), src), IndexError);
-  REQUIRE_THROWS_AS(scatter_add(self, 1, ints({-5}, {1, 1}), src), IndexError);
+  REQUIRE_THROWS_AS(scatter(self, 0, ints({3}, {1, 1}), src), RuntimeError);
+  REQUIRE_THROWS_AS(scatter_add(self, 1, ints({-5}, {1, 1}), src),
+                    RuntimeError);
   REQUIRE_THROWS_AS(scatter(self, 0, ints({0}, {1, 1}),
                             Tensor::empty({1}, DType::Float32)),
                     RuntimeError);
@@ -1170,7 +1171,7 @@ TEST_CASE("direct paths for dense inputs match the references", "[index]") {
   REQUIRE_THROWS_AS(index_select(x, 0, ints({-5})), IndexError);
   REQUIRE(error_of([&] { index(x, {ints({1, 4})}); }) ==
           "index 4 is out of bounds for dimension 0 with size 4");
-  REQUIRE_THROWS_AS(gather(ints({1, 2}), 0, ints({2})), IndexError);
+  REQUIRE_THROWS_AS(gather(ints({1, 2}), 0, ints({2})), RuntimeError);
   REQUIRE_THROWS_AS(embedding(x, ints({4}, {1, 1})), IndexError);
   REQUIRE_THROWS_AS(embedding(x, ints({-5})), IndexError);
   // sort/topk rows on both sides of the short-row limit, with ties and NaN

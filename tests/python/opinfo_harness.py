@@ -121,11 +121,18 @@ class _Leaves(list):
         self.storages = {}
 
 
+def _extent(t):
+    """Elements of storage from t's first element to its last, plus one."""
+    return 1 + sum((n - 1) * abs(st) for n, st in zip(t.shape, t.stride()))
+
+
 def _to_fastt_tensor(t, leaves):
     if t.is_complex():
         raise NotApplicable("complex tensor")
     if t.layout != torch.strided or t.is_quantized:
         raise NotApplicable(f"layout {t.layout}")
+    if t.device.type != "cpu":  # e.g. a meta tensor in an error input
+        raise NotApplicable(f"device {t.device}")
     _fdtype(t.dtype)
     # The same storage layout (offset, strides, zero strides) in a copy.
     d = t.detach()
@@ -133,10 +140,20 @@ def _to_fastt_tensor(t, leaves):
     memo = getattr(leaves, "storages", {})
     if st.data_ptr() not in memo or st.data_ptr() == 0:
         memo[st.data_ptr()] = st.clone()
+    whole = memo[st.data_ptr()]
     copy = torch.empty(0, dtype=d.dtype).set_(
-        memo[st.data_ptr()], d.storage_offset(), d.shape, d.stride())
+        whole, d.storage_offset(), d.shape, d.stride())
     try:
-        f = fastt.from_dlpack(copy)
+        n = whole.nbytes() // d.element_size()
+        if d.storage_offset() or (d.numel() and _extent(d) < n):
+            # the tensor sees part of its storage (as_strided may read the
+            # rest): import the whole storage and view it the same way
+            flat = torch.empty(0, dtype=d.dtype).set_(whole, 0, (n,), (1,))
+            f = fastt.from_dlpack(flat).as_strided(
+                tuple(d.shape), tuple(d.stride()), d.storage_offset()
+            ).detach()
+        else:
+            f = fastt.from_dlpack(copy)
     except Exception as e:
         raise ConvertError(f"tensor {tuple(t.shape)} {t.dtype}: "
                            f"{type(e).__name__}: {e}") from e

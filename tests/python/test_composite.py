@@ -183,3 +183,74 @@ def test_histc_bin_edges_and_unique_dims():
                           dim=dim)
         for f, t in zip(fu, tu):
             same(f, t)
+
+
+def test_inplace_views_keep_autograd_history():
+    x = fastt.randn(2, 1, 3, requires_grad=True)
+    tx = T(x.detach()).clone().requires_grad_(True)
+    y, ty = x * 2, tx * 2
+    assert y.squeeze_(1) is y
+    ty.squeeze_(1)
+    y.t_()
+    ty.t_()
+    y.unsqueeze_(0).transpose_(0, 2)
+    ty.unsqueeze_(0).transpose_(0, 2)
+    assert tuple(y.shape) == tuple(ty.shape)
+    g = torch.randn(ty.shape)
+    (y * F(g)).sum().backward()
+    (ty * g).sum().backward()
+    same(x.grad, tx.grad)
+    with pytest.raises(RuntimeError, match="leaf Variable"):
+        x.squeeze_()
+    # as_strided_ and set_ share the storage
+    z = fastt.arange(6.)
+    z.as_strided_((2, 2), (1, 2), 1)
+    same(z, torch.arange(6.).as_strided((2, 2), (1, 2), 1))
+    w = fastt.zeros(1)
+    w.set_(z)
+    assert w.data_ptr() == z.data_ptr() and tuple(w.shape) == (2, 2)
+
+
+def test_resize_keeps_leading_values():
+    x = fastt.arange(6.)
+    x.resize_(2, 2)
+    same(x, torch.arange(4.).reshape(2, 2))
+    x.resize_(3, 3)
+    assert tuple(x.shape) == (3, 3)
+    same(x.reshape(-1)[:4], torch.arange(4.))
+    with pytest.raises(RuntimeError, match="require grad"):
+        fastt.ones(2, requires_grad=True).resize_(4)
+
+
+def test_scatter_reduce_ties_share_the_gradient():
+    src = torch.tensor([1., 3., 3., 2., 5., 5.], dtype=torch.float64)
+    idx = torch.tensor([0, 0, 0, 1, 1, 1])
+    base = torch.tensor([3., 0., 7.], dtype=torch.float64)
+    for reduce in ("amax", "amin", "prod", "mean", "sum"):
+        for include_self in (True, False):
+            fs = F(src).requires_grad_(True)
+            fb = F(base).requires_grad_(True)
+            ts = src.clone().requires_grad_(True)
+            tb = base.clone().requires_grad_(True)
+            fo = fb.scatter_reduce(0, F(idx), fs, reduce,
+                                   include_self=include_self)
+            to = tb.scatter_reduce(0, idx, ts, reduce,
+                                   include_self=include_self)
+            same(fo, to.detach(), 1e-12)
+            g = torch.tensor([1., 2., 3.], dtype=torch.float64)
+            fo.backward(F(g))
+            to.backward(g)
+            same(fs.grad, ts.grad, 1e-12)
+            same(fb.grad, tb.grad, 1e-12)
+
+
+@pytest.mark.parametrize("decimals", [-2, -1, 1, 3])
+def test_round_decimals(decimals):
+    x = torch.tensor([1234.5678, -0.125, 2.5, 155.0, 1e-3])
+    same(fastt.round(F(x), decimals=decimals),
+         torch.round(x, decimals=decimals))
+    y = F(x)
+    y.round_(decimals=decimals)
+    same(y, torch.round(x, decimals=decimals))
+    with pytest.raises(NotImplementedError):
+        fastt.round(fastt.arange(3), decimals=1)

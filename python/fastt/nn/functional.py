@@ -453,16 +453,24 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
             f"Expected number of channels in input to be divisible by "
             f"num_groups, but got input of shape {input.shape} and "
             f"num_groups={num_groups}")
-    x = input.reshape(n, num_groups, -1)
+    per_group = input.numel() // n // num_groups if n and num_groups else 0
+    x = input.reshape(n, num_groups, per_group)  # (n may be 0)
+    x = _wide(x)  # 16-bit inputs: float32 math, one rounding at the end
     var, mean = fastt.var_mean(x, -1, correction=0, keepdim=True)
     out = ((x - mean) * fastt.rsqrt(var + eps)).view(input.shape)
     if weight is not None or bias is not None:
         shape = (c,) + (1,) * (input.dim() - 2)
         if weight is not None:
-            out = out * weight.view(shape)
+            out = out * _wide(weight).view(shape)
         if bias is not None:
-            out = out + bias.view(shape)
-    return out
+            out = out + _wide(bias).view(shape)
+    return out.to(input.dtype)
+
+
+def _wide(t):
+    """t in float32 if it is a 16-bit float (torch's norm kernels compute
+    in float32 and round once)."""
+    return t.float() if t.dtype in (fastt.float16, fastt.bfloat16) else t
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None,
@@ -470,11 +478,18 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None,
     """Per-channel (dim 1) normalization. Training normalizes with the
     batch's biased variance and folds the unbiased one into running_var;
     the result is x * scale + shift with C-sized scale/shift."""
+    if input.numel() == 0:  # torch: a copy, still attached to the graph
+        out = input.clone()
+        if weight is not None:
+            out = out * weight[0]
+        if bias is not None:
+            out = out + bias[0]
+        return out
     c = input.shape[1] if input.dim() > 1 else input.shape[0]
     shape = (1, c) + (1,) * (input.dim() - 2)
     if training:
         count = input.numel() // c if c else 0
-        if count <= 1:
+        if count == 1:  # torch's check (an empty batch passes it)
             raise ValueError("Expected more than 1 value per channel when "
                              f"training, got input size {input.shape}")
         dims = (0,) + tuple(range(2, input.dim()))
@@ -490,26 +505,35 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None,
     else:
         mean, var = running_mean, running_var
     # C-sized scale/shift, then one pass over the input: shift + x * scale
-    scale = fastt.rsqrt(var + eps)
+    scale = fastt.rsqrt(_wide(var) + eps)
     if weight is not None:
-        scale = scale * weight
-    shift = mean * scale
-    shift = bias - shift if bias is not None else -shift
-    return fastt.addcmul(shift.view(shape), input, scale.view(shape))
+        scale = scale * _wide(weight)
+    shift = _wide(mean) * scale
+    shift = _wide(bias) - shift if bias is not None else -shift
+    return fastt.addcmul(shift.view(shape), _wide(input),
+                         scale.view(shape)).to(input.dtype)
 
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None,
                   bias=None, use_input_stats=True, momentum=0.1, eps=1e-5):
+    """batch_norm over (1, N*C, ...): each instance's channels normalized
+    on their own; running statistics (when given) updated with the mean
+    over the batch, or used instead with use_input_stats=False (torch's
+    formulation)."""
     n, c = input.shape[0], input.shape[1]
-    out = group_norm(input.reshape((1, n * c) + tuple(input.shape[2:])),
-                     n * c, None, None, eps).view(input.shape)
-    if weight is not None or bias is not None:
-        shape = (c,) + (1,) * (input.dim() - 2)
-        if weight is not None:
-            out = out * weight.view(shape)
-        if bias is not None:
-            out = out + bias.view(shape)
-    return out
+    x = input.reshape((1, n * c) + tuple(input.shape[2:]))
+
+    def rep(t):
+        return None if t is None else t.repeat(n)
+    rm, rv = rep(running_mean), rep(running_var)
+    out = batch_norm(x, rm, rv, rep(weight), rep(bias), use_input_stats,
+                     momentum, eps)
+    with _nograd():
+        if running_mean is not None:
+            running_mean.copy_(rm.view(n, c).mean(0))
+        if running_var is not None:
+            running_var.copy_(rv.view(n, c).mean(0))
+    return out.view(input.shape)
 
 
 # ---------------------------------------------------------------------------
