@@ -611,6 +611,18 @@ static void xlog_grad(Node& n, Tensor* go, Tensor* gi, bool one_plus) {
 }
 FASTT_FORMULA(Xlogy) { xlog_grad(n, go, gi, false); }
 FASTT_FORMULA(SpecialXlog1py) { xlog_grad(n, go, gi, true); }
+// d/dq zeta(s, q) = -s zeta(s + 1, q); torch has no derivative in s.
+FASTT_FORMULA(SpecialZeta) {
+  Tensor s = operand(n, 0), q = operand(n, 1);
+  FASTT_CHECK(!n.needs(0), NotImplementedError,
+              "the derivative of special_zeta with respect to its first "
+              "argument (x) is not implemented");
+  if (n.needs(1))
+    set_binary(n, gi, 1,
+               fastt::mul(go[0], fastt::neg(fastt::mul(
+                                     s, fastt::special_zeta(
+                                            fastt::add(s, Scalar(1)), q)))));
+}
 
 }  // namespace autograd
 }  // namespace fastt

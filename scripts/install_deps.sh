@@ -29,15 +29,16 @@ PY=${PYTHON:-python3}
 # package, so nothing is downloaded at run time). torch (CPU build) is the
 # reference the tests and benchmarks compare against; safetensors checks that
 # fastt.save files interoperate; expecttest is what torch's OpInfo database
-# (torch.testing._internal.common_methods_invocations) imports. The test
+# (torch.testing._internal.common_methods_invocations) imports; scipy is the
+# value reference for the special functions (and op_db's own refs). The test
 # suite requires all of them: a failed install fails here, not as skips.
 "$PY" -m pip install -q --disable-pip-version-check \
   numpy pytest hypothesis expecttest pybind11 setuptools wheel matplotlib \
-  scikit-learn safetensors
+  scikit-learn scipy safetensors
 if ! "$PY" -c "import torch" 2>/dev/null; then
   "$PY" -m pip install -q --disable-pip-version-check torch==2.13.0
 fi
-"$PY" -c "import torch, expecttest, hypothesis, safetensors, sklearn" || {
+"$PY" -c "import torch, expecttest, hypothesis, safetensors, sklearn, scipy" || {
   echo "[deps] a required Python package is missing (see above)" >&2
   exit 1
 }

@@ -34,6 +34,24 @@ Tensor round(const Tensor& a, int64_t decimals) {
   return fastt::mul(fastt::round(fastt::div(a, Scalar(p))), Scalar(p));
 }
 
+Tensor polygamma(int64_t n, const Tensor& x) {
+  require_defined(x, "polygamma");
+  FASTT_CHECK(n >= 0, RuntimeError,
+              "polygamma(n, x) does not support negative n.");
+  if (n == 0) return fastt::digamma(x);
+  double fact = 1.0;
+  for (int64_t k = 2; k <= n; ++k) fact *= double(k);
+  const double sign = (n % 2 == 1) ? 1.0 : -1.0;  // (-1)^(n+1)
+  Tensor xf = to_float(x);
+  if (xf.dtype() == DType::Float16 || xf.dtype() == DType::BFloat16)
+    return fastt::mul(fastt::special_zeta(Scalar(double(n + 1)),
+                                          xf.to(DType::Float32)),
+                      Scalar(sign * fact))
+        .to(xf.dtype());
+  return fastt::mul(fastt::special_zeta(Scalar(double(n + 1)), xf),
+                    Scalar(sign * fact));
+}
+
 static double dtype_max(DType d) {
   switch (d) {
     case DType::Float16: return 65504.0;
@@ -132,6 +150,10 @@ Tensor& round_(Tensor& a, int64_t decimals) {
   if (decimals == 0) return fastt::round_(a);
   return write_back(a, "round_",
                     [&](const Tensor& s) { return round(s, decimals); });
+}
+Tensor& polygamma_(Tensor& a, int64_t n) {
+  return write_back(a, "polygamma_",
+                    [&](const Tensor& s) { return polygamma(n, s); });
 }
 Tensor& logit_(Tensor& a, std::optional<double> eps) {
   return write_back(a, "logit_",

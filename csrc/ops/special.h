@@ -25,6 +25,9 @@ std::tuple<Tensor, Tensor> frexp(const Tensor& a);
 // round to `decimals` decimal places (negative: to tens, hundreds, ...),
 // half to even; decimals == 0 is the round row itself.
 Tensor round(const Tensor& a, int64_t decimals);
+// The n-th derivative of digamma: digamma (n = 0), else (-1)^(n+1) n!
+// zeta(n + 1, x) (differentiable in x through zeta's q).
+Tensor polygamma(int64_t n, const Tensor& x);
 
 // In-place forms: the op out of place, written back into self (recorded
 // through autograd::inplace when self takes part in autograd).
@@ -36,5 +39,6 @@ Tensor& float_power_(Tensor& a, const Tensor& b);
 Tensor& float_power_(Tensor& a, const Scalar& b);
 Tensor& ldexp_(Tensor& a, const Tensor& b);
 Tensor& round_(Tensor& a, int64_t decimals);
+Tensor& polygamma_(Tensor& a, int64_t n);
 
 }  // namespace fastt

@@ -21,6 +21,9 @@ sinc = fastt.sinc
 xlogy = fastt.xlogy
 logsumexp = fastt.logsumexp
 multigammaln = fastt.mvlgamma
+polygamma = fastt.polygamma
+gammainc = fastt.igamma
+gammaincc = fastt.igammac
 modified_bessel_i0 = fastt.i0  # the same function as i0 (float results)
 
 
@@ -43,6 +46,15 @@ ndtr = _C.special_ndtr
 ndtri = _C.special_ndtri
 xlog1py = _C.special_xlog1py
 spherical_bessel_j0 = _C.special_spherical_bessel_j0
+bessel_j0 = _C.special_bessel_j0
+bessel_j1 = _C.special_bessel_j1
+bessel_y0 = _C.special_bessel_y0
+bessel_y1 = _C.special_bessel_y1
+modified_bessel_k0 = _C.special_modified_bessel_k0
+modified_bessel_k1 = _C.special_modified_bessel_k1
+scaled_modified_bessel_k0 = _C.special_scaled_modified_bessel_k0
+scaled_modified_bessel_k1 = _C.special_scaled_modified_bessel_k1
+zeta = _C.special_zeta
 chebyshev_polynomial_t = _C.special_chebyshev_polynomial_t
 chebyshev_polynomial_u = _C.special_chebyshev_polynomial_u
 chebyshev_polynomial_v = _C.special_chebyshev_polynomial_v

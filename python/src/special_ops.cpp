@@ -21,6 +21,14 @@ FASTT_BIND_SPECIAL_UNARY(special_ndtri)
 FASTT_BIND_SPECIAL_UNARY(special_log_ndtr)
 FASTT_BIND_SPECIAL_UNARY(special_erfcx)
 FASTT_BIND_SPECIAL_UNARY(special_spherical_bessel_j0)
+FASTT_BIND_SPECIAL_UNARY(special_bessel_j0)
+FASTT_BIND_SPECIAL_UNARY(special_bessel_j1)
+FASTT_BIND_SPECIAL_UNARY(special_bessel_y0)
+FASTT_BIND_SPECIAL_UNARY(special_bessel_y1)
+FASTT_BIND_SPECIAL_UNARY(special_modified_bessel_k0)
+FASTT_BIND_SPECIAL_UNARY(special_modified_bessel_k1)
+FASTT_BIND_SPECIAL_UNARY(special_scaled_modified_bessel_k0)
+FASTT_BIND_SPECIAL_UNARY(special_scaled_modified_bessel_k1)
 #undef FASTT_BIND_SPECIAL_UNARY
 
 // A binary special function of a tensor and a tensor or number (either
@@ -45,6 +53,22 @@ FASTT_BIND_FUNCTION(
                                    }),
              "special_xlog1py"),
     (TensorOrScalar, input), (TensorOrScalar, other), (Kw<Out>, out))
+
+FASTT_BIND_FUNCTION(
+    special_zeta, 2,
+    with_out(out, tensor_or_number(input, other, "special_zeta",
+                                   [](const auto& x, const auto& y) {
+                                     return fastt::special_zeta(x, y);
+                                   }),
+             "special_zeta"),
+    (TensorOrScalar, input), (TensorOrScalar, other), (Kw<Out>, out))
+
+// polygamma(n, input): the n-th derivative of digamma (special.h).
+FASTT_BIND_FUNCTION(polygamma, 2,
+                    with_out(out, fastt::polygamma(n, input), "polygamma"),
+                    (Int, n), (Tensor, input), (Kw<Out>, out))
+FASTT_BIND_METHOD(polygamma, 1, fastt::polygamma(n, t), (Int, n))
+FASTT_BIND_METHOD(polygamma_, 1, fastt::polygamma_(tm, n), (Int, n))
 
 // The orthogonal polynomials (x, n): tensors or numbers, as xlog1py.
 #define FASTT_BIND_SPECIAL_POLY(name)                                     \

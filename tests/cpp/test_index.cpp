@@ -836,9 +836,16 @@ TEST_CASE("masked_select, masked_scatter, nonzero", "[index]") {
                     RuntimeError);
   REQUIRE_THROWS_AS(masked_scatter(x, all, Tensor::empty({6}, DType::Float64)),
                     RuntimeError);
-  REQUIRE_THROWS_AS(masked_scatter(Tensor::empty({3}, DType::Float32), all,
-                                   Tensor::empty({6}, DType::Float32)),
-                    RuntimeError);
+  // out of place, self broadcasts with the mask (as torch); in place it
+  // cannot grow
+  REQUIRE(masked_scatter(Tensor::empty({3}, DType::Float32), all,
+                         Tensor::empty({6}, DType::Float32))
+              .sizes()
+              .equals({2, 3}));
+  Tensor small = Tensor::empty({3}, DType::Float32);
+  REQUIRE_THROWS_AS(
+      masked_scatter_(small, all, Tensor::empty({6}, DType::Float32)),
+      RuntimeError);
 }
 
 // ---------------------------------------------- triangles, flips, rolls --
