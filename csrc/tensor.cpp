@@ -212,6 +212,22 @@ void check_no_partial_overlap(const Tensor& out, const Tensor& in,
               op);
 }
 
+void check_no_overlap(const Tensor& out, const Tensor& in, const char* op) {
+  // by address, not storage object: two DLPack imports of one buffer are
+  // different storages over the same memory
+  if (!in.defined() || !out.defined() || in.device() != out.device() ||
+      in.numel() == 0 || out.numel() == 0)
+    return;
+  const char *a0, *a1, *b0, *b1;
+  byte_range(out, &a0, &a1);
+  byte_range(in, &b0, &b1);
+  FASTT_CHECK(a1 < b0 || b1 < a0, RuntimeError,
+              "{}: unsupported operation: some elements of the input tensor "
+              "and the written-to tensor refer to a single memory location. "
+              "Please clone() the tensor before performing the operation.",
+              op);
+}
+
 // ------------------------------------------------------------- creation --
 Tensor Tensor::empty(IntList sizes, DType dtype, Device device) {
   const int nd = int(sizes.size());

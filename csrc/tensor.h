@@ -281,6 +281,9 @@ void check_scalar_fits(const Scalar& value, DType dt, const char* op);
 void check_no_internal_overlap(const Tensor& out, const char* op);
 void check_no_partial_overlap(const Tensor& out, const Tensor& in,
                               const char* op);
+// Throws when out's memory meets in's at all (equal tensors included): the
+// check of ops that cannot run in place (gather, take, cat, ...).
+void check_no_overlap(const Tensor& out, const Tensor& in, const char* op);
 
 // The result dtype of an op over tensors and Python scalars, with PyTorch's
 // rules: dimensioned tensors > 0-d tensors > Python scalars, where a lower

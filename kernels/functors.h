@@ -685,6 +685,15 @@ struct Lerp {  // torch's two-sided form for accuracy near weight 1
     return (aw < T(0.5)) ? a + w * diff : b - diff * (T(1) - w);
   }
 };
+// A number weight stays in the compute type's opmath (float for 16-bit
+// types), as torch's lerp(Scalar): rounding 0.4 to half would move results.
+template <class V>
+struct LerpScalar {
+  V w;
+  template <class T> FASTT_HD T operator()(T a, T b) const {
+    return Lerp{}(a, b, T(w));
+  }
+};
 template <class V>
 struct Addcmul {
   V value;

@@ -856,13 +856,21 @@ Tensor lerp(const Tensor& a, const Tensor& end, const Tensor& weight) {
   Operand ins[3] = {a, end, weight};
   return elementwise(Op::lerp, Rule::Same, ins, 3, nullptr, {});
 }
+// A number weight rides in f0 (LerpK's i0 == 2), kept in opmath.
+static Params lerp_weight(const Scalar& w) {
+  Params p;
+  p.f0 = w.to_double();
+  p.i0 = 2;
+  return p;
+}
 Tensor lerp(const Tensor& a, const Tensor& end, const Scalar& weight) {
   require_defined(a, "lerp");
   require_defined(end, "lerp");
   if (autograd::should_record(a, end))
     return autograd::lerp(a, end, nullptr, weight);
-  Operand ins[3] = {a, end, weight};
-  return elementwise(Op::lerp, Rule::Same, ins, 3, nullptr, {}, 0,
+  Operand ins[2] = {a, end};
+  return elementwise(Op::lerp, Rule::Same, ins, 2, nullptr,
+                     lerp_weight(weight), 0,
                      promote_types(a.dtype(), end.dtype()));
 }
 Tensor& lerp_(Tensor& a, const Tensor& end, const Scalar& weight) {
@@ -870,8 +878,9 @@ Tensor& lerp_(Tensor& a, const Tensor& end, const Scalar& weight) {
     return autograd::inplace(a, "lerp_", [&](const Tensor& s) {
       return lerp(s, end, weight);
     });
-  Operand ins[3] = {a, end, weight};
-  elementwise(Op::lerp, Rule::Same, ins, 3, &a, {}, 0, a.dtype());
+  Operand ins[2] = {a, end};
+  elementwise(Op::lerp, Rule::Same, ins, 2, &a, lerp_weight(weight), 0,
+              a.dtype());
   return a;
 }
 Tensor& lerp_(Tensor& a, const Tensor& end, const Tensor& weight) {

@@ -36,6 +36,7 @@ Tensor& assign_out(Tensor& out, const Tensor& result, const char* op) {
               RuntimeError,
               "{}: output with shape {} doesn't match the result shape {}", op,
               shape_str(out.sizes()), shape_str(result.sizes()));
+  check_no_internal_overlap(out, op);
   resize_out(out, result.sizes()).copy_(result);
   return out;
 }

@@ -85,13 +85,17 @@ struct LinspaceK {
                                     : end - step * double(steps - i - 1));
       });
     } else {
+      // 16-bit types round after every operation (the index too), as
+      // torch's Half/BFloat16 arithmetic does; float32/64 are exact types
       using M = opmath_t<T>;
-      const M start = M(static_cast<T>(a.f0)), end = M(static_cast<T>(a.f1));
-      const M step = (end - start) / M(steps - 1);
+      const auto r = [](M v) { return M(static_cast<T>(v)); };
+      const M start = r(M(a.f0)), end = r(M(a.f1));
+      const M step = r(r(end - start) / r(M(steps - 1)));
       parallel_for(0, steps, kGrainSize, [&](int64_t b, int64_t e) {
         for (int64_t i = b; i < e; ++i)
-          o[i] = static_cast<T>(i < halfway ? start + step * M(i)
-                                            : end - step * M(steps - i - 1));
+          o[i] = static_cast<T>(
+              i < halfway ? start + r(step * r(M(i)))
+                          : end - r(step * r(M(steps - i - 1))));
       });
     }
   }

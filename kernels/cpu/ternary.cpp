@@ -23,8 +23,12 @@ struct ClampK {
   }
 };
 template <class T>
-struct LerpK {
-  static void run(KernelArgs& a) { ternary_loop<T, T, T, T>(a, F::Lerp{}); }
+struct LerpK {  // i0 == 2: a number weight in f0, the loop is binary
+  static void run(KernelArgs& a) {
+    if (a.i0 == 2)
+      return binary_loop<T, T>(a, F::LerpScalar<opmath_t<T>>{opmath_t<T>(a.f0)});
+    ternary_loop<T, T, T, T>(a, F::Lerp{});
+  }
 };
 template <class T>
 struct AddcmulK {

@@ -54,6 +54,16 @@ struct ArangeK {
   }
 };
 
+// A value rounded to T when T is a 16-bit float computed in float (torch's
+// Half/BFloat16 arithmetic rounds every operation); else unchanged.
+template <class T, class M>
+__host__ __device__ inline M round_to(M v) {
+  if constexpr (!std::is_integral<T>::value && !std::is_same<T, M>::value)
+    return M(static_cast<T>(v));
+  else
+    return v;
+}
+
 // torch's symmetric linspace (see the CPU kernel): the first half counts
 // up from start, the second down from end. M is double for integer T.
 template <class T, class M>
@@ -63,9 +73,11 @@ __global__ void linspace_kernel(T* o, int64_t steps, M start, M end,
   const int64_t stride = int64_t(blockDim.x) * gridDim.x;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < steps;
        i += stride)
-    o[i] = static_cast<T>(i < halfway
-                              ? add_rn(start, mul_rn(step, M(i)))
-                              : sub_rn(end, mul_rn(step, M(steps - i - 1))));
+    o[i] = static_cast<T>(
+        i < halfway
+            ? add_rn(start, round_to<T>(mul_rn(step, round_to<T>(M(i)))))
+            : sub_rn(end, round_to<T>(mul_rn(
+                              step, round_to<T>(M(steps - i - 1))))));
 }
 
 // f0/f1 start/end (i0/i1 for integer dtypes), numel = steps >= 2. The
@@ -85,7 +97,8 @@ struct LinspaceK {
     } else {
       using M = opmath_t<T>;
       const M start = M(static_cast<T>(a.f0)), end = M(static_cast<T>(a.f1));
-      const M step = (end - start) / M(steps - 1);
+      const M step = round_to<T>(round_to<T>(end - start) /
+                                 round_to<T>(M(steps - 1)));
       linspace_kernel<T, M><<<grid, kBlock, 0, stream>>>(o, steps, start,
                                                          end, step);
     }

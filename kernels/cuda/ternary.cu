@@ -27,10 +27,14 @@ struct ClampK {
     launch_elementwise<T, T, T>(a, F::ClampMax{}, "clamp");
   }
 };
-// The weight is a tensor or a scalar already in the compute dtype.
+// The weight is a tensor (a host scalar of the compute dtype when a 0-d
+// CPU tensor), or with i0 == 2 a number in f0 kept in opmath.
 template <class T>
 struct LerpK {
   static void run(KernelArgs& a) {
+    using M = opmath_t<T>;
+    if (a.i0 == 2)
+      return launch_elementwise<T, T, T>(a, F::LerpScalar<M>{M(a.f0)}, "lerp");
     launch_elementwise<T, T, T, T>(a, F::Lerp{}, "lerp");
   }
 };

@@ -64,9 +64,17 @@ def fill(input, value):
 
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None,
              requires_grad=False, layout=None, pin_memory=False, out=None):
-    """base ** linspace(start, end, steps), computed in float64 and then
-    cast to dtype (the default float dtype unless given); for an integer
-    dtype start and end are truncated first, as torch's."""
+    """base ** (the exponents from start to end), as torch's kernel: start
+    and end are first rounded to dtype (the default float dtype unless
+    given; an integer dtype truncates), their difference is taken in dtype,
+    and the exponents (counted up from start in the first half, down from
+    end in the second) and the power are float64, cast to dtype at the
+    end."""
+    for name, v in (("start", start), ("end", end)):
+        if isinstance(v, Tensor) and v.ndim != 0:
+            raise RuntimeError("logspace only supports 0-dimensional start "
+                               f"and end tensors, but got {name} with "
+                               f"{v.ndim} dimension(s).")
     if isinstance(start, Tensor):
         start = start.item()
     if isinstance(end, Tensor):
@@ -74,11 +82,21 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, device=None,
     if steps < 0:
         raise RuntimeError("logspace: number of steps must be "
                            "non-negative")
+    if out is not None and dtype is None:
+        dtype = out.dtype
     dtype = dtype or get_default_dtype()
-    if not dtype.is_floating_point:  # torch: integer ends, as the dtype
-        start, end = _builtins.int(start), _builtins.int(end)
-    exps = linspace(start, end, steps, dtype=float64, device=device)
-    t = pow(_builtins.float(base), exps).to(dtype)
+    base = _builtins.float(base)
+    if steps <= 1:  # torch: base ** start in float64, unrounded
+        t = full((steps,), base ** _builtins.float(start), dtype=float64,
+                 device=device).to(dtype)
+    else:
+        s = tensor(start, dtype=dtype)
+        e = tensor(end, dtype=dtype)
+        step = (e - s).item() / (steps - 1)
+        s, e = s.item(), e.item()
+        i = arange(steps, dtype=float64, device=device)
+        exps = where(i < steps // 2, s + step * i, e - step * (steps - 1 - i))
+        t = pow(base, exps).to(dtype)
     if out is not None:
         return out.copy_(t)
     return t.requires_grad_(True) if requires_grad else t

@@ -1697,8 +1697,8 @@ def _scatter_reduce(input, dim, index, src, reduce, include_self, op):
     if reduce not in _REDUCES:
         raise RuntimeError(f"{op}(): reduce argument must be either sum, "
                            f"prod, mean, amax or amin, got {reduce}")
-    if index.dtype != fastt.int64:
-        raise RuntimeError(f"{op}(): Expected dtype int64 for index")
+    if index.dtype not in (fastt.int64, fastt.int32):
+        raise RuntimeError(f"{op}(): Expected dtype int32/int64 for index")
     if src.dtype != input.dtype:
         raise RuntimeError(f"{op}(): Expected self.dtype to be equal to "
                            f"src.dtype")
@@ -1809,6 +1809,22 @@ def _scatter_reduce(input, dim, index, src, reduce, include_self, op):
     if not include_self:
         res = fastt.where(hit, res, flat)
     return res.reshape(input.shape)
+
+
+def _scatter_with_reduce(input, dim, index, src, reduce, inplace):
+    """scatter(dim, index, src or value, reduce='add' | 'multiply'), called
+    by the scatter binding: src's elements (or the value) summed or
+    multiplied into input where index points."""
+    op = "scatter_" if inplace else "scatter"
+    names = {"add": "sum", "multiply": "prod"}
+    if reduce not in names:
+        raise RuntimeError(f"{op}(): reduce argument must be either add or "
+                           f"multiply, got {reduce}")
+    if not isinstance(src, fastt.Tensor):
+        src = fastt.full(tuple(index.shape), src, dtype=input.dtype,
+                         device=input.device)
+    r = _scatter_reduce(input, dim, index, src, names[reduce], True, op)
+    return input.copy_(r) if inplace else r
 
 
 @_export()

@@ -60,6 +60,19 @@ struct OutResult {
 inline OutResult with_out(PyObject* out, Tensor&& r, const char* name) {
   return {out, std::move(r), name};
 }
+// Before computing into out=: out may not meet an input's memory (torch's
+// assert_no_overlap, for ops that cannot run in place).
+inline void check_no_overlap(PyObject* out,
+                             std::initializer_list<const Tensor*> in,
+                             const char* name) {
+  if (!given(out) || !is_tensor(out)) return;
+  for (const Tensor* t : in) fastt::check_no_overlap(unwrap(out), *t, name);
+}
+inline void check_no_overlap(PyObject* out, const std::vector<Tensor>& in,
+                             const char* name) {
+  if (!given(out) || !is_tensor(out)) return;
+  for (const Tensor& t : in) fastt::check_no_overlap(unwrap(out), t, name);
+}
 
 inline PyObject* to_py(PyObject*, Tensor&& r) { return wrap(std::move(r)); }
 // An in-place form returns self (the core returns the same tensor).

@@ -4,6 +4,7 @@
 #include "binder.h"
 
 #include "csrc/ops/factory.h"
+#include "csrc/ops/out.h"
 
 namespace fastt {
 namespace py {
@@ -30,6 +31,28 @@ static PyObject* finish(const FactoryKw& kw, Tensor r) {
     fastt::requires_grad_(r, true);
   return wrap(std::move(r));
 }
+// A factory's dtype: dtype= when given, else out='s (torch: arange(5,
+// out=int32_tensor) counts in int32), else the factory's default.
+static std::optional<DType> factory_dtype(const FactoryKw& kw, PyObject* out) {
+  if (given(kw.dtype)) return opt_dtype(kw.dtype);
+  if (given(out)) return to_tensor(out, "out").dtype();
+  return std::nullopt;
+}
+// Writes a factory's result into out= with every check of assign_out (an
+// empty out takes the result's shape; fastt refuses another non-empty
+// shape, where torch resizes with a warning, as its _out ops do).
+static PyObject* into_out(PyObject* out, const Tensor& r, const char* op) {
+  fastt::assign_out(unwrap_mut(out), r, op);
+  Py_INCREF(out);
+  return out;
+}
+// Either of the two above.
+static PyObject* finish(const FactoryKw& kw, PyObject* out, Tensor r,
+                        const char* op) {
+  if (given(out)) return into_out(out, r, op);
+  return finish(kw, std::move(r));
+}
+
 // Parses keyword args of a factory whose positionals are handled by the
 // caller. `extra` names additional keywords stored in extra_out.
 static void parse_factory_kw(const char* fname, PyObject* const* args,
@@ -102,15 +125,10 @@ static void sizes_from(const char* fname, PyObject* const* args,
     parse_factory_kw(#name, args, nargs, kwnames, &kw, extra, ex);          \
     SmallInts sizes;                                                        \
     sizes_from(#name, args, nargs, extra, ex, kwnames, &sizes);             \
-    Tensor r = fastt::name(sizes.list(), opt_dtype(kw.dtype),               \
-                           to_device(kw.device, kCPU));                     \
-    if (given(ex[1])) {                                                     \
-      to_tensor(ex[1], "out");                                              \
-      unwrap_mut(ex[1]) = r;                                                \
-      Py_INCREF(ex[1]);                                                     \
-      return ex[1];                                                         \
-    }                                                                       \
-    return finish(kw, std::move(r));                                              \
+    return finish(kw, ex[1],                                                \
+                  fastt::name(sizes.list(), factory_dtype(kw, ex[1]),       \
+                              to_device(kw.device, kCPU)),                  \
+                  #name);                                                   \
     FASTT_PY_END                                                            \
   }
 FASTT_BIND_SIZED(empty)
@@ -182,11 +200,12 @@ static PyObject* f_arange(PyObject*, PyObject* const* args, Py_ssize_t nargs,
                           PyObject* kwnames) {
   FASTT_PY_BEGIN
   FactoryKw kw;
-  static const char* const extra[] = {"start", "end", "step", nullptr};
-  PyObject* ex[3] = {nullptr, nullptr, nullptr};
+  static const char* const extra[] = {"start", "end", "step", "out", nullptr};
+  PyObject* ex[4] = {nullptr, nullptr, nullptr, nullptr};
   if (nargs > 3) throw TypeError("arange() takes at most 3 positional arguments");
   parse_factory_kw("arange", args, nargs, kwnames, &kw, extra, ex);
-  auto dtype = opt_dtype(kw.dtype);
+  PyObject* out = ex[3];
+  auto dtype = factory_dtype(kw, out);
   Device dev = to_device(kw.device, kCPU);
   PyObject* start = ex[0];
   PyObject* end = ex[1];
@@ -201,11 +220,16 @@ static PyObject* f_arange(PyObject*, PyObject* const* args, Py_ssize_t nargs,
   }
   if (nargs == 3) step = args[2];
   if (!end) throw TypeError("arange() missing required argument 'end'");
-  if (!start && !step) return finish(kw, fastt::arange(to_scalar(end, "end"), dtype, dev));
   Scalar s0 = start ? to_scalar(start, "start") : Scalar(0);
-  if (!step) return finish(kw, fastt::arange(s0, to_scalar(end, "end"), dtype, dev));
-  return finish(kw, fastt::arange(s0, to_scalar(end, "end"), to_scalar(step, "step"),
-                            dtype, dev));
+  Scalar s1 = to_scalar(end, "end");
+  Scalar st = step ? to_scalar(step, "step") : Scalar(1);
+  // a fractional step that int64 truncates to 0: torch's ValueError,
+  // before the range's own checks (other integer dtypes step by the cast
+  // step: arange(0, 5, 0.5, dtype=int32) is ten zeros)
+  if (dtype == DType::Int64 && st.is_floating() &&
+      st.to_double() != 0.0 && static_cast<int64_t>(st.to_double()) == 0)
+    throw ValueError("step must be nonzero");
+  return finish(kw, out, fastt::arange(s0, s1, st, dtype, dev), "arange");
   FASTT_PY_END
 }
 
@@ -213,17 +237,28 @@ static PyObject* f_linspace(PyObject*, PyObject* const* args,
                             Py_ssize_t nargs, PyObject* kwnames) {
   FASTT_PY_BEGIN
   FactoryKw kw;
-  static const char* const extra[] = {"start", "end", "steps", nullptr};
-  PyObject* ex[3] = {nargs > 0 ? args[0] : nullptr,
+  static const char* const extra[] = {"start", "end", "steps", "out",
+                                      nullptr};
+  PyObject* ex[4] = {nargs > 0 ? args[0] : nullptr,
                      nargs > 1 ? args[1] : nullptr,
-                     nargs > 2 ? args[2] : nullptr};
+                     nargs > 2 ? args[2] : nullptr, nullptr};
   parse_factory_kw("linspace", args, nargs, kwnames, &kw, extra, ex);
   if (!ex[0] || !ex[1] || !ex[2])
     throw TypeError("linspace() missing required argument");
-  return finish(kw, fastt::linspace(to_scalar(ex[0], "start"),
-                              to_scalar(ex[1], "end"),
-                              to_int(ex[2], "steps"), opt_dtype(kw.dtype),
-                              to_device(kw.device, kCPU)));
+  // start and end: numbers or 0-d tensors (torch's Tensor overloads)
+  const bool t0 = is_tensor(ex[0]), t1 = is_tensor(ex[1]);
+  if ((t0 && unwrap(ex[0]).dim() != 0) || (t1 && unwrap(ex[1]).dim() != 0))
+    throw RuntimeError(fmt::format(
+        "linspace only supports 0-dimensional start and end tensors, but "
+        "got start with {} dimension(s) and end with {} dimension(s).",
+        t0 ? unwrap(ex[0]).dim() : 0, t1 ? unwrap(ex[1]).dim() : 0));
+  const Scalar s0 = t0 ? unwrap(ex[0]).item() : to_scalar(ex[0], "start");
+  const Scalar s1 = t1 ? unwrap(ex[1]).item() : to_scalar(ex[1], "end");
+  return finish(kw, ex[3],
+                fastt::linspace(s0, s1, to_int(ex[2], "steps"),
+                                factory_dtype(kw, ex[3]),
+                                to_device(kw.device, kCPU)),
+                "linspace");
   FASTT_PY_END
 }
 
@@ -319,15 +354,31 @@ static PyObject* f_randperm(PyObject*, PyObject* const* args,
   FASTT_PY_END
 }
 
+// bernoulli(input, p=None, *, generator=None, out=None): draws with
+// input's probabilities, or with probability p for each of input's
+// elements.
 static PyObject* f_bernoulli(PyObject*, PyObject* const* args,
                              Py_ssize_t nargs, PyObject* kwnames) {
   FASTT_PY_BEGIN
   FactoryKw kw;
-  static const char* const extra[] = {"input", nullptr};
-  PyObject* ex[1] = {nargs > 0 ? args[0] : nullptr};
+  static const char* const extra[] = {"input", "p", "out", nullptr};
+  PyObject* ex[3] = {nargs > 0 ? args[0] : nullptr,
+                     nargs > 1 ? args[1] : nullptr, nullptr};
+  if (nargs > 2) throw TypeError("bernoulli() takes at most 2 positional arguments");
   parse_factory_kw("bernoulli", args, nargs, kwnames, &kw, extra, ex);
+  if (given(kw.dtype) || given(kw.device) || given(kw.requires_grad) ||
+      given(kw.pin_memory))
+    throw TypeError("bernoulli() got an unexpected keyword argument");
   if (!ex[0]) throw TypeError("bernoulli() missing required argument 'input'");
-  return finish(kw, fastt::bernoulli(to_tensor(ex[0], "input")));
+  const Tensor& input = to_tensor(ex[0], "input");
+  Tensor r;
+  if (given(ex[1])) {
+    r = fastt::empty_like(input);
+    fastt::bernoulli_(r, to_double(ex[1], "p"));
+  } else {
+    r = fastt::bernoulli(input);
+  }
+  return finish(kw, ex[2], std::move(r), "bernoulli");
   FASTT_PY_END
 }
 

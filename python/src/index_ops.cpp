@@ -11,7 +11,9 @@ namespace py {
 
 
 // ---- joining and splitting ----
-FASTT_BIND_FUNCTION(cat, 1, with_out(out, fastt::cat(tensors, dim), "cat"),
+FASTT_BIND_FUNCTION(cat, 1,
+                    (check_no_overlap(out, tensors, "cat"),
+                     with_out(out, fastt::cat(tensors, dim), "cat")),
                     (Tensors, tensors), (IntOr<0>, dim), (Kw<Out>, out))
 FASTT_BIND_FUNCTION(stack, 1,
                     with_out(out, fastt::stack(tensors, dim), "stack"),
@@ -55,20 +57,46 @@ FASTT_METHOD(repeat) {
 FASTT_BIND(index_select, 2,
            with_out(out, fastt::index_select(t, dim, index), "index_select"),
            (Int, dim), (Tensor, index), (Kw<Out>, out))
-FASTT_BIND(gather, 2, fastt::gather(t, dim, index), (Int, dim),
-           (Tensor, index))
+// gather's out= must have self's dtype (torch casts nothing there).
+static PyObject* out_of_dtype(PyObject* out, const Tensor& self,
+                              const char* op) {
+  if (given(out) && is_tensor(out) && unwrap(out).dtype() != self.dtype())
+    throw RuntimeError(fmt::format(
+        "{}(): Expected out tensor to have dtype {}, but got {} instead", op,
+        dtype_name(self.dtype()), dtype_name(unwrap(out).dtype())));
+  return out;
+}
+// sparse_grad: accepted (fastt's gradient is always dense, as torch's
+// default).
+FASTT_BIND(gather, 2,
+           (check_no_overlap(out, {&t, &index}, "gather"),
+            with_out(out_of_dtype(out, t, "gather"),
+                     fastt::gather(t, dim, index), "gather")),
+           (Int, dim), (Tensor, index), (Kw<BoolOr<false>>, sparse_grad),
+           (Kw<Out>, out))
 
 static PyObject* scatter_impl(PyObject* self, PyObject* const* args,
                               Py_ssize_t nargs, PyObject* kwnames,
                               bool inplace) {
   to_tensor(self, "input");
-  static const Signature sig{"scatter", {"dim", "index", "src", "$value"}, 2};
-  PyObject* a[4];
+  static const Signature sig{
+      "scatter", {"dim", "index", "src", "$value", "$reduce"}, 2};
+  PyObject* a[5];
   parse_args(sig, args, nargs, kwnames, a);
   int64_t dim = to_int(a[0], "dim");
   const Tensor& index = to_tensor(a[1], "index");
   PyObject* src = given(a[2]) ? a[2] : a[3];
   if (!src) throw TypeError("scatter() missing 'src' or 'value'");
+  if (given(a[4])) {  // reduce='add' / 'multiply': the composite form
+    PyObject* mod = PyImport_ImportModule("fastt._composite");
+    if (!mod) throw_py();
+    PyObject* r = PyObject_CallMethod(mod, "_scatter_with_reduce", "OOOOOO",
+                                      self, a[0], a[1], src, a[4],
+                                      inplace ? Py_True : Py_False);
+    Py_DECREF(mod);
+    if (!r) throw_py();
+    return r;
+  }
   Tensor& t = unwrap_mut(self);
   if (is_tensor(src)) {
     if (inplace) {

@@ -575,8 +575,21 @@ FASTT_BIND(unsqueeze, 1, t.unsqueeze(dim), (Int, dim))
 FASTT_BIND(flatten, 0, t.flatten(start_dim, end_dim), (IntOr<0>, start_dim),
            (IntOr<-1>, end_dim))
 FASTT_BIND(unflatten, 2, t.unflatten(dim, sizes), (Int, dim), (Ints, sizes))
-FASTT_BIND(narrow, 3, t.narrow(dim, start, length), (Int, dim), (Int, start),
-           (Int, length))
+namespace rd {
+// narrow's start: an int, or a 0-d integer tensor (torch's narrow.Tensor).
+struct NarrowStart {
+  static constexpr const char* kStub = "Union[_int, Tensor]";
+  static int64_t read(PyObject* o, const char* n) {
+    if (!is_tensor(o)) return to_int(o, n);
+    const fastt::Tensor& s = unwrap(o);
+    FASTT_CHECK(s.dim() == 0 && is_integral(s.dtype(), false), RuntimeError,
+                "narrow(): start must be an 0-dim integral Tensor.");
+    return s.item().to_int();
+  }
+};
+}  // namespace rd
+FASTT_BIND(narrow, 3, t.narrow(dim, start, length), (Int, dim),
+           (NarrowStart, start), (Int, length))
 FASTT_BIND(select, 2, t.select(dim, index), (Int, dim), (Int, index))
 // storage_offset: an explicit -1 must not become the core's "keep the
 // current offset" sentinel (torch raises).

@@ -90,16 +90,6 @@ Tensor tensordot_any(const Tensor& a, const Tensor& b, PyObject* dims) {
   return fastt::tensordot(a, b, to_int(dims, "dims"));
 }
 
-// out= may not share memory with an input (torch's check).
-void check_no_overlap(PyObject* out, std::initializer_list<const Tensor*> in) {
-  if (!given(out) || !is_tensor(out)) return;
-  const Tensor& o = unwrap(out);
-  for (const Tensor* t : in)
-    FASTT_CHECK(!t->defined() || o.storage() != t->storage(), RuntimeError,
-                "unsupported operation: some elements of the input tensor and "
-                "the written-to tensor refer to a single memory location. "
-                "Please clone() the tensor before performing the operation.");
-}
 
 }  // namespace
 
@@ -181,7 +171,7 @@ FASTT_SHAPE_BIND0(trace, fastt::trace(t))
 // ---- repeats and gathers ----
 FASTT_BIND(tile, 1, fastt::tile(t, dims), (Ints, dims))
 FASTT_BIND(take, 1,
-           (check_no_overlap(out, {&t, &index}),
+           (check_no_overlap(out, {&t, &index}, "take"),
             with_out(out, fastt::take(t, index), "take")),
            (Tensor, index), (Kw<Out>, out))
 FASTT_BIND(take_along_dim, 1,

@@ -71,13 +71,16 @@ def _name(dtype):
     return str(dtype).split(".")[-1]
 
 
-def _compare(out, expected):
+def _compare(out, expected, floor=None):
     """Values only: the caller has checked out's dtype. Integer and bool
     results must be equal as numbers (expected is not cast to out's dtype:
-    a cast would wrap or truncate a wrong value into a right one)."""
+    a cast would wrap or truncate a wrong value into a right one). `floor`:
+    (rtol, atol) minimums (an OpInfo's torch_tol)."""
     got = _as_numpy(out)
     if out.dtype.is_floating_point:
         rtol, atol = TOL[_name(out.dtype)]
+        if floor:
+            rtol, atol = max(rtol, floor[0]), max(atol, floor[1])
         np.testing.assert_allclose(got.astype(np.float64),
                                    expected.astype(np.float64), rtol=rtol,
                                    atol=atol, equal_nan=True)
@@ -165,7 +168,7 @@ def test_op_against_torch(op, dtypes):
         expected = (ref.float() if ref.dtype == torch.bfloat16
                     else ref).numpy()
         try:
-            _compare(out, expected)
+            _compare(out, expected, op.torch_tol)
         except AssertionError as e:
             raise AssertionError(f"{op.name} {dtypes} {case}: {e}") from None
 
