@@ -314,8 +314,21 @@ Tensor transposed_rows(const Tensor& y, const Geom& g) {
 }
 
 // y [N, O, oh, ow] = conv(x, weight) + bias.
+// A CPU 16-bit conv computed in float32 and rounded once (torch's result:
+// its GEMM adds the bias before the one rounding).
+static bool wide_16bit(const Tensor& t) {
+  return t.is_cpu() &&
+         (t.dtype() == DType::Float16 || t.dtype() == DType::BFloat16);
+}
+
 Tensor conv_forward(const Tensor& x, const Tensor& weight, const Tensor& bias,
                     const Geom& g, const char* name) {
+  if (wide_16bit(x)) {
+    const DType f = DType::Float32;
+    return conv_forward(x.to(f), weight.to(f),
+                        bias.defined() ? bias.to(f) : Tensor(), g, name)
+        .to(x.dtype());
+  }
   KernelFn im2col_fn = kernel_for(Op::im2col, x, name);
   Tensor y = Tensor::empty({g.N, g.O, g.oh, g.ow}, x.dtype(), x.device());
   if (y.numel() == 0) return y;
@@ -371,6 +384,15 @@ Tensor conv_forward(const Tensor& x, const Tensor& weight, const Tensor& bias,
 // gradient and conv_transpose's forward.
 Tensor conv_input_grad(const Tensor& gy, const Tensor& weight,
                        const Tensor& bias, const Geom& g, const char* name) {
+  // 16-bit on the CPU: the column GEMM and col2im's sums in float32, one
+  // rounding at the end (torch's result; rounding the columns first is off
+  // by several 16-bit ulps)
+  if (wide_16bit(gy)) {
+    const DType f = DType::Float32;
+    return conv_input_grad(gy.to(f), weight.to(f),
+                           bias.defined() ? bias.to(f) : Tensor(), g, name)
+        .to(gy.dtype());
+  }
   KernelFn col2im_fn = kernel_for(Op::col2im, gy, name);
   Tensor gx = Tensor::empty({g.N, g.C, g.H, g.W}, gy.dtype(), gy.device());
   if (gx.numel() == 0) return gx;

@@ -9,6 +9,8 @@ The conformance suite (tests/python/test_opinfo.py) checks each against
 torch's OpInfo samples, error inputs and gradients."""
 import builtins
 import collections
+import functools
+import inspect
 import math
 
 import fastt
@@ -17,20 +19,47 @@ from . import _C
 __all__ = []
 
 
+def _numpy_aliases(fn):
+    """fn taking axis= for dim= and keepdims= for keepdim= when it has
+    those parameters (torch's NumPy-style aliases, which the C bindings take
+    too); fn itself when it has neither."""
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return fn
+    pairs = [(a, d) for a, d in (("axis", "dim"), ("keepdims", "keepdim"))
+             if d in params and a not in params]
+    if not pairs:
+        return fn
+
+    @functools.wraps(fn)
+    def aliased(*args, **kwargs):
+        if kwargs:
+            for alias, real in pairs:
+                if alias in kwargs:
+                    if real in kwargs:
+                        raise TypeError(f"{fn.__name__}() got multiple "
+                                        f"values for argument '{real}'")
+                    kwargs[real] = kwargs.pop(alias)
+        return fn(*args, **kwargs)
+    return aliased
+
+
 def _export(method=True, name=None, inplace=None):
     """Make fn fastt.<name> (and Tensor.<name> when method)."""
     def wrap(fn):
         n = name or fn.__name__
         __all__.append(n)
-        globals()[n] = fn
+        public = _numpy_aliases(fn)
+        globals()[n] = public
         if method:
-            _C._add_tensor_method(n, fn)
-        return fn
+            _C._add_tensor_method(n, public)
+        return public
     return wrap
 
 
 def _method(name, fn):
-    _C._add_tensor_method(name, fn)
+    _C._add_tensor_method(name, _numpy_aliases(fn))
 
 
 def _type_name(dtype):

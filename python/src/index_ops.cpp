@@ -16,7 +16,8 @@ FASTT_BIND_FUNCTION(cat, 1,
                      with_out(out, fastt::cat(tensors, dim), "cat")),
                     (Tensors, tensors), (IntOr<0>, dim), (Kw<Out>, out))
 FASTT_BIND_FUNCTION(stack, 1,
-                    with_out(out, fastt::stack(tensors, dim), "stack"),
+                    (check_no_overlap(out, tensors, "stack"),
+                     with_out(out, fastt::stack(tensors, dim), "stack")),
                     (Tensors, tensors), (IntOr<0>, dim), (Kw<Out>, out))
 // split_size_or_sections: one chunk size, or the sizes of the sections.
 struct SplitSizes {

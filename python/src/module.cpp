@@ -251,6 +251,15 @@ void parse_varargs_ints(PyObject* const* args, Py_ssize_t nargs,
   out->n = int(nargs);
 }
 
+// torch's NumPy-style keyword aliases (python_arg_parser's
+// numpy_compatibility_arg_names): sum(axis=0, keepdims=True), ...
+static const char* numpy_alias(PyObject* key) {
+  if (PyUnicode_CompareWithASCIIString(key, "axis") == 0) return "dim";
+  if (PyUnicode_CompareWithASCIIString(key, "keepdims") == 0) return "keepdim";
+  if (PyUnicode_CompareWithASCIIString(key, "x2") == 0) return "other";
+  return nullptr;
+}
+
 void parse_args(const Signature& sig, PyObject* const* args, Py_ssize_t nargs,
                 PyObject* kwnames, PyObject** out) {
   int nnames = 0, npos = -1;
@@ -279,6 +288,17 @@ void parse_args(const Signature& sig, PyObject* const* args, Py_ssize_t nargs,
           found = i;
           break;
         }
+      }
+      if (found < 0) {  // not a name: perhaps one of torch's aliases
+        if (const char* alias = numpy_alias(key))
+          for (int i = 0; i < nnames; ++i) {
+            const char* name = sig.names[i];
+            if (name[0] == '$') ++name;
+            if (std::strcmp(name, alias) == 0) {
+              found = i;
+              break;
+            }
+          }
       }
       if (found < 0) {
         PyErr_Format(PyExc_TypeError,

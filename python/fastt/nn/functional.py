@@ -279,7 +279,131 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
         padding_idx = -1
     if max_norm is not None:
         _embedding_renorm_(weight, input, max_norm, norm_type)
-    return fastt.embedding(input, weight, padding_idx)
+    out = fastt.embedding(input, weight, padding_idx)
+    if scale_grad_by_freq:
+        out = _scale_grad_by_freq(out, input, weight.size(0))
+    return out
+
+
+def _scale_grad_by_freq(rows, idx, num):
+    """rows (gathered from weight at idx) unchanged forward; backward, each
+    row's gradient divided by how often its index occurs in idx (torch's
+    scale_grad_by_freq)."""
+    if not (rows.requires_grad and fastt.is_grad_enabled()):
+        return rows
+    flat = idx.reshape(-1).to(fastt.int64)
+    counts = fastt.bincount(flat, minlength=num)
+    s = (1.0 / counts.index_select(0, flat).to(rows.dtype)).reshape(
+        tuple(idx.shape) + (1,))
+    base = rows.detach()
+    return base + (rows - base) * s  # exactly rows: rows - base is 0
+
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
+                  scale_grad_by_freq=False, mode="mean", sparse=False,
+                  per_sample_weights=None, include_last_offset=False,
+                  padding_idx=None):
+    """Sums, means or maxes of bags of embedding rows: a 2-D input is B bags
+    of equal length; a 1-D input is cut into bags at `offsets` (with
+    include_last_offset, offsets' last entry ends the last bag). Rows equal
+    to padding_idx are left out (a mean divides by the rest); an empty bag
+    is zeros. sparse= is accepted (the gradient is dense)."""
+    if weight.dim() != 2:
+        raise ValueError("weight has to be a 2D Tensor, but got Tensor of "
+                         f"dimension {weight.dim()}")
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError(f"mode has to be one of sum, mean or max")
+    if per_sample_weights is not None:
+        if mode != "sum":
+            raise NotImplementedError(
+                "embedding_bag: per_sample_weights was not None. "
+                "per_sample_weights is only supported for mode='sum' (got "
+                f"mode='{mode}'). Please open a feature request on GitHub.")
+        if tuple(per_sample_weights.shape) != tuple(input.shape):
+            raise ValueError(
+                "embedding_bag: If per_sample_weights "
+                f"({tuple(per_sample_weights.shape)}) is not None, then it "
+                "must have the same shape as the input "
+                f"({tuple(input.shape)})")
+    if input.is_floating_point() or input.dtype == fastt.bool:
+        raise RuntimeError("embedding_bag: expected indices of dtype int32 "
+                           f"or int64, got {input.dtype}")
+    if input.dim() == 2:
+        if offsets is not None:
+            raise ValueError(
+                "if input is 2D, then offsets has to be None, as input is "
+                "treated is a mini-batch of fixed length sequences. "
+                f"However, found offsets of type {type(offsets)}")
+        nb, per = input.shape
+        offsets = fastt.arange(0, nb * per, max(per, 1), dtype=input.dtype,
+                               device=input.device)[:nb]
+        input = input.reshape(-1)
+        if per_sample_weights is not None:
+            per_sample_weights = per_sample_weights.reshape(-1)
+        include_last_offset = False
+    elif input.dim() == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets.dim() != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+    else:
+        raise ValueError("input has to be 1D or 2D Tensor, but got Tensor "
+                         f"of dimension {input.dim()}")
+    num, dim = weight.shape
+    if padding_idx is not None:
+        if not -num <= padding_idx < num:
+            raise AssertionError("padding_idx must be within num_embeddings")
+        padding_idx = padding_idx % num
+    n = input.numel()
+    bags = offsets.numel() - (1 if include_last_offset else 0)
+    if bags < 0:
+        raise RuntimeError("embedding_bag: include_last_offset needs at "
+                           "least one offset")
+    if offsets.numel() and offsets[0].item() != 0:
+        raise RuntimeError("offsets[0] has to be 0, i.e., the first "
+                           "sequence in the mini-batch has to start from "
+                           f"position 0. However, got {offsets[0].item()}")
+    if offsets.numel() and offsets[-1].item() > n:
+        raise RuntimeError(f"offsets[-1] can not be greater than input's "
+                           f"length ({n}), but got offsets[-1] of "
+                           f"{offsets[-1].item()}")
+    if max_norm is not None:
+        _embedding_renorm_(weight, input, max_norm, norm_type)
+    starts = offsets[:bags].to(fastt.int64)
+    pos = fastt.arange(n, device=input.device)
+    bag = fastt.bucketize(pos, starts, right=True) - 1
+    keep = None
+    if padding_idx is not None:
+        keep = input != padding_idx
+    if include_last_offset:
+        inside = pos < offsets[bags].item()
+        keep = inside if keep is None else keep & inside
+    idx = input.to(fastt.int64)
+    psw = per_sample_weights
+    if keep is not None:
+        sel = keep.nonzero().reshape(-1)
+        idx, bag = idx.index_select(0, sel), bag.index_select(0, sel)
+        if psw is not None:
+            psw = psw.index_select(0, sel)
+    rows = weight.index_select(0, idx)
+    if scale_grad_by_freq:
+        rows = _scale_grad_by_freq(rows, idx, num)
+    wide = weight.dtype in (fastt.float16, fastt.bfloat16)
+    if wide:  # 16-bit weights accumulate in float32 (as torch's kernel)
+        rows = rows.float()
+    if psw is not None:
+        rows = rows * psw.unsqueeze(1).to(rows.dtype)
+    zeros = fastt.zeros((bags, dim), dtype=rows.dtype, device=rows.device)
+    if mode == "max":
+        out = zeros.scatter_reduce(0, bag.unsqueeze(1).expand(-1, dim),
+                                   rows, "amax", include_self=False)
+    else:
+        out = zeros.index_add(0, bag, rows)
+    if mode == "mean":
+        count = fastt.zeros(bags, dtype=rows.dtype, device=rows.device)
+        count = count.index_add(0, bag, fastt.ones_like(bag, dtype=rows.dtype))
+        out = out / count.clamp(min=1).unsqueeze(1)
+    return out.to(weight.dtype) if wide else out
 
 
 def _embedding_renorm_(weight, input, max_norm, norm_type):
@@ -1257,6 +1381,76 @@ def cross_entropy(input, target, weight=None, size_average=None,
         smooth = smooth.sum()
     return nll * (1.0 - label_smoothing) + smooth * (label_smoothing /
                                                      n_classes)
+
+
+def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None,
+                         weight=None, reduction="mean", ignore_index=None,
+                         label_smoothing=0.0, options=None):
+    """cross_entropy(linear(input, linear_weight, linear_bias), target):
+    torch's reference path. A linear_weight (C, d_1, ..., d_K, in) gives
+    K-dimensional logits (N, C, d_1, ..., d_K). `options` (torch's chunking)
+    is accepted and computes the same values without chunking."""
+    op = "linear_cross_entropy"
+    if input.dim() not in (1, 2):
+        raise RuntimeError(f"{op}: expected input with dimensionality 1 or "
+                           f"2, got {input.dim()}")
+    if linear_weight.dim() < 2:
+        raise RuntimeError(f"{op}: expected linear_weight with "
+                           "dimensionality at least 2, got "
+                           f"{linear_weight.dim()}")
+    fin = input.shape[-1]
+    if linear_weight.shape[-1] != fin:
+        raise RuntimeError(f"{op}: expected equal input and linear_weight "
+                           "last dimensions (in_features), got "
+                           f"{fin} and {linear_weight.shape[-1]}, "
+                           "respectively")
+    out_shape = tuple(linear_weight.shape[:-1])
+    if len(out_shape) > 1 and input.dim() != 2:
+        raise RuntimeError(f"{op}: K-dimensional loss defined by "
+                           f"linear_weight shape {tuple(linear_weight.shape)}"
+                           f" requires batched input, (N, {fin}), got "
+                           f"{tuple(input.shape)}")
+    if linear_bias is not None and tuple(linear_bias.shape) != out_shape:
+        raise RuntimeError(f"{op}: expected linear_bias shape {out_shape}, "
+                           f"got {tuple(linear_bias.shape)}")
+    if target.is_floating_point() and ignore_index is not None:
+        raise RuntimeError(f"{op}: ignore_index cannot be specified when "
+                           "target contains probabilities")
+    w2 = linear_weight.reshape(-1, fin)
+    b = linear_bias.reshape(-1) if linear_bias is not None else None
+    logits = linear(input, w2, b)
+    if len(out_shape) > 1:
+        logits = logits.reshape(tuple(input.shape[:-1]) + out_shape)
+    return cross_entropy(logits, target, weight,
+                         ignore_index=-100 if ignore_index is None
+                         else ignore_index,
+                         reduction=reduction,
+                         label_smoothing=label_smoothing)
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0,
+                            dilation=1, ceil_mode=False,
+                            return_indices=False):
+    """max_pool1d's (output, indices), whatever return_indices says (as
+    torch's)."""
+    return max_pool1d(input, kernel_size, stride, padding, dilation,
+                      ceil_mode, return_indices=True)
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0,
+                            dilation=1, ceil_mode=False,
+                            return_indices=False):
+    """max_pool2d's (output, indices), whatever return_indices says."""
+    return max_pool2d(input, kernel_size, stride, padding, dilation,
+                      ceil_mode, return_indices=True)
+
+
+def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0,
+                            dilation=1, ceil_mode=False,
+                            return_indices=False):
+    """max_pool3d's (output, indices), whatever return_indices says."""
+    return max_pool3d(input, kernel_size, stride, padding, dilation,
+                      ceil_mode, return_indices=True)
 
 
 def _cross_entropy_probs(input, target, weight, reduction, label_smoothing):
@@ -2334,6 +2528,83 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1,
     out = cols.matmul(wmat).permute(0, 1, 3, 2).reshape((n, o) + out_sp)
     if bias is not None:
         out = out + bias.view(1, o, 1, 1, 1)
+    return out.squeeze(0) if unbatched else out
+
+
+def _zero_stuff(x, dim, s):
+    """x with s - 1 zeros between neighbours along dim (a transposed
+    convolution's stride), by cat + reshape + narrow (differentiable)."""
+    if s == 1 or x.shape[dim] == 0:
+        return x
+    n = x.shape[dim]
+    z = fastt.zeros(tuple(x.shape[:dim + 1]) + (s - 1,) +
+                    tuple(x.shape[dim + 1:]), dtype=x.dtype, device=x.device)
+    y = fastt.cat([x.unsqueeze(dim + 1), z], dim + 1)
+    y = y.reshape(tuple(x.shape[:dim]) + (n * s,) + tuple(x.shape[dim + 1:]))
+    return y.narrow(dim, 0, (n - 1) * s + 1)
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0,
+                     output_padding=0, groups=1, dilation=1):
+    """The transposed 3-D convolution as conv3d over the zero-stuffed input
+    padded by dilation * (k - 1) - padding (+ output_padding after), with
+    the weight's channels swapped per group and its window flipped."""
+    op = "conv_transpose3d"
+    if input.dim() not in (4, 5):
+        raise RuntimeError(
+            f"{op}(): Expected 4D (unbatched) or 5D (batched) input to {op},"
+            f" but got input of size: {list(input.shape)}")
+    if weight.dim() != 5:
+        raise RuntimeError(f"{op}(): expected a 5-D weight, got "
+                           f"{list(weight.shape)}")
+    unbatched = input.dim() == 4
+    x = input.unsqueeze(0) if unbatched else input
+
+    def three(v):
+        v = _pair(v, 3)
+        return tuple(v) * 3 if len(v) == 1 else tuple(v)
+    s, p, o, d = three(stride), three(padding), three(output_padding), \
+        three(dilation)
+    if any(v <= 0 for v in s):
+        raise RuntimeError(f"{op}(): non-positive stride is not supported")
+    if any(v <= 0 for v in d):
+        raise RuntimeError(f"{op}(): dilation should be greater than zero")
+    if any(v < 0 for v in p):
+        raise RuntimeError(f"{op}(): negative padding is not supported")
+    if groups <= 0:
+        raise RuntimeError(f"{op}(): non-positive groups is not supported")
+    for oi, si, di in zip(o, s, d):
+        if oi < 0 or oi >= max(si, di):
+            raise RuntimeError(f"{op}(): output padding must be smaller "
+                               "than either stride or dilation, but got "
+                               f"output_padding={list(o)}, stride={list(s)}"
+                               f", dilation={list(d)}")
+    cin = weight.shape[0]
+    if x.shape[1] != cin or cin % groups:
+        raise RuntimeError(
+            f"Given transposed=1, weight of size {list(weight.shape)}, "
+            f"expected input{list(x.shape)} to have {cin} channels, but got "
+            f"{x.shape[1]} channels instead")
+    if x.dtype != weight.dtype or (bias is not None and
+                                   bias.dtype != x.dtype):
+        raise RuntimeError(f"{op}(): Input type, weight type and bias type "
+                           "should be the same")
+    k = tuple(weight.shape[2:])
+    dtype = x.dtype
+    if dtype in (fastt.float16, fastt.bfloat16):  # float32, one rounding
+        x, weight = x.float(), weight.float()
+        bias = bias.float() if bias is not None else None
+    for i in range(3):
+        x = _zero_stuff(x, 2 + i, s[i])
+    flat = []
+    for i in reversed(range(3)):
+        lo = d[i] * (k[i] - 1) - p[i]
+        flat += [lo, lo + o[i]]
+    x = pad(x, tuple(flat))
+    cout_g = weight.shape[1]
+    w = weight.reshape((groups, cin // groups, cout_g) + k).transpose(1, 2)
+    w = w.reshape((groups * cout_g, cin // groups) + k).flip(2, 3, 4)
+    out = conv3d(x, w, bias, 1, 0, d, groups).to(dtype)
     return out.squeeze(0) if unbatched else out
 
 

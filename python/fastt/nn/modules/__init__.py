@@ -5,7 +5,8 @@ from .module import Module  # noqa: F401
 from .container import (  # noqa: F401
     ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential)
 from .linear import Bilinear, Identity, Linear  # noqa: F401
-from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d  # noqa
+from .conv import (  # noqa: F401
+    Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d)
 from .pooling import (  # noqa: F401
     AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d,
     AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d, AvgPool1d,
@@ -26,7 +27,7 @@ from .upsampling import (  # noqa: F401
     Upsample, UpsamplingBilinear2d, UpsamplingNearest2d)
 from .pixelshuffle import (  # noqa: F401
     ChannelShuffle, PixelShuffle, PixelUnshuffle)
-from .sparse import Embedding  # noqa: F401
+from .sparse import Embedding, EmbeddingBag  # noqa: F401
 from .flatten import Flatten, Unflatten  # noqa: F401
 from .loss import (  # noqa: F401
     BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss,

@@ -1,6 +1,7 @@
 """Convolutions (torch.nn semantics, reprs, default init): Conv1d, Conv2d,
-ConvTranspose2d over fastt.conv1d / conv2d / conv_transpose2d. Non-zero
-padding modes pad with F.pad first, as torch does."""
+Conv3d, ConvTranspose1d/2d/3d over F.conv1d / conv2d / conv3d /
+conv_transpose2d / conv_transpose3d. Non-zero padding modes pad with F.pad
+first, as torch does."""
 
 import math
 
@@ -11,7 +12,8 @@ from .. import init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
+           "ConvTranspose3d"]
 
 
 def _ntuple(x, n):
@@ -161,6 +163,26 @@ class Conv2d(_ConvNd):
                         self.padding, self.dilation, self.groups)
 
 
+class Conv3d(_ConvNd):
+    _n = 3
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1,
+                 padding=0, dilation=1, groups=1, bias=True,
+                 padding_mode="zeros", device=None, dtype=None):
+        super().__init__(in_channels, out_channels, kernel_size, stride,
+                         padding, dilation, False, 0, groups, bias,
+                         padding_mode, device, dtype)
+
+    def forward(self, input):
+        if self.padding_mode != "zeros":
+            input = F.pad(input, self._reversed_padding_repeated_twice,
+                          mode=self.padding_mode)
+            return F.conv3d(input, self.weight, self.bias, self.stride, 0,
+                            self.dilation, self.groups)
+        return F.conv3d(input, self.weight, self.bias, self.stride,
+                        self.padding, self.dilation, self.groups)
+
+
 class _ConvTransposeNd(_ConvNd):
     def __init__(self, in_channels, out_channels, kernel_size, stride=1,
                  padding=0, output_padding=0, groups=1, bias=True, dilation=1,
@@ -215,3 +237,13 @@ class ConvTranspose1d(_ConvTransposeNd):
             (1, self.stride[0]), (0, self.padding[0]), (0, op[0]),
             self.groups, (1, self.dilation[0])).squeeze(2)
         return out.squeeze(0) if unbatched else out
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    _n = 3
+
+    def forward(self, input, output_size=None):
+        output_padding = self._output_padding(input, output_size)
+        return F.conv_transpose3d(input, self.weight, self.bias, self.stride,
+                                  self.padding, output_padding, self.groups,
+                                  self.dilation)
