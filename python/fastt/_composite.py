@@ -1977,6 +1977,42 @@ def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
     return out, mean.to(input.dtype), rstd.to(input.dtype)
 
 
+# ---- grid samplers: torch's integer-coded forms of F.grid_sample ----
+
+@_export(method=False)
+def grid_sampler(input, grid, interpolation_mode, padding_mode,
+                 align_corners):
+    """F.grid_sample with the mode (0 bilinear, 1 nearest, 2 bicubic) and
+    padding (0 zeros, 1 border, 2 reflection) as integers."""
+    from .nn import functional as F
+    return F._grid_sample(input, grid, interpolation_mode, padding_mode,
+                          align_corners, "grid_sampler")
+
+
+@_export(method=False)
+def grid_sampler_2d(input, grid, interpolation_mode, padding_mode,
+                    align_corners):
+    """grid_sampler over a 4-D input."""
+    if input.dim() != 4:
+        raise RuntimeError("grid_sampler_2d(): expected 4D input, got "
+                           f"{input.dim()}D")
+    from .nn import functional as F
+    return F._grid_sample(input, grid, interpolation_mode, padding_mode,
+                          align_corners, "grid_sampler_2d")
+
+
+@_export(method=False)
+def grid_sampler_3d(input, grid, interpolation_mode, padding_mode,
+                    align_corners):
+    """grid_sampler over a 5-D input (bilinear or nearest)."""
+    if input.dim() != 5:
+        raise RuntimeError("grid_sampler_3d(): expected 5D input, got "
+                           f"{input.dim()}D")
+    from .nn import functional as F
+    return F._grid_sample(input, grid, interpolation_mode, padding_mode,
+                          align_corners, "grid_sampler_3d")
+
+
 # ---- aten internals that op_db tests by name ----
 
 @_export(method=False)

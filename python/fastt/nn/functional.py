@@ -10,6 +10,7 @@ frame in between. Each also has a composed version (_COMPOSED at the end),
 used when the extension lacks the op and tested against torch, so it can
 serve as a reference."""
 
+import builtins as _builtins
 import math
 
 import fastt
@@ -2355,6 +2356,43 @@ def _interp_dim(x, dim, n, o, scale, mode, align_corners):
     return x0 * (1.0 - t) + x1 * t
 
 
+def _aa_matrix(n, o, scale, align_corners, mode, dtype, device):
+    """The (o, n) weights of torch's antialiased resize along one dim (the
+    PIL scheme): output pixel i averages the inputs within `support` of its
+    centre with a triangle (bilinear) or a = -0.5 cubic (bicubic) filter
+    stretched by the downscale factor, the weights normalized to sum 1."""
+    if align_corners:
+        sc = (n - 1) / (o - 1) if o > 1 else 0.0
+    else:
+        sc = 1.0 / scale if scale is not None and scale > 0 else n / o
+    size = 2 if mode == "bilinear" else 4
+    support = size * 0.5 * sc if sc >= 1.0 else size * 0.5
+    inv = 1.0 / sc if sc >= 1.0 else 1.0
+
+    def filt(x):
+        x = abs(x)
+        if mode == "bilinear":
+            return 1.0 - x if x < 1.0 else 0.0
+        a = -0.5
+        if x < 1.0:
+            return ((a + 2) * x - (a + 3)) * x * x + 1
+        if x < 2.0:
+            return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+        return 0.0
+    rows = []
+    for i in range(o):
+        centre = sc * (i + 0.5)  # align_corners only changes the scale
+        lo = _builtins.max(int(centre - support + 0.5), 0)
+        hi = _builtins.min(int(centre + support + 0.5), n)
+        ws = [filt((j - centre + 0.5) * inv) for j in range(lo, hi)]
+        total = sum(ws)
+        row = [0.0] * n
+        for j, w in zip(range(lo, hi), ws):
+            row[j] = w / total if total != 0.0 else w
+        rows.append(row)
+    return fastt.tensor(rows, dtype=fastt.float64, device=device).to(dtype)
+
+
 def interpolate(input, size=None, scale_factor=None, mode="nearest",
                 align_corners=None, recompute_scale_factor=None,
                 antialias=False):
@@ -2372,9 +2410,10 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest",
                 "modes: linear | bilinear | bicubic | trilinear")
     elif align_corners is None:
         align_corners = False
-    if antialias:
-        raise NotImplementedError("interpolate(): antialias=True is not "
-                                  "supported")
+    if antialias and (mode not in ("bilinear", "bicubic") or
+                      input.dim() != 4):
+        raise ValueError("Anti-alias option is restricted to bilinear and "
+                         "bicubic modes and requires a 4-D tensor as input")
     nd = input.dim() - 2
     if nd < 1 or nd > 3 or (mode in _INTERP_DIMS and
                             _INTERP_DIMS[mode] != nd):
@@ -2401,9 +2440,15 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest",
             low = x.dtype
             x = x.float()
     insz = tuple(input.shape[2:])
-    for i in range(nd):
-        x = _interp_dim(x, 2 + i, insz[i], out[i], scales[i], mode,
-                        align_corners)
+    if antialias:  # separable filter matrices: W_h @ x @ W_w^T
+        for i in (1, 0):
+            w = _aa_matrix(insz[i], out[i], scales[i], align_corners, mode,
+                           x.dtype, x.device)
+            x = fastt.matmul(w, x) if i == 0 else fastt.matmul(x, w.t())
+    else:
+        for i in range(nd):
+            x = _interp_dim(x, 2 + i, insz[i], out[i], scales[i], mode,
+                            align_corners)
     if low is not None:
         if low in (fastt.float16, fastt.bfloat16):
             return x.to(low)
@@ -2606,6 +2651,192 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0,
     w = w.reshape((groups * cout_g, cin // groups) + k).flip(2, 3, 4)
     out = conv3d(x, w, bias, 1, 0, d, groups).to(dtype)
     return out.squeeze(0) if unbatched else out
+
+
+_GRID_MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
+_GRID_PADDINGS = {"zeros": 0, "border": 1, "reflection": 2}
+
+
+def _grid_unnormalize(coord, size, align_corners):
+    # [-1, 1] -> pixel coordinates (corner centres, or corner edges)
+    if align_corners:
+        return (coord + 1) * ((size - 1) / 2)
+    return ((coord + 1) * size - 1) / 2
+
+
+def _grid_reflect(x, twice_low, twice_high):
+    """torch's reflect_coordinates: x folded into [low, high]."""
+    if twice_low == twice_high:
+        return fastt.zeros_like(x)
+    lo = twice_low / 2
+    span = (twice_high - twice_low) / 2
+    x = x - lo
+    x = x * fastt.where(x < 0, -1.0, 1.0)  # |x|, gradient +1 at 0 (torch)
+    extra = fastt.fmod(x, span)
+    flips = fastt.floor(x / span)
+    even = fastt.remainder(flips, 2) == 0
+    return fastt.where(even, extra + lo, span - extra + lo)
+
+
+def _grid_clip(x, size):
+    """x clamped to [0, size - 1], its gradient 1 strictly inside and 0 on
+    and beyond the edges (torch's clip_coordinates_set_grad; clamp's
+    gradient would be 1 on the edge)."""
+    inside = (x > 0) & (x < size - 1)
+    return fastt.where(inside, x, x.detach().clamp(0, size - 1))
+
+
+def _grid_pad(x, size, padding, align_corners):
+    """A source coordinate under border / reflection padding."""
+    if padding == 1:
+        return _grid_clip(x, size)
+    if padding == 2:
+        if align_corners:
+            x = _grid_reflect(x, 0, 2 * (size - 1))
+        else:
+            x = _grid_reflect(x, -1, 2 * size - 1)
+        return _grid_clip(x, size)
+    return x
+
+
+def _grid_taps(flat, coords, sizes):
+    """flat (N, C, prod(sizes)); coords: one (N, L) integer tensor per
+    spatial dim (outermost first). The values there, 0 where out of
+    bounds: (N, C, L)."""
+    inside = None
+    lin = None
+    for c, n in zip(coords, sizes):
+        ok = (c >= 0) & (c < n)
+        inside = ok if inside is None else inside & ok
+        c = c.clamp(0, n - 1)
+        lin = c if lin is None else lin * n + c
+    nb, ch = flat.shape[0], flat.shape[1]
+    idx = lin.unsqueeze(1).expand(nb, ch, lin.shape[-1])
+    vals = flat.gather(2, idx)
+    return vals * inside.unsqueeze(1).to(vals.dtype)
+
+
+def _cubic_weights(t):
+    """torch's cubic convolution coefficients (A = -0.75) at offset t in
+    [0, 1): the weights of taps -1, 0, 1, 2."""
+    a = -0.75
+
+    def near(x):  # |x| <= 1
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x):  # 1 < |x| < 2
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+    return [far(t + 1), near(t), near(1 - t), far(2 - t)]
+
+
+def _grid_sample(input, grid, mode, padding, align_corners, op):
+    nd = input.dim() - 2
+    if input.dim() not in (4, 5):
+        raise RuntimeError(f"{op}(): expected 4D or 5D input and grid with "
+                           f"same number of dimensions, but got input with "
+                           f"sizes {list(input.shape)} and grid with sizes "
+                           f"{list(grid.shape)}")
+    if grid.dim() != input.dim():
+        raise RuntimeError(f"{op}(): expected grid to have the same number "
+                           f"of dimensions as input, but got grid with sizes"
+                           f" {list(grid.shape)}")
+    if grid.shape[0] != input.shape[0]:
+        raise RuntimeError(f"{op}(): expected grid and input to have same "
+                           f"batch size, but got input with sizes "
+                           f"{list(input.shape)} and grid with sizes "
+                           f"{list(grid.shape)}")
+    if grid.shape[-1] != nd:
+        raise RuntimeError(f"{op}(): expected grid to have size {nd} in last"
+                           f" dimension, but got grid with sizes "
+                           f"{list(grid.shape)}")
+    if input.dtype != grid.dtype:
+        raise RuntimeError(f"{op}(): expected input and grid to have the "
+                           f"same dtype, but input has {input.dtype} and "
+                           f"grid has {grid.dtype}")
+    if any(n == 0 for n in input.shape[2:]):
+        raise RuntimeError(f"{op}(): expected input to have non-empty "
+                           f"spatial dimensions, but input has sizes "
+                           f"{list(input.shape)} with dimension 2 being "
+                           "empty")
+    if mode == 2 and nd != 2:
+        raise RuntimeError(f"{op}(): bicubic interpolation only supports "
+                           "4D input")
+    dtype = input.dtype
+    if dtype in (fastt.float16, fastt.bfloat16):  # float32 math
+        input, grid = input.float(), grid.float()
+    nb, ch = input.shape[0], input.shape[1]
+    sizes = tuple(input.shape[2:])          # (H, W) or (D, H, W)
+    out_sp = tuple(grid.shape[1:-1])
+    g = grid.reshape(nb, -1, nd)            # (N, L, nd), x first
+    flat = input.reshape(nb, ch, -1)
+    # source coordinates, outermost spatial dim first (grid's last entry)
+    src = [_grid_unnormalize(g[..., nd - 1 - i], sizes[i], align_corners)
+           for i in range(nd)]
+    if mode != 2:
+        src = [_grid_pad(x, n, padding, align_corners)
+               for x, n in zip(src, sizes)]
+    if mode == 1:  # nearest: round half to even, as nearbyint
+        out = _grid_taps(flat, [fastt.round(x).to(fastt.int64)
+                                for x in src], sizes)
+    elif mode == 0:
+        lows = [fastt.floor(x) for x in src]
+        fr = [x - lo for x, lo in zip(src, lows)]
+        lows = [lo.to(fastt.int64) for lo in lows]
+        out = None
+        for corner in range(1 << nd):
+            w = None
+            coords = []
+            for i in range(nd):
+                hi = (corner >> (nd - 1 - i)) & 1
+                wi = fr[i] if hi else 1 - fr[i]
+                w = wi if w is None else w * wi
+                coords.append(lows[i] + hi)
+            term = _grid_taps(flat, coords, sizes) * w.unsqueeze(1)
+            out = term if out is None else out + term
+    else:  # bicubic (2-D): 4 x 4 taps, each tap coordinate padded
+        fy, fx = fastt.floor(src[0]), fastt.floor(src[1])
+        wy = _cubic_weights(src[0] - fy)
+        wx = _cubic_weights(src[1] - fx)
+        fy, fx = fy.to(fastt.int64), fx.to(fastt.int64)
+        out = None
+        for i in range(4):
+            yi = fy + (i - 1)
+            if padding:
+                yi = _grid_pad(yi.to(src[0].dtype), sizes[0], padding,
+                               align_corners).to(fastt.int64)
+            row = None
+            for j in range(4):
+                xj = fx + (j - 1)
+                if padding:
+                    xj = _grid_pad(xj.to(src[1].dtype), sizes[1], padding,
+                                   align_corners).to(fastt.int64)
+                term = _grid_taps(flat, [yi, xj], sizes) * \
+                    wx[j].unsqueeze(1)
+                row = term if row is None else row + term
+            term = row * wy[i].unsqueeze(1)
+            out = term if out is None else out + term
+    out = out.reshape((nb, ch) + out_sp)
+    return out.to(dtype) if out.dtype != dtype else out
+
+
+def grid_sample(input, grid, mode="bilinear", padding_mode="zeros",
+                align_corners=None):
+    """Samples input (N, C, H, W) or (N, C, D, H, W) at grid's normalized
+    [-1, 1] coordinates (x first): bilinear / nearest (round half to even) /
+    bicubic (4-D only, A = -0.75), with zeros / border / reflection padding;
+    align_corners=None is False, as torch. Gradients flow to input and
+    grid."""
+    if mode not in _GRID_MODES:
+        raise ValueError(f"nn.functional.grid_sample(): expected mode to be "
+                         f"'bilinear', 'nearest' or 'bicubic', but got: "
+                         f"'{mode}'")
+    if padding_mode not in _GRID_PADDINGS:
+        raise ValueError("nn.functional.grid_sample(): expected padding_mode"
+                         " to be 'zeros', 'border', or 'reflection', but got"
+                         f": '{padding_mode}'")
+    return _grid_sample(input, grid, _GRID_MODES[mode],
+                        _GRID_PADDINGS[padding_mode], bool(align_corners),
+                        "grid_sample")
 
 
 # ---------------------------------------------------------------------------
