@@ -1305,6 +1305,160 @@ def _class_weight_view(weight, ndim):
     return weight.view((1, -1) + (1,) * (ndim - 2)) if ndim > 1 else weight
 
 
+def _lengths(v, n, what, device):
+    if isinstance(v, fastt.Tensor):
+        v = v.to(fastt.int64)
+    else:
+        v = fastt.tensor(list(v), dtype=fastt.int64, device=device)
+    if v.dim() != 1 or v.numel() != n:
+        raise RuntimeError(f"ctc_loss: {what} must be of size batch_size "
+                           f"({n}), got {tuple(v.shape)}")
+    return v
+
+
+def _safe_logsumexp3(a, b, c):
+    """log(e^a + e^b + e^c) elementwise, -inf where all are -inf, with no
+    NaN in its gradient there."""
+    m = fastt.maximum(fastt.maximum(a, b), c)
+    m = fastt.where(fastt.isinf(m), fastt.zeros_like(m), m).detach()
+    total = (a - m).exp() + (b - m).exp() + (c - m).exp()
+    pos = total > 0
+    safe = fastt.where(pos, total, fastt.ones_like(total))
+    return fastt.where(pos, m + safe.log(), fastt.full_like(total, -_inf))
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0,
+             reduction="mean", zero_infinity=False):
+    """Connectionist temporal classification: -log of the total probability
+    of every alignment of each target with its input (the forward recursion
+    over the blank-interleaved targets, in log space, one step per time).
+    log_probs (T, N, C) or (T, C); targets padded (N, S) or concatenated
+    1-D. As torch's kernel, the gradient w.r.t. log_probs assumes they are
+    log_softmax outputs (it carries an extra exp(log_probs) term that the
+    log_softmax's own backward cancels), so log_softmax inputs get torch's
+    gradients exactly. reduction 'mean' divides each loss by its target
+    length, then averages."""
+    if log_probs.dim() not in (2, 3):
+        raise RuntimeError("ctc_loss: log_probs must be 2-D (T, C) or 3-D "
+                           f"(T, N, C), got {log_probs.dim()}-D")
+    if not log_probs.is_floating_point():
+        raise RuntimeError("ctc_loss: log_probs must be floating point")
+    unbatched = log_probs.dim() == 2
+    lp = log_probs.unsqueeze(1) if unbatched else log_probs
+    T, N, C = lp.shape
+    dev = lp.device
+    if unbatched and targets.dim() == 1 and not isinstance(
+            target_lengths, fastt.Tensor) and not isinstance(
+            target_lengths, (list, tuple)):
+        target_lengths = [int(target_lengths)]
+    if unbatched:
+        if isinstance(input_lengths, fastt.Tensor):
+            input_lengths = input_lengths.reshape(1)
+        elif not isinstance(input_lengths, (list, tuple)):
+            input_lengths = [int(input_lengths)]
+        if isinstance(target_lengths, fastt.Tensor):
+            target_lengths = target_lengths.reshape(1)
+        elif not isinstance(target_lengths, (list, tuple)):
+            target_lengths = [int(target_lengths)]
+    in_len = _lengths(input_lengths, N, "input_lengths", dev)
+    tg_len = _lengths(target_lengths, N, "target_lengths", dev)
+    il, tl = in_len.tolist(), tg_len.tolist()
+    if any(v < 0 or v > T for v in il):
+        raise RuntimeError(f"ctc_loss: Expected input_lengths to have value "
+                           f"at most {T}, but got value "
+                           f"{max(il)} (while checking arguments for "
+                           "ctc_loss_cpu)")
+    if any(v < 0 for v in tl):
+        raise RuntimeError("ctc_loss: target_lengths must be non-negative")
+    if not 0 <= blank < C:
+        raise RuntimeError("blank must be in label range")
+    L = max(tl) if tl else 0
+    tg = targets.to(fastt.int64)
+    if tg.dim() == 1:  # concatenated targets: cut into padded rows
+        if tg.numel() < sum(tl):
+            raise RuntimeError("ctc_loss: targets has fewer elements than "
+                               "the target lengths sum to")
+        rows, at = [], 0
+        for n_ in tl:
+            row = tg.narrow(0, at, n_)
+            rows.append(fastt.cat([row, fastt.full((L - n_,), blank,
+                                                   dtype=fastt.int64,
+                                                   device=dev)]))
+            at += n_
+        tg = fastt.stack(rows) if rows else fastt.zeros(
+            (N, 0), dtype=fastt.int64, device=dev)
+    elif tg.dim() == 2:
+        if tg.shape[0] != N:
+            raise RuntimeError("ctc_loss: targets' first dimension must be "
+                               f"the batch size {N}, got {tg.shape[0]}")
+        if tg.shape[1] < L:
+            raise RuntimeError(f"ctc_loss: Expected tensor to have size at "
+                               f"least {L} at dimension 1, but got size "
+                               f"{tg.shape[1]} for argument #2 'targets'")
+        tg = tg[:, :L]
+    else:
+        raise RuntimeError("ctc_loss: targets must be 1-D or 2-D")
+    S = 2 * L + 1
+    ext = fastt.full((N, S), blank, dtype=fastt.int64, device=dev)
+    if L:
+        ext[:, 1::2] = tg
+    pos = fastt.arange(S, device=dev)
+    valid = pos.unsqueeze(0) < (2 * tg_len + 1).unsqueeze(1)   # (N, S)
+    prev2 = fastt.cat([fastt.full((N, 2), -1, dtype=fastt.int64, device=dev),
+                       ext[:, :-2]], 1) if S > 2 else fastt.full(
+        (N, S), -1, dtype=fastt.int64, device=dev)
+    skip = (ext != blank) & (ext != prev2)
+    neg = fastt.full((N, S), -_inf, dtype=lp.dtype, device=dev)
+    start = (pos < 2).unsqueeze(0) & valid
+
+    def emit(t):
+        return lp[t].gather(1, ext)  # (N, S)
+    alpha = fastt.where(start, emit(0), neg) if T else neg
+    col = fastt.full((N, 1), -_inf, dtype=lp.dtype, device=dev)
+    for t in range(1, T):
+        a1 = fastt.cat([col, alpha[:, :-1]], 1)
+        a2 = fastt.cat([col, col, alpha[:, :-2]], 1) if S > 1 else neg
+        a2 = fastt.where(skip, a2, neg)
+        nxt = _safe_logsumexp3(alpha, a1, a2) + emit(t)
+        nxt = fastt.where(valid, nxt, neg)
+        live = (t < in_len).unsqueeze(1)
+        alpha = fastt.where(live, nxt, alpha)
+    end = (2 * tg_len).unsqueeze(1)
+    last = alpha.gather(1, end).squeeze(1)
+    before = alpha.gather(1, (end - 1).clamp(min=0)).squeeze(1)
+    before = fastt.where(tg_len > 0, before, fastt.full_like(before, -_inf))
+    zero_in = in_len == 0  # no frames: probability 1 only for an empty target
+    lse = _safe_logsumexp3(last, before, fastt.full_like(last, -_inf))
+    lse = fastt.where(zero_in, fastt.where(tg_len == 0,
+                                           fastt.zeros_like(lse),
+                                           fastt.full_like(lse, -_inf)), lse)
+    loss = -lse
+    finite = ~fastt.isinf(loss)
+    # torch's gradient convention: + exp(log_probs) over each input's frames
+    # (value 0 forward; see the docstring)
+    frames = (fastt.arange(T, device=dev).unsqueeze(1) <
+              in_len.unsqueeze(0)).to(lp.dtype)                 # (T, N)
+    base = lp.detach()
+    diff = fastt.where(fastt.isfinite(base), lp - base,
+                       fastt.zeros_like(base))  # -inf - -inf would be NaN
+    extra = (base.exp() * diff).sum(2) * frames
+    extra = extra.sum(0)
+    if zero_infinity:
+        loss = fastt.where(finite, loss + extra, fastt.zeros_like(loss))
+    else:
+        loss = loss + fastt.where(finite, extra, fastt.zeros_like(extra))
+    if unbatched:
+        loss = loss.squeeze(0)
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "mean":
+        return (loss / tg_len.clamp(min=1).to(loss.dtype).reshape(
+            loss.shape)).mean()
+    raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100,
              reduce=None, reduction="mean"):
     if size_average is not None or reduce is not None:

@@ -10,7 +10,7 @@ __all__ = ["L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss",
            "CosineEmbeddingLoss", "SoftMarginLoss", "MultiLabelSoftMarginLoss",
            "MultiMarginLoss", "MultiLabelMarginLoss", "TripletMarginLoss",
            "TripletMarginWithDistanceLoss", "GaussianNLLLoss",
-           "PoissonNLLLoss"]
+           "PoissonNLLLoss", "CTCLoss"]
 
 
 class _Loss(Module):
@@ -249,3 +249,14 @@ class PoissonNLLLoss(_Loss):
         return F.poisson_nll_loss(log_input, target,
                                   log_input=self.log_input, full=self.full,
                                   eps=self.eps, reduction=self.reduction)
+
+
+class CTCLoss(_Loss):
+    def __init__(self, blank=0, reduction="mean", zero_infinity=False):
+        super().__init__(reduction=reduction)
+        self.blank = blank
+        self.zero_infinity = zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths,
+                          self.blank, self.reduction, self.zero_infinity)
