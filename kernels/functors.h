@@ -16,6 +16,21 @@ namespace functors {
 template <class T>
 constexpr bool is_float_v = std::is_floating_point<T>::value;
 
+// The functor a row's kernel runs for storage type T: Fn::For<T> when Fn
+// defines it (an op whose 16-bit form needs the 16-bit bit layout, which
+// the opmath float it is handed does not carry), else Fn itself. The CPU
+// and CUDA adapters of the elementwise rows both go through it.
+template <class Fn, class T, class = void>
+struct FunctorFor {
+  using type = Fn;
+};
+template <class Fn, class T>
+struct FunctorFor<Fn, T, std::void_t<typename Fn::template For<T>>> {
+  using type = typename Fn::template For<T>;
+};
+template <class Fn, class T>
+using functor_for = typename FunctorFor<Fn, T>::type;
+
 // ---- unary ----
 struct Neg {
   template <class T> FASTT_HD T operator()(T a) const { return -a; }
@@ -557,10 +572,35 @@ struct Copysign {
     return std::copysign(a, b);
   }
 };
-struct Nextafter {  // float32/float64 only: 16-bit steps need their bits
+struct NextafterStd {
   template <class T> FASTT_HD T operator()(T a, T b) const {
     return std::nextafter(a, b);
   }
+};
+// 16-bit nextafter: a and b arrive as floats (exact 16-bit values); the
+// step is one unit of the 16-bit format S's bits (sign-magnitude), from 0
+// the smallest subnormal towards b.
+template <class S>
+struct Nextafter16 {
+  FASTT_HD float operator()(float a, float b) const {
+    if (a != a || b != b) return a + b;  // NaN
+    if (a == b) return b;
+    uint16_t bits = S(a).bits;
+    if (a == 0.0f) {
+      bits = b > 0.0f ? uint16_t(0x0001) : uint16_t(0x8001);
+    } else if ((a < b) == (a > 0.0f)) {
+      ++bits;  // away from zero
+    } else {
+      --bits;  // towards zero
+    }
+    return float(S::from_bits(bits));
+  }
+};
+struct Nextafter : NextafterStd {
+  template <class S>
+  using For = std::conditional_t<std::is_same<S, Half>::value ||
+                                     std::is_same<S, BFloat16>::value,
+                                 Nextafter16<S>, NextafterStd>;
 };
 struct Heaviside {  // the step: values where a == 0
   template <class T> FASTT_HD T operator()(T a, T b) const {

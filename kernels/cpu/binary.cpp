@@ -17,7 +17,8 @@ struct BinaryAdapter {
   template <class T>
   struct K {
     static void run(KernelArgs& a) {
-      binary_loop<std::conditional_t<kBoolOut, bool, T>, T>(a, Fn{});
+      binary_loop<std::conditional_t<kBoolOut, bool, T>, T>(
+          a, F::functor_for<Fn, T>{});
     }
   };
 };

@@ -17,7 +17,7 @@ struct BinaryAdapter {
   struct K {
     static void run(KernelArgs& a) {
       launch_elementwise<std::conditional_t<kBoolOut, bool, T>, T, T>(
-          a, Fn{}, op_name(kOp));
+          a, F::functor_for<Fn, T>{}, op_name(kOp));
     }
   };
 };

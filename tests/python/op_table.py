@@ -369,7 +369,7 @@ OPS = [
     binary("logaddexp", np.logaddexp, FLOATS, scalar=False),
     binary("logaddexp2", np.logaddexp2, FLOATS, scalar=False),
     binary("copysign", np.copysign, ALL, result="float"),
-    binary("nextafter", np.nextafter, ("float32", "float64"), scalar=False),
+    binary("nextafter", np.nextafter, FLOATS, scalar=False),
     binary("heaviside", np.heaviside, ALL, mixed=False, scalar=False),
     binary("bitwise_left_shift", np.left_shift, INTS, domain=(0, 7)),
     binary("bitwise_right_shift", np.right_shift, INTS, domain=(0, 7)),
@@ -413,9 +413,6 @@ INTERNAL_ROWS = {
 # divergence is fixed until its entry goes. test_ops.py compares with torch
 # only on the dtypes both take.
 DTYPE_DIVERGENCES = {
-    "nextafter": (frozenset(), frozenset({"float16", "bfloat16"}),
-                  "16-bit nextafter needs a step on the 16-bit bits; the "
-                  "functor computes in float32"),
     # The pow row's dtype column is AllTypes: torch has no bool kernel
     # (pow(bool, bool) raises) but takes bool with a Python number, which
     # promotes it or, for an exponent of True, keeps it.
