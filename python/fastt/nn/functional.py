@@ -2993,6 +2993,105 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros",
                         "grid_sample")
 
 
+def _fractional_max_pool(input, kernel_size, output_size, output_ratio,
+                         return_indices, samples, nd):
+    """Max over pseudo-random windows: along each dim the window starts are
+    int((i + u) * alpha) - int(u * alpha), alpha = (in - k) / (out - 1),
+    the last one in - k (torch's generate_intervals), with u one uniform
+    sample per (batch, channel, dim) -- _random_samples when given, else
+    drawn from fastt's generator. Indices are flat over the input's
+    spatial dims; the gradient goes to each window's (first) maximum."""
+    op = f"fractional_max_pool{nd}d"
+    if output_size is None and output_ratio is None:
+        raise ValueError(f"{op} requires specifying either an output_size "
+                         "or an output_ratio")
+    if input.dim() not in (nd + 1, nd + 2):
+        raise RuntimeError(f"{op}(): Expected {nd + 1}D or {nd + 2}D tensor"
+                           f", but got: {list(input.shape)}")
+    unbatched = input.dim() == nd + 1
+    x = input.unsqueeze(0) if unbatched else input
+    sizes = tuple(x.shape[2:])
+    k = _pair(kernel_size, nd)
+    k = tuple(k) * nd if len(k) == 1 else tuple(k)
+    if output_size is None:
+        r = _pair(output_ratio, nd)
+        r = tuple(r) * nd if len(r) == 1 else tuple(r)
+        output_size = tuple(int(n * ri) for n, ri in zip(sizes, r))
+    out = _pair(output_size, nd)
+    out = tuple(out) * nd if len(out) == 1 else tuple(out)
+    names = {2: ("height", "width"), 3: ("time", "height", "width")}[nd]
+    order = {2: (1, 0), 3: (0, 1, 2)}[nd]  # which sample column each dim
+    for n, ki, oi, name in zip(sizes, k, out, names):
+        if oi + ki - 1 > n:
+            raise RuntimeError(f"{op}(): pool {name} {ki} too large "
+                               f"relative to input {name} {n}")
+    nb, ch = x.shape[0], x.shape[1]
+    if samples is None:
+        samples = fastt.rand((nb, ch, nd), dtype=x.dtype, device=x.device)
+    if tuple(samples.shape) != (nb, ch, nd):
+        raise RuntimeError(f"{op}(): expected _random_samples of shape "
+                           f"{[nb, ch, nd]}, got {list(samples.shape)}")
+    calc = x.dtype if x.dtype in (fastt.float32, fastt.float64) \
+        else fastt.float32
+    u_all = samples.detach().to(calc)
+    starts = []
+    for d in range(nd):
+        n, ki, oi = sizes[d], k[d], out[d]
+        u = u_all[..., order[d]].unsqueeze(-1)                 # (N, C, 1)
+        last = fastt.full((nb, ch, 1), n - ki, dtype=fastt.int64,
+                          device=x.device)
+        if oi > 1:
+            alpha = fastt.tensor(n - ki, dtype=calc) / (oi - 1)
+            i = fastt.arange(oi - 1, dtype=calc, device=x.device)
+            seq = ((i + u) * alpha).to(fastt.int64) - \
+                (u * alpha).to(fastt.int64)
+            seq = fastt.cat([seq, last], -1)
+        else:
+            seq = last
+        starts.append(seq)                                   # (N, C, out_d)
+    # flat input positions of every window element: (N, C, *out, *k)
+    lin = None
+    stride = 1
+    for d in reversed(range(nd)):
+        pos = starts[d].unsqueeze(-1) + fastt.arange(k[d], device=x.device)
+        shape = [nb, ch] + [1] * (2 * nd)
+        shape[2 + d], shape[2 + nd + d] = out[d], k[d]
+        term = pos.reshape(shape) * stride
+        lin = term if lin is None else lin + term
+        stride *= sizes[d]
+    lin = lin.expand((nb, ch) + out + k)
+    kk = 1
+    for v in k:
+        kk *= v
+    flat_lin = lin.reshape((nb, ch) + out + (kk,))
+    vals = x.reshape(nb, ch, -1).gather(
+        2, flat_lin.reshape(nb, ch, -1)).reshape((nb, ch) + out + (kk,))
+    am = vals.argmax(-1, keepdim=True)
+    res = vals.gather(-1, am).squeeze(-1)
+    if unbatched:
+        res = res.squeeze(0)
+    if not return_indices:
+        return res
+    idx = flat_lin.gather(-1, am).squeeze(-1)
+    return res, (idx.squeeze(0) if unbatched else idx)
+
+
+def fractional_max_pool2d(input, kernel_size, output_size=None,
+                          output_ratio=None, return_indices=False,
+                          _random_samples=None):
+    return _fractional_max_pool(input, kernel_size, output_size,
+                                output_ratio, return_indices,
+                                _random_samples, 2)
+
+
+def fractional_max_pool3d(input, kernel_size, output_size=None,
+                          output_ratio=None, return_indices=False,
+                          _random_samples=None):
+    return _fractional_max_pool(input, kernel_size, output_size,
+                                output_ratio, return_indices,
+                                _random_samples, 3)
+
+
 # ---------------------------------------------------------------------------
 # Public names of the fused ops: the extension's function when it has one.
 # ---------------------------------------------------------------------------

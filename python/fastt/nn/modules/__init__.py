@@ -10,8 +10,8 @@ from .conv import (  # noqa: F401
 from .pooling import (  # noqa: F401
     AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d,
     AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d, AvgPool1d,
-    AvgPool2d, AvgPool3d, MaxPool1d, MaxPool2d, MaxPool3d, MaxUnpool1d,
-    MaxUnpool2d, MaxUnpool3d)
+    AvgPool2d, AvgPool3d, FractionalMaxPool2d, FractionalMaxPool3d,
+    MaxPool1d, MaxPool2d, MaxPool3d, MaxUnpool1d, MaxUnpool2d, MaxUnpool3d)
 from .normalization import (  # noqa: F401
     GroupNorm, LayerNorm, LocalResponseNorm, RMSNorm)
 from .batchnorm import BatchNorm1d, BatchNorm2d  # noqa: F401
