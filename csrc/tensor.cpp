@@ -195,13 +195,9 @@ void check_no_internal_overlap(const Tensor& out, const char* op) {
                 op);
 }
 
-void check_no_partial_overlap(const Tensor& out, const Tensor& in,
-                              const char* op) {
-  if (in.storage() != out.storage() || in.numel() == 0 || out.numel() == 0)
-    return;
-  if (in.data_ptr() == out.data_ptr() && in.dtype() == out.dtype() &&
-      in.sizes().equals(out.sizes()) && in.strides().equals(out.strides()))
-    return;
+// out's and in's byte ranges may not meet.
+static void require_disjoint(const Tensor& out, const Tensor& in,
+                             const char* op) {
   const char *a0, *a1, *b0, *b1;
   byte_range(out, &a0, &a1);
   byte_range(in, &b0, &b1);
@@ -212,20 +208,23 @@ void check_no_partial_overlap(const Tensor& out, const Tensor& in,
               op);
 }
 
+void check_no_partial_overlap(const Tensor& out, const Tensor& in,
+                              const char* op) {
+  if (in.storage() != out.storage() || in.numel() == 0 || out.numel() == 0)
+    return;
+  if (in.data_ptr() == out.data_ptr() && in.dtype() == out.dtype() &&
+      in.sizes().equals(out.sizes()) && in.strides().equals(out.strides()))
+    return;
+  require_disjoint(out, in, op);
+}
+
 void check_no_overlap(const Tensor& out, const Tensor& in, const char* op) {
   // by address, not storage object: two DLPack imports of one buffer are
   // different storages over the same memory
   if (!in.defined() || !out.defined() || in.device() != out.device() ||
       in.numel() == 0 || out.numel() == 0)
     return;
-  const char *a0, *a1, *b0, *b1;
-  byte_range(out, &a0, &a1);
-  byte_range(in, &b0, &b1);
-  FASTT_CHECK(a1 < b0 || b1 < a0, RuntimeError,
-              "{}: unsupported operation: some elements of the input tensor "
-              "and the written-to tensor refer to a single memory location. "
-              "Please clone() the tensor before performing the operation.",
-              op);
+  require_disjoint(out, in, op);
 }
 
 // ------------------------------------------------------------- creation --

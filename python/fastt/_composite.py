@@ -1979,38 +1979,39 @@ def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
 
 # ---- grid samplers: torch's integer-coded forms of F.grid_sample ----
 
+def _grid_sampler(op, ndim, input, grid, interpolation_mode, padding_mode,
+                  align_corners):
+    if ndim is not None and input.dim() != ndim:
+        raise RuntimeError(f"{op}(): expected {ndim}D input, got "
+                           f"{input.dim()}D")
+    from .nn import functional as F
+    return F._grid_sample(input, grid, interpolation_mode, padding_mode,
+                          align_corners, op)
+
+
 @_export(method=False)
 def grid_sampler(input, grid, interpolation_mode, padding_mode,
                  align_corners):
     """F.grid_sample with the mode (0 bilinear, 1 nearest, 2 bicubic) and
     padding (0 zeros, 1 border, 2 reflection) as integers."""
-    from .nn import functional as F
-    return F._grid_sample(input, grid, interpolation_mode, padding_mode,
-                          align_corners, "grid_sampler")
+    return _grid_sampler("grid_sampler", None, input, grid,
+                         interpolation_mode, padding_mode, align_corners)
 
 
 @_export(method=False)
 def grid_sampler_2d(input, grid, interpolation_mode, padding_mode,
                     align_corners):
     """grid_sampler over a 4-D input."""
-    if input.dim() != 4:
-        raise RuntimeError("grid_sampler_2d(): expected 4D input, got "
-                           f"{input.dim()}D")
-    from .nn import functional as F
-    return F._grid_sample(input, grid, interpolation_mode, padding_mode,
-                          align_corners, "grid_sampler_2d")
+    return _grid_sampler("grid_sampler_2d", 4, input, grid,
+                         interpolation_mode, padding_mode, align_corners)
 
 
 @_export(method=False)
 def grid_sampler_3d(input, grid, interpolation_mode, padding_mode,
                     align_corners):
     """grid_sampler over a 5-D input (bilinear or nearest)."""
-    if input.dim() != 5:
-        raise RuntimeError("grid_sampler_3d(): expected 5D input, got "
-                           f"{input.dim()}D")
-    from .nn import functional as F
-    return F._grid_sample(input, grid, interpolation_mode, padding_mode,
-                          align_corners, "grid_sampler_3d")
+    return _grid_sampler("grid_sampler_3d", 5, input, grid,
+                         interpolation_mode, padding_mode, align_corners)
 
 
 # ---- aten internals that op_db tests by name ----

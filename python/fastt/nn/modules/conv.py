@@ -123,64 +123,37 @@ class _ConvNd(Module):
             self.padding_mode = "zeros"
 
 
-class Conv1d(_ConvNd):
+class _Conv(_ConvNd):
+    """Conv1d/2d/3d: the same constructor and forward over F.conv<n>d."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1,
+                 padding=0, dilation=1, groups=1, bias=True,
+                 padding_mode="zeros", device=None, dtype=None):
+        super().__init__(in_channels, out_channels, kernel_size, stride,
+                         padding, dilation, False, 0, groups, bias,
+                         padding_mode, device, dtype)
+
+    def forward(self, input):
+        conv = getattr(F, f"conv{self._n}d")
+        if self.padding_mode != "zeros":
+            input = F.pad(input, self._reversed_padding_repeated_twice,
+                          mode=self.padding_mode)
+            return conv(input, self.weight, self.bias, self.stride, 0,
+                        self.dilation, self.groups)
+        return conv(input, self.weight, self.bias, self.stride,
+                    self.padding, self.dilation, self.groups)
+
+
+class Conv1d(_Conv):
     _n = 1
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1,
-                 padding=0, dilation=1, groups=1, bias=True,
-                 padding_mode="zeros", device=None, dtype=None):
-        super().__init__(in_channels, out_channels, kernel_size, stride,
-                         padding, dilation, False, 0, groups, bias,
-                         padding_mode, device, dtype)
 
-    def forward(self, input):
-        if self.padding_mode != "zeros":
-            input = F.pad(input, self._reversed_padding_repeated_twice,
-                          mode=self.padding_mode)
-            return F.conv1d(input, self.weight, self.bias, self.stride, 0,
-                            self.dilation, self.groups)
-        return F.conv1d(input, self.weight, self.bias, self.stride,
-                        self.padding, self.dilation, self.groups)
-
-
-class Conv2d(_ConvNd):
+class Conv2d(_Conv):
     _n = 2
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1,
-                 padding=0, dilation=1, groups=1, bias=True,
-                 padding_mode="zeros", device=None, dtype=None):
-        super().__init__(in_channels, out_channels, kernel_size, stride,
-                         padding, dilation, False, 0, groups, bias,
-                         padding_mode, device, dtype)
 
-    def forward(self, input):
-        if self.padding_mode != "zeros":
-            input = F.pad(input, self._reversed_padding_repeated_twice,
-                          mode=self.padding_mode)
-            return F.conv2d(input, self.weight, self.bias, self.stride, 0,
-                            self.dilation, self.groups)
-        return F.conv2d(input, self.weight, self.bias, self.stride,
-                        self.padding, self.dilation, self.groups)
-
-
-class Conv3d(_ConvNd):
+class Conv3d(_Conv):
     _n = 3
-
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1,
-                 padding=0, dilation=1, groups=1, bias=True,
-                 padding_mode="zeros", device=None, dtype=None):
-        super().__init__(in_channels, out_channels, kernel_size, stride,
-                         padding, dilation, False, 0, groups, bias,
-                         padding_mode, device, dtype)
-
-    def forward(self, input):
-        if self.padding_mode != "zeros":
-            input = F.pad(input, self._reversed_padding_repeated_twice,
-                          mode=self.padding_mode)
-            return F.conv3d(input, self.weight, self.bias, self.stride, 0,
-                            self.dilation, self.groups)
-        return F.conv3d(input, self.weight, self.bias, self.stride,
-                        self.padding, self.dilation, self.groups)
 
 
 class _ConvTransposeNd(_ConvNd):
