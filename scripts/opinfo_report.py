@@ -2,14 +2,16 @@
 """Run torch's whole OpInfo database against fastt and write the report.
 
     PYTHONPATH=python python3 scripts/opinfo_report.py [-j N] [--update]
-        [--names a,b,c] [--report PATH] [--json PATH]
+        [--names a,b,c] [--report PATH] [--json PATH] [--rerun-failed]
 
 Every op name runs in a worker process (a crash or a hang is that name's
 result, not the end of the run). Writes tests/python/opinfo_report.md:
 the counts per namespace and per status, then one row per op name with its
 sample counts and its first difference. --update adds the names that now
 pass in full to tests/python/opinfo_pass.txt (never removes one: that list
-is what CI holds fastt to, tests/python/test_opinfo.py).
+is what CI holds fastt to, tests/python/test_opinfo.py). --rerun-failed
+runs again only the names the existing report lists as crash or hang (a
+loaded machine's timeouts) and rewrites it with their new results.
 """
 import argparse
 import collections
@@ -135,6 +137,26 @@ def write_report(results, path, method_names):
     return total
 
 
+def read_report(path):
+    """The per-name rows of a report write_report wrote, as results."""
+    results = {}
+    with open(path) as f:
+        for ln in f:
+            if not ln.startswith("| `"):
+                continue
+            cells = [c.strip() for c in ln.strip().strip("|").split(" | ")]
+            name, status, fwd, bwd, err = cells[:5]
+            first = cells[5] if len(cells) > 5 else ""
+
+            def counts(s, keys=("passed", "wrong", "erroring")):
+                return dict(zip(keys, map(int, s.split("/"))))
+            results[name.strip("`")] = {
+                "status": status, "first": first.replace("\\|", "|"),
+                "fwd": counts(fwd), "bwd": counts(bwd),
+                "err": counts(err, ("passed", "wrong"))}
+    return results
+
+
 def read_pass_list():
     if not os.path.exists(PASS_LIST):
         return []
@@ -161,6 +183,7 @@ def main():
     ap.add_argument("--update", action="store_true")
     ap.add_argument("--report", default=REPORT)
     ap.add_argument("--json")
+    ap.add_argument("--rerun-failed", action="store_true")
     a = ap.parse_args()
     if a.worker:
         worker(a.worker.split(","))
@@ -169,6 +192,11 @@ def main():
     env = dict(os.environ, OMP_NUM_THREADS="1", FASTT_NUM_THREADS="1")
     import opinfo_harness as H
     names = a.names.split(",") if a.names else H.all_names()
+    earlier = {}
+    if a.rerun_failed:
+        earlier = read_report(a.report)
+        names = [n for n, d in earlier.items()
+                 if d["status"] in ("crash", "hang")]
     method_names = {o.name for o in H.op_db if o.method_variant is not None}
     batches = [names[i::a.j] for i in range(a.j)]
     from concurrent.futures import ThreadPoolExecutor
@@ -181,7 +209,11 @@ def main():
     if a.json:
         with open(a.json, "w") as f:
             json.dump(results, f, indent=1)
-    if a.names:
+    if a.rerun_failed:
+        earlier.update(results)
+        total = write_report(earlier, a.report, method_names)
+        print(dict(total))
+    elif a.names:
         for n in names:
             d = results[n]
             print(f"{d['status']:8s} {n:40s} {d['first'][:160]}")

@@ -3060,12 +3060,15 @@ def _fractional_max_pool(input, kernel_size, output_size, output_ratio,
         lin = term if lin is None else lin + term
         stride *= sizes[d]
     lin = lin.expand((nb, ch) + out + k)
-    kk = 1
+    kk, no = 1, 1
     for v in k:
         kk *= v
+    for v in out:
+        no *= v
     flat_lin = lin.reshape((nb, ch) + out + (kk,))
-    vals = x.reshape(nb, ch, -1).gather(
-        2, flat_lin.reshape(nb, ch, -1)).reshape((nb, ch) + out + (kk,))
+    # explicit sizes: an empty batch has no -1 to infer
+    vals = x.reshape(nb, ch, stride).gather(
+        2, flat_lin.reshape(nb, ch, no * kk)).reshape((nb, ch) + out + (kk,))
     am = vals.argmax(-1, keepdim=True)
     res = vals.gather(-1, am).squeeze(-1)
     if unbatched:
