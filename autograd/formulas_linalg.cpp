@@ -1,7 +1,10 @@
 // Backward formulas of the linear algebra ops: every matmul form, addmm
-// (also baddbmm) and linear (recorded in formulas.cpp).
+// (also baddbmm) and linear (recorded in formulas.cpp); the dense
+// factorizations lu_factor, cholesky and solve_triangular (recorded here).
 #include "autograd/formulas.h"
+#include "autograd/functions_lapack.h"
 #include "csrc/ops.h"
+#include "csrc/ops/lapack.h"
 
 namespace fastt {
 namespace autograd {
@@ -25,7 +28,168 @@ void matmul_backward(const Tensor& g, const Tensor& a, const Tensor& b,
   }
 }
 
+template <class F>
+auto no_grad(F&& f) {
+  GradModeGuard guard(false);
+  return f();
+}
+
+Tensor or_zeros(const Tensor& g, const Tensor& like) {
+  return g.defined() ? g : fastt::zeros_like(like);
+}
+
+// A = Q R with m >= n (R square): gA = (gQ + Q copyltu(M)) R^-T, M =
+// R gR^T - gQ^T Q, copyltu mirroring M's lower triangle upward.
+Tensor qr_backward_tall(const Tensor& gQ, const Tensor& gR, const Tensor& Q,
+                        const Tensor& R) {
+  Tensor M = fastt::sub(fastt::matmul(R, gR.mT()), fastt::matmul(gQ.mT(), Q));
+  Tensor c = fastt::add(fastt::tril(M), fastt::tril(M, -1).mT());
+  Tensor rhs = fastt::add(gQ, fastt::matmul(Q, c));
+  return fastt::solve_triangular(R, rhs.mT(), /*upper=*/true).mT();
+}
+
+// d pinv(A) adjoint (Golub and Pereyra), valid at any rank:
+// gA = -P^T gP P^T + (I - A P) gP^T P P^T + P^T P gP^T (I - P A).
+Tensor pinv_backward(const Tensor& gP, const Tensor& P, const Tensor& A) {
+  Tensor Pt = P.mT(), gPt = gP.mT();
+  Tensor t1 = fastt::matmul(fastt::matmul(Pt, gP), Pt);
+  Tensor X = fastt::matmul(gPt, fastt::matmul(P, Pt));
+  Tensor t2 = fastt::sub(X, fastt::matmul(A, fastt::matmul(P, X)));
+  Tensor Y = fastt::matmul(fastt::matmul(Pt, P), gPt);
+  Tensor t3 = fastt::sub(Y, fastt::matmul(fastt::matmul(Y, P), A));
+  return fastt::sub(fastt::add(t2, t3), t1);
+}
+
 }  // namespace
+
+// ---- recording the factorizations and decompositions ----
+Tensor3 lu_factor_ex(const Tensor& A, FnRef<Tensor3()> compute) {
+  Tensor3 r = no_grad(compute);
+  NodeRef n = make_node(GradFn::LuFactor, {&A});
+  n->save(0, std::get<0>(r), true);
+  n->save(1, std::get<1>(r));
+  set_history(std::get<0>(r), n.get());
+  return r;
+}
+
+Tensor2 cholesky_ex(const Tensor& A, bool upper, FnRef<Tensor2()> compute) {
+  Tensor2 r = no_grad(compute);
+  NodeRef n = make_node(GradFn::Cholesky, {&A});
+  n->save(0, std::get<0>(r), true);
+  n->i0 = upper;
+  set_history(std::get<0>(r), n.get());
+  return r;
+}
+
+Tensor solve_triangular(const Tensor& A, const Tensor& B, bool upper,
+                        bool left, bool unit, Compute compute) {
+  Tensor x = no_grad(compute);
+  NodeRef n = make_node(GradFn::TriangularSolve, {&A, &B});
+  n->save(0, A);
+  n->save(1, x, true);
+  n->set_shape0(A.sizes());
+  n->set_shape1(B.sizes());
+  n->i0 = (upper ? 1 : 0) | (left ? 2 : 0) | (unit ? 4 : 0);
+  set_history(x, n.get());
+  return x;
+}
+
+Tensor cholesky_solve(const Tensor& B, const Tensor& L, bool upper,
+                      Compute compute) {
+  Tensor X = no_grad(compute);
+  NodeRef n = make_node(GradFn::CholeskySolve, {&B, &L});
+  n->save(0, L);
+  n->save(1, X, true);
+  n->set_shape0(B.sizes());
+  n->set_shape1(L.sizes());
+  n->i0 = upper;
+  set_history(X, n.get());
+  return X;
+}
+
+Tensor cholesky_inverse(const Tensor& L, bool upper, Compute compute) {
+  Tensor Ainv = no_grad(compute);
+  NodeRef n = make_node(GradFn::CholeskyInverse, {&L});
+  n->save(0, L);
+  n->save(1, Ainv, true);
+  n->i0 = upper;
+  set_history(Ainv, n.get());
+  return Ainv;
+}
+
+Tensor2 linalg_qr(const Tensor& A, int mode, FnRef<Tensor2()> compute) {
+  Tensor2 r = no_grad(compute);
+  NodeRef n = make_node(GradFn::LinalgQr, {&A});
+  n->num_outputs = 2;
+  n->save(0, std::get<0>(r), true, 0);
+  n->save(1, std::get<1>(r), true, 1);
+  n->i0 = mode;
+  if (mode != 2) set_history(std::get<0>(r), n.get(), 0);
+  set_history(std::get<1>(r), n.get(), 1);
+  return r;
+}
+
+Tensor2 linalg_eigh(const Tensor& A, bool eigenvectors,
+                    FnRef<Tensor2()> compute) {
+  Tensor2 r = no_grad(compute);
+  NodeRef n = make_node(GradFn::LinalgEigh, {&A});
+  n->save(0, std::get<0>(r), true, 0);
+  n->save(1, std::get<1>(r), eigenvectors, 1);
+  set_history(std::get<0>(r), n.get(), 0);
+  if (!eigenvectors) return {std::get<0>(r), Tensor()};
+  set_history(std::get<1>(r), n.get(), 1);
+  return r;
+}
+
+Tensor3 linalg_svd(const Tensor& A, bool full_matrices, bool compute_uv,
+                   FnRef<Tensor3()> compute) {
+  Tensor3 r = no_grad(compute);
+  NodeRef n = make_node(GradFn::LinalgSvd, {&A});
+  n->i0 = full_matrices;
+  n->i1 = compute_uv;
+  // Outputs U, S, Vh (0, 1, 2); svdvals' only output is S (0).
+  n->save(0, std::get<0>(r), compute_uv, 0);
+  n->save(1, std::get<1>(r), true, compute_uv ? 1 : 0);
+  n->save(2, std::get<2>(r), compute_uv, 2);
+  if (!compute_uv) {
+    set_history(std::get<1>(r), n.get(), 0);
+    return {Tensor(), std::get<1>(r), Tensor()};
+  }
+  n->num_outputs = 3;
+  set_history(std::get<0>(r), n.get(), 0);
+  set_history(std::get<1>(r), n.get(), 1);
+  set_history(std::get<2>(r), n.get(), 2);
+  return r;
+}
+
+Tensor linalg_pinv(const Tensor& A, Compute compute) {
+  Tensor P = no_grad(compute);
+  NodeRef n = make_node(GradFn::LinalgPinv, {&A});
+  n->save(0, A);
+  n->save(1, P, true);
+  set_history(P, n.get());
+  return P;
+}
+
+Tensor4 linalg_lstsq(const Tensor& A, const Tensor& B,
+                     FnRef<Tensor4()> compute) {
+  Tensor4 r = no_grad(compute);
+  NodeRef n = make_node(GradFn::LinalgLstsq, {&A, &B});
+  n->save(0, A);
+  n->save(1, B);
+  n->set_shape0(A.sizes());
+  n->set_shape1(B.sizes());
+  Tensor& X = std::get<0>(r);
+  set_history(X, n.get());
+  // The residuals ||A X - B||^2 per column, recorded through X; when not
+  // computed (empty) an output of the node with no gradient, as torch's.
+  Tensor& res = std::get<1>(r);
+  if (res.numel() > 0)
+    res = fastt::sum(fastt::square(fastt::sub(fastt::matmul(A, X), B)), {-2});
+  else
+    set_history(res, n.get(), 1);
+  return r;
+}
 
 // ---- linear algebra ----
 FASTT_FORMULA(Matmul) {
@@ -54,6 +218,210 @@ FASTT_FORMULA(Linear) {
     gi[1] = fastt::mm(g2.t(), x2);
   }
   if (n.needs(2)) gi[2] = sum_to(g2, n.shape0());
+}
+
+
+// ---- dense factorizations (the matrix calculus of torch's
+// FunctionsManual: Murray, "Differentiation of the Cholesky decomposition";
+// the LU case of Walter et al. extended to wide and tall matrices) ----
+FASTT_FORMULA(TriangularSolve) {
+  // left: A X = B, so gB = A^-T g and gA = -gB X^T; right: X A = B, so
+  // gB = g A^-T and gA = -X^T gB; gA keeps A's triangle (without the
+  // diagonal when it is taken as ones).
+  const Tensor& g = go[0];
+  Tensor A = n.unpack(0), X = n.unpack(1);
+  const bool upper = n.i0 & 1, left = n.i0 & 2, unit = n.i0 & 4;
+  Tensor gB = fastt::solve_triangular(A.mT(), g, !upper, left, unit);
+  if (n.needs(0)) {
+    Tensor gA = fastt::neg(left ? fastt::matmul(gB, X.mT())
+                                : fastt::matmul(X.mT(), gB));
+    gA = upper ? fastt::triu(gA, unit ? 1 : 0) : fastt::tril(gA, unit ? -1 : 0);
+    gi[0] = sum_to(gA, n.shape0());
+  }
+  if (n.needs(1)) gi[1] = sum_to(gB, n.shape1());
+}
+
+FASTT_FORMULA(Cholesky) {
+  // A = L L^T: gA = L^-T Phi(L^T gL) L^-1, Phi taking the lower triangle
+  // with the diagonal halved, symmetrised.
+  Tensor R = n.unpack(0);
+  const bool upper = n.i0 != 0;
+  Tensor L = upper ? R.mT() : R;
+  Tensor gL = upper ? go[0].mT() : go[0];
+  Tensor gA = fastt::tril(fastt::matmul(L.mT(), gL));
+  gA = fastt::mul(fastt::add(gA, fastt::tril(gA, -1).mT()), Scalar(0.5));
+  gA = fastt::solve_triangular(L.mT(), gA, /*upper=*/true, /*left=*/true);
+  gi[0] = fastt::solve_triangular(L, gA, /*upper=*/false, /*left=*/false);
+}
+
+FASTT_FORMULA(LuFactor) {
+  // A = P L U with L [m, k] unit lower, U [k, n] upper, k = min(m, n);
+  // the packed gradient splits into L's part (strictly below the
+  // diagonal) and U's (on and above it).
+  const Tensor& g = go[0];
+  Tensor LU = n.unpack(0), piv = n.unpack(1);
+  auto [P, L, U] = fastt::lu_unpack(LU, piv);
+  const int64_t m = LU.size(-2), nn = LU.size(-1), k = std::min(m, nn);
+  Tensor gL = g.narrow(-1, 0, k), gU = g.narrow(-2, 0, k);
+  Tensor gA;
+  if (m == nn) {
+    gA = fastt::add(fastt::tril(fastt::matmul(L.mT(), gL), -1),
+                    fastt::triu(fastt::matmul(gU, U.mT())));
+    gA = fastt::solve_triangular(U.mT(), gA, false, /*left=*/false);
+    gA = fastt::solve_triangular(L.mT(), gA, true, true, /*unit=*/true);
+  } else if (m < nn) {
+    Tensor U1 = U.narrow(-1, 0, k);
+    gA = fastt::sub(fastt::matmul(L.mT(), gL),
+                    fastt::matmul(fastt::triu(gU), U.mT()));
+    gA = fastt::solve_triangular(U1.mT(), fastt::tril(gA, -1), false, false);
+    gA = fastt::cat({fastt::add(gA, fastt::triu(gU.narrow(-1, 0, k))),
+                     gU.narrow(-1, k, nn - k)},
+                    -1);
+    gA = fastt::solve_triangular(L.mT(), gA, true, true, /*unit=*/true);
+  } else {
+    Tensor L1 = L.narrow(-2, 0, k);
+    gA = fastt::sub(fastt::matmul(gU, U.mT()),
+                    fastt::matmul(L.mT(), fastt::tril(gL, -1)));
+    gA = fastt::solve_triangular(L1.mT(), fastt::triu(gA), true, true, true);
+    gA = fastt::cat({fastt::add(gA, fastt::tril(gL.narrow(-2, 0, k), -1)),
+                     gL.narrow(-2, k, m - k)},
+                    -2);
+    gA = fastt::solve_triangular(U.mT(), gA, false, /*left=*/false);
+  }
+  gi[0] = fastt::matmul(P, gA);
+}
+
+// A = L L^T as a function of all of L (torch's convention: the factor's
+// other triangle gets a gradient too): with M = A^-1 G A^-1,
+// gL = -(M + M^T) L (upper: -U (M + M^T)).
+namespace {
+Tensor grad_through_factor(const Tensor& M, const Tensor& L, bool upper) {
+  Tensor S = fastt::add(M, M.mT());
+  return fastt::neg(upper ? fastt::matmul(L, S) : fastt::matmul(S, L));
+}
+}  // namespace
+
+FASTT_FORMULA(CholeskySolve) {
+  Tensor L = n.unpack(0), X = n.unpack(1);
+  const bool upper = n.i0 != 0;
+  Tensor gB = fastt::cholesky_solve(go[0], L, upper);
+  if (n.needs(0)) gi[0] = sum_to(gB, n.shape0());
+  if (n.needs(1))
+    gi[1] = sum_to(
+        grad_through_factor(fastt::matmul(gB, X.mT()), L, upper),
+        n.shape1());
+}
+
+FASTT_FORMULA(CholeskyInverse) {
+  Tensor L = n.unpack(0), Ainv = n.unpack(1);
+  Tensor M = fastt::matmul(fastt::matmul(Ainv, go[0]), Ainv);
+  gi[0] = grad_through_factor(M, L, n.i0 != 0);
+}
+
+FASTT_FORMULA(LinalgQr) {
+  FASTT_CHECK(n.i0 != 2, RuntimeError,
+              "The derivative of linalg.qr depends on Q, which is not "
+              "computed when mode='r'. Please use linalg.qr(A, "
+              "mode='reduced') if you are going to differentiate through "
+              "linalg.qr.");
+  Tensor Q = n.unpack(0), R = n.unpack(1);
+  const int64_t m = Q.size(-2), nn = R.size(-1);
+  FASTT_CHECK(n.i0 == 0 || m <= nn, RuntimeError,
+              "The QR decomposition is not differentiable when "
+              "mode='complete' and nrows > ncols.");
+  Tensor gQ = or_zeros(go[0], Q), gR = or_zeros(go[1], R);
+  if (m >= nn) {
+    gi[0] = qr_backward_tall(gQ, gR, Q, R);
+    return;
+  }
+  // A = [X | Y] with X = Q U square and Y = Q V: Y's gradient is Q gV and
+  // X's is the square case with gQ + Y gV^T.
+  Tensor U = R.narrow(-1, 0, m), V = R.narrow(-1, m, nn - m);
+  Tensor gU = gR.narrow(-1, 0, m), gV = gR.narrow(-1, m, nn - m);
+  Tensor Y = fastt::matmul(Q, V);
+  Tensor gX = qr_backward_tall(fastt::add(gQ, fastt::matmul(Y, gV.mT())), gU,
+                               Q, U);
+  gi[0] = fastt::cat({gX, fastt::matmul(Q, gV)}, -1);
+}
+
+FASTT_FORMULA(LinalgEigh) {
+  // gA = V (skew(V^T gV) / E + diag(gL)) V^T, E_ij = L_j - L_i (torch's
+  // formula: the skew part only, so gA does not depend on the gauge).
+  Tensor L = n.unpack(0), V = n.unpack(1);
+  const Tensor& gL = go[0];
+  Tensor gV = n.num_outputs > 1 ? go[1] : Tensor();
+  Tensor X;
+  if (gV.defined()) {
+    Tensor VtgV = fastt::matmul(V.mT(), gV);
+    Tensor skew = fastt::mul(fastt::sub(VtgV, VtgV.mT()), Scalar(0.5));
+    Tensor E = fastt::sub(L.unsqueeze(-2), L.unsqueeze(-1));
+    E = fastt::add(E, fastt::eye(L.size(-1), L.dtype(), L.device()));
+    X = fastt::div(skew, E);
+    if (gL.defined()) X = fastt::add(X, fastt::diag_embed(gL));
+  } else {
+    X = fastt::diag_embed(or_zeros(gL, L));
+  }
+  gi[0] = fastt::matmul(fastt::matmul(V, X), V.mT());
+}
+
+FASTT_FORMULA(LinalgSvd) {
+  // torch's svd_backward on the reduced factors (full_matrices narrows U
+  // and Vh to k = min(m, n) columns / rows, as torch does).
+  const bool uv = n.i1 != 0;
+  Tensor U = n.unpack(0), S = n.unpack(1), Vh = n.unpack(2);
+  Tensor gU = uv ? go[0] : Tensor();
+  Tensor gS = uv ? go[1] : go[0];
+  Tensor gVh = uv ? go[2] : Tensor();
+  const int64_t m = U.size(-2), nn = Vh.size(-1), k = S.size(-1);
+  if (n.i0) {
+    U = U.narrow(-1, 0, k);
+    Vh = Vh.narrow(-2, 0, k);
+    if (gU.defined()) gU = gU.narrow(-1, 0, k);
+    if (gVh.defined()) gVh = gVh.narrow(-2, 0, k);
+  }
+  if (!gU.defined() && !gVh.defined()) {
+    gi[0] = fastt::matmul(fastt::mul(U, or_zeros(gS, S).unsqueeze(-2)), Vh);
+    return;
+  }
+  auto skew = [](const Tensor& X) { return fastt::sub(X, X.mT()); };
+  Tensor S2 = fastt::square(S);
+  Tensor E = fastt::sub(S2.unsqueeze(-2), S2.unsqueeze(-1));
+  E = fastt::add(E, fastt::eye(k, S.dtype(), S.device()));
+  Tensor X;
+  if (gU.defined())
+    X = fastt::mul(skew(fastt::matmul(U.mT(), gU)), S.unsqueeze(-2));
+  if (gVh.defined()) {
+    Tensor t = fastt::mul(S.unsqueeze(-1), skew(fastt::matmul(Vh, gVh.mT())));
+    X = X.defined() ? fastt::add(X, t) : t;
+  }
+  X = fastt::div(X, E);
+  if (gS.defined()) X = fastt::add(X, fastt::diag_embed(gS));
+  if (m > k && gU.defined()) {
+    Tensor gUS = fastt::div(gU, S.unsqueeze(-2));
+    Tensor t = fastt::sub(gUS, fastt::matmul(U, fastt::matmul(U.mT(), gUS)));
+    gi[0] = fastt::matmul(fastt::add(fastt::matmul(U, X), t), Vh);
+  } else if (nn > k && gVh.defined()) {
+    Tensor gVS = fastt::div(gVh, S.unsqueeze(-1));
+    Tensor t = fastt::sub(gVS, fastt::matmul(fastt::matmul(gVS, Vh.mT()), Vh));
+    gi[0] = fastt::matmul(U, fastt::add(fastt::matmul(X, Vh), t));
+  } else {
+    gi[0] = fastt::matmul(fastt::matmul(U, X), Vh);
+  }
+}
+
+FASTT_FORMULA(LinalgPinv) {
+  gi[0] = pinv_backward(go[0], n.unpack(1), n.unpack(0));
+}
+
+FASTT_FORMULA(LinalgLstsq) {
+  // X = pinv(A) B (torch's gradient, also for rank-deficient A).
+  Tensor A = n.unpack(0), B = n.unpack(1);
+  const Tensor& gX = go[0];
+  Tensor P = fastt::linalg_pinv(A);
+  if (n.needs(0))
+    gi[0] = sum_to(pinv_backward(fastt::matmul(gX, B.mT()), P, A),
+                   n.shape0());
+  if (n.needs(1)) gi[1] = sum_to(fastt::matmul(P.mT(), gX), n.shape1());
 }
 
 }  // namespace autograd

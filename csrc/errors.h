@@ -22,6 +22,12 @@ class RuntimeError : public Error {
  public:
   using Error::Error;
 };
+// A matrix a factorization or solve cannot handle (singular, not positive
+// definite, no convergence): torch.linalg.LinAlgError, a RuntimeError.
+class LinAlgError : public RuntimeError {
+ public:
+  using RuntimeError::RuntimeError;
+};
 class IndexError : public Error {
  public:
   using Error::Error;

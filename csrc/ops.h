@@ -5,6 +5,7 @@
 #include "ops/factory.h"
 #include "ops/index.h"
 #include "ops/indexing.h"
+#include "ops/lapack.h"
 #include "ops/linalg.h"
 #include "ops/out.h"
 #include "ops/reduce.h"

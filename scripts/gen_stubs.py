@@ -135,13 +135,17 @@ def composite_lines():
     import types
 
     import fastt
-    comp = fastt._composite
-    functions = [f"def {n}({sig_params(getattr(comp, n), 'Tensor')}) -> "
-                 "Any: ..." for n in sorted(comp.__all__)]
+    # The Python-written functions and methods: composites and the legacy
+    # linear algebra names.
+    mods = (fastt._composite, fastt._linalg_legacy)
+    functions = sorted(
+        f"def {n}({sig_params(getattr(m, n), 'Tensor')}) -> Any: ..."
+        for m in mods for n in m.__all__)
     methods = []
+    names = {m.__name__ for m in mods}
     for n, fn in sorted(fastt.Tensor.__dict__.items()):
         if isinstance(fn, types.FunctionType) and not n.startswith("_") \
-                and fn.__module__ == comp.__name__:
+                and fn.__module__ in names:
             methods.append(f"    def {n}({sig_params(fn, '')}) -> Any: ...")
     return methods, functions
 

@@ -20,6 +20,10 @@ namespace fastt {
 namespace py {
 
 // ---- Exceptions ----
+// fastt.linalg.LinAlgError: a RuntimeError subclass named as torch's
+// (torch._C._LinAlgError), made at module init.
+static PyObject* g_linalg_error = nullptr;
+
 PyObject* translate_exception() {
   try {
     throw;
@@ -34,6 +38,9 @@ PyObject* translate_exception() {
     PyErr_SetString(PyExc_NotImplementedError, e.what());
   } catch (const OutOfMemoryError& e) {
     PyErr_SetString(PyExc_MemoryError, e.what());
+  } catch (const LinAlgError& e) {
+    PyErr_SetString(g_linalg_error ? g_linalg_error : PyExc_RuntimeError,
+                    e.what());
   } catch (const RuntimeError& e) {
     PyErr_SetString(PyExc_RuntimeError, e.what());
   } catch (const std::bad_alloc&) {
@@ -831,6 +838,16 @@ PyMODINIT_FUNC PyInit__C() {
       !add_methods(g_factory_methods) || !add_methods(g_reduce_methods) ||
       !add_methods(g_index_methods) || !add_methods(g_linalg_methods) ||
       !add_bind_rows(m)) {
+    Py_DECREF(m);
+    return nullptr;
+  }
+  g_linalg_error = PyErr_NewExceptionWithDoc(
+      "fastt._C._LinAlgError",
+      "A linear algebra function failed on its input (singular, not "
+      "positive-definite, no convergence): torch.linalg.LinAlgError.",
+      PyExc_RuntimeError, nullptr);
+  if (!g_linalg_error ||
+      PyModule_AddObjectRef(m, "_LinAlgError", g_linalg_error) < 0) {
     Py_DECREF(m);
     return nullptr;
   }

@@ -4,6 +4,8 @@
 // (values, indices) results are fastt.return_types structseqs like torch's.
 #include "binder.h"
 
+#include "csrc/ops/lapack.h"
+
 #include "csrc/ops/elementwise.h"
 #include "csrc/ops/reduce.h"
 
@@ -158,22 +160,30 @@ FASTT_BIND_VAR(var_mean, tuple_result)
 FASTT_BIND_VAR(std_mean, tuple_result)
 
 namespace rd {
-// norm's p: a number, or "fro" (the 2-norm of the flattened dims); 2 when
-// not given or None.
+// norm's p: a number, "fro" (the 2-norm of the flattened dims) or "nuc"
+// (the nuclear norm of two dims); 2 when not given or None.
+struct NormP {
+  double p = 2;
+  bool nuclear = false;
+};
 struct NormOrder {
   static constexpr const char* kStub = "Union[Number, str, None]";
-  static double read(PyObject* o, const char* n) {
-    if (!given(o)) return 2;
-    if (!PyUnicode_Check(o)) return to_double(o, n);
+  static NormP read(PyObject* o, const char* n) {
+    if (!given(o)) return {};
+    if (!PyUnicode_Check(o)) return {to_double(o, n), false};
     const char* s = PyUnicode_AsUTF8(o);
-    FASTT_CHECK(s && std::string(s) == "fro", ValueError,
-                "norm: unsupported p '{}'", s ? s : "");
-    return 2;
+    const std::string p = s ? s : "";
+    FASTT_CHECK(p == "fro" || p == "nuc", ValueError,
+                "norm: unsupported p '{}'", p);
+    return {2, p == "nuc"};
   }
 };
 }  // namespace rd
-FASTT_BIND(norm, 0, fastt::norm(t, p, dim, keepdim, dtype), (NormOrder, p),
-           (OptInts, dim), (BoolOr<false>, keepdim), (Kw<OptDtype>, dtype))
+FASTT_BIND(norm, 0,
+           p.nuclear ? fastt::nuclear_norm(t, dim, keepdim, dtype)
+                     : fastt::norm(t, p.p, dim, keepdim, dtype),
+           (NormOrder, p), (OptInts, dim), (BoolOr<false>, keepdim),
+           (Kw<OptDtype>, dtype))
 
 #define FASTT_BIND_DIM_DTYPE(name)                                          \
   FASTT_BIND(name, 1, maybe_release_gil(t.numel(), [&] {                    \

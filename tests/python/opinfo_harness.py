@@ -34,6 +34,7 @@ import fastt.nn.functional  # noqa: F401  (resolved by name below)
 warnings.filterwarnings("ignore")
 import torch  # noqa: E402
 from torch.testing._internal.common_methods_invocations import op_db  # noqa
+from torch.testing._utils import wrapper_set_seed as _wrapper_set_seed  # noqa
 
 DTYPES = ("float32", "float64", "int64", "bool", "float16", "bfloat16")
 GRAD_DTYPES = ("float32", "float64")
@@ -215,7 +216,9 @@ def _translate_callable(f):
         g = dict(f.__globals__)
         for n in f.__code__.co_names:
             v = g.get(n)
-            if isinstance(v, types.ModuleType):
+            if v is _wrapper_set_seed:
+                g[n] = _fastt_wrapper_set_seed
+            elif isinstance(v, types.ModuleType):
                 fm = _fastt_module_for(v)
                 if fm is not None:
                     g[n] = _Shim(fm, "fastt" + v.__name__[5:])
@@ -226,8 +229,10 @@ def _translate_callable(f):
         if closure:
             closure = tuple(types.CellType(_translate_value(c.cell_contents))
                             for c in closure)
-        return types.FunctionType(f.__code__, g, f.__name__, f.__defaults__,
-                                  closure)
+        nf = types.FunctionType(f.__code__, g, f.__name__, f.__defaults__,
+                                closure)
+        nf.__kwdefaults__ = f.__kwdefaults__
+        return nf
     if isinstance(f, torch.nn.Module) and not any(
             True for _ in f.parameters()) and not any(
             True for _ in f.buffers()):
@@ -250,6 +255,15 @@ def _translate_callable(f):
             raise Missing(f"fastt.nn.{f.__name__}")
         return v
     return f
+
+
+def _fastt_wrapper_set_seed(op, *args, **kwargs):
+    """torch.testing's wrapper_set_seed for fastt: the wrapped callable
+    (an argument, so translated here) runs after fastt.manual_seed(42)."""
+    fastt.manual_seed(42)
+    if not (getattr(op, "__module__", "") or "").startswith("fastt"):
+        op = _translate_callable(op)
+    return op(*args, **kwargs)
 
 
 def _translate_value(v):
@@ -721,8 +735,49 @@ TIE_OPS = {"sort": (0, -1), "argsort": (0, -1), "msort": (None, 0),
            "argmax": (0, None), "argmin": (0, None)}
 
 
+# Decompositions whose vectors torch defines only up to sign (LAPACK
+# builds choose differently): the positions of the vector factors in the
+# result, and whether the right factor is V (torch.svd) rather than Vh.
+SIGN_GAUGE_OPS = {"linalg.svd": (0, 2, False), "svd": (0, 2, True),
+                  "linalg.eigh": (1, None, False)}
+
+
+def _sign_fixed(name, out):
+    """out with each singular / eigen vector's sign chosen so that its
+    largest-magnitude entry is positive (the same flip on U's column and
+    V's), keeping only the k = min(m, n) vectors the values determine;
+    also checks that a full U / V is orthonormal (its extra columns are
+    any basis of the complement)."""
+    left, right, right_is_v = SIGN_GAUGE_OPS[name]
+    out = [_to_torch(t) for t in out]
+    vals = out[1] if right is not None else out[0]
+    k = vals.shape[-1]
+    for pos in (left, right):
+        if pos is None:
+            continue
+        M = out[pos] if (pos == left or right_is_v) else out[pos].mT
+        eye = torch.eye(M.shape[-1], dtype=M.dtype)
+        if M.shape[-2] >= M.shape[-1] and M.numel() and not torch.allclose(
+                M.mT @ M, eye, atol=1e-4 if M.dtype == torch.float32
+                else 1e-10):
+            raise Mismatch(f"out[{pos}]: not orthonormal")
+    U = out[left][..., :k]
+    if U.numel() == 0:
+        return out
+    idx = U.abs().argmax(-2, keepdim=True)
+    flip = torch.where(torch.gather(U, -2, idx) < 0, -1.0, 1.0).to(U.dtype)
+    fixed = list(out)
+    fixed[left] = U * flip
+    if right is not None:
+        V = out[right] if right_is_v else out[right].mT
+        fixed[right] = V[..., :k] * flip
+    return fixed
+
+
 def _equivalent(op, tfn, sample, fout, tout, dtype):
     """Is fastt's result as right as torch's though not equal to it?
+    - singular / eigen vectors that differ from torch's by sign only
+      (SIGN_GAUGE_OPS);
     - index outputs of TIE_OPS pointing at equal values (ties);
     - float16/bfloat16 results within tolerance of torch's computation in
       float32 rounded to the dtype (fastt computes in float32; torch's CPU
@@ -730,6 +785,14 @@ def _equivalent(op, tfn, sample, fout, tout, dtype):
     - float32/float64 results that match the OpInfo's own reference
       (op.ref: NumPy or SciPy) where torch's kernel is the inaccurate one
       (torch.special.bessel_j0 is off by 1e-7 near its zeros)."""
+    if op.name in SIGN_GAUGE_OPS and isinstance(tout, tuple):
+        try:
+            fixed = [fastt.from_dlpack(t) for t in _sign_fixed(op.name,
+                                                               fout)]
+            compare(fixed, _sign_fixed(op.name, tout), dtype, FWD_TOL)
+            return True
+        except Mismatch:
+            return False
     if op.name in TIE_OPS and not sample.kwargs.get("stable"):
         try:
             return _ties_ok(op.name, sample, fout, tout)
@@ -737,6 +800,8 @@ def _equivalent(op, tfn, sample, fout, tout, dtype):
             return False
     if dtype in ("float32", "float64") and _matches_ref(op, sample, fout,
                                                        tout, dtype):
+        return True
+    if dtype == "float32" and _as_accurate_as_torch(tfn, sample, fout, tout):
         return True
     if dtype in ("float16", "bfloat16"):
         td = getattr(torch, dtype)
@@ -767,6 +832,41 @@ def _equivalent(op, tfn, sample, fout, tout, dtype):
         except Exception:
             return False
     return False
+
+
+def _as_accurate_as_torch(tfn, sample, fout, tout):
+    """fastt's float32 tensor result is no further from torch's float64
+    computation than twice torch's own float32 result is (plus float32's
+    tolerance): where the problem is ill-conditioned (a matrix exponential
+    of large entries) neither float32 result can match the other."""
+    if not isinstance(fout, fastt.Tensor) or \
+            not isinstance(tout, torch.Tensor) or tout.dtype != torch.float32:
+        return False
+
+    def up(x):
+        if isinstance(x, torch.Tensor) and x.dtype == torch.float32:
+            return x.detach().double()
+        if isinstance(x, (list, tuple)):
+            return type(x)(up(v) for v in x)
+        if isinstance(x, dict):
+            return {k: up(v) for k, v in x.items()}
+        return x
+    try:
+        with torch.no_grad():
+            ref = _call(tfn, up(sample.input), up(sample.args),
+                        up(sample.kwargs))
+        f = _to_torch(fout).double()
+        if not isinstance(ref, torch.Tensor) or f.shape != ref.shape:
+            return False
+        torch_err = (tout.double() - ref).abs().nan_to_num(0).max().item() \
+            if ref.numel() else 0.0
+        rtol, atol = FWD_TOL["float32"]
+        bound = 2 * torch_err + atol + rtol * ref.abs().nan_to_num(0)
+        return bool(((f - ref).abs() <= bound).all()) or \
+            bool(torch.equal(f.isnan(), ref.isnan()) and
+                 ((f - ref).abs().nan_to_num(0) <= bound).all())
+    except Exception:
+        return False
 
 
 def _matches_ref(op, sample, fout, tout, dtype):

@@ -71,9 +71,17 @@ def test_conv_transpose3d_16bit_rounds_once(dt):
     x = torch.randn(1, 2, 3, 3, 3).to(dt)
     w = torch.randn(2, 3, 2, 2, 2).to(dt)
     b = torch.randn(3).to(dt)
-    t = torch.nn.functional.conv_transpose3d(x, w, b, stride=2)
+    # float32 arithmetic rounded once to dt (torch's CPU kernel agrees on
+    # some machines; on others, e.g. oneDNN's AVX512-FP16 / AMX paths, it
+    # accumulates in dt and lands ulps away, so it is only a tolerance
+    # reference)
+    ref = torch.nn.functional.conv_transpose3d(
+        x.float(), w.float(), b.float(), stride=2).to(dt)
     f = F.conv_transpose3d(Fz(x), Fz(w), Fz(b), stride=2)
-    assert torch.equal(torch.from_dlpack(f), t)
+    assert torch.equal(torch.from_dlpack(f), ref)
+    t = torch.nn.functional.conv_transpose3d(x, w, b, stride=2)
+    torch.testing.assert_close(torch.from_dlpack(f), t, rtol=2e-2,
+                               atol=2e-2)
 
 
 def test_conv_transpose3d_errors():

@@ -1,0 +1,402 @@
+// CPU kernels of the LAPACK-backed factorizations and solves (ops.def's
+// "dense factorizations"): each loops over the batch and calls OpenBLAS's
+// LAPACK (the Fortran symbols) or cblas_?trsm on one matrix at a time.
+// float and double only; the op layer (csrc/ops/lapack*.cpp) validates
+// shapes and hands these a dense, prepared layout. "cm" below means the
+// matrix is stored column-major: a row-major [.., c, r] buffer holds an r x c
+// column-major matrix (what LAPACK reads). B is the batch, k = min(m, n).
+//
+//   lu_factor        out  [B, n, m] A cm, overwritten by LU; out2 int32
+//                         [B, k] pivots (1-based); in0 int32 [B] info;
+//                         i0/i1 = m/n
+//   cholesky         out  [B, n, n] A cm (only the triangle named by i0 is
+//                         read: 1 'L', 0 'U', in column-major terms); in0
+//                         int32 [B] info; i1 = n
+//   triangular_solve out  [B, M, N] row-major B, overwritten by X; in0
+//                         [B, K, K] row-major triangular A; i0 bit 0 upper,
+//                         bit 1 left (A X = B, else X A = B), bit 2 unit
+//   geqrf            out  [B, n, m] A cm, overwritten by R and the
+//                         reflectors; out2 [B, k] tau; i0/i1 = m/n
+//   orgqr            out  [B, c, m] cm reflectors (m x c), overwritten by
+//                         Q's first c columns; in0 [B, t] tau; i0 = m,
+//                         i1 = c, i2 = t (reflectors used, t <= c <= m)
+//   syevd            out  [B, n, n] A cm (triangle i1: 1 'L', 0 'U'),
+//                         overwritten by the eigenvectors (columns) when i0;
+//                         out2 [B, n] eigenvalues, ascending; in0 int32 [B]
+//                         info
+//   gesdd            out  [B, n, m] A cm (destroyed); out2 [B, k] S; in0
+//                         [B, uc, m] U cm; in1 [B, n, vr] Vt cm; in2 int32
+//                         [B] info; i0 = 'N' / 'S' / 'A' (jobz), i1/i2 = m/n
+//   sytrf            out  [B, n, n] A cm (triangle i0: 1 'L', 0 'U'),
+//                         overwritten by the factor; out2 int32 [B, n]
+//                         pivots (LAPACK's); in0 int32 [B] info
+//   sytrs            out  [B, r, n] right-hand sides cm, overwritten by X;
+//                         in0 [B, n, n] factor cm; in1 int32 [B, n] pivots;
+//                         i0 = 1 'L', 0 'U'
+//   lstsq            out  [B, r, max(m, n)] right-hand sides cm, overwritten
+//                         by X (first n rows); in0 [B, n, m] A cm
+//                         (destroyed); in1 int64 [B] rank; in2 [B, k]
+//                         singular values (gelsd/gelss); i0 driver (0 gels,
+//                         1 gelsy, 2 gelsd, 3 gelss); i1/i2 = m/n; f0 rcond
+#include <cblas.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "kernels/cpu/loop.h"
+
+// LAPACK's Fortran interface; character arguments carry their hidden length
+// (gfortran's ABI) as the trailing size_t parameters.
+using FLen = size_t;
+extern "C" {
+#define FASTT_LAPACK_BOTH(decl) decl(s, float) decl(d, double)
+#define FASTT_DECL(p, T)                                                     \
+  void p##getrf_(const int*, const int*, T*, const int*, int*, int*);        \
+  void p##potrf_(const char*, const int*, T*, const int*, int*, FLen);       \
+  void p##geqrf_(const int*, const int*, T*, const int*, T*, T*, const int*, \
+                 int*);                                                      \
+  void p##orgqr_(const int*, const int*, const int*, T*, const int*,         \
+                 const T*, T*, const int*, int*);                            \
+  void p##syevd_(const char*, const char*, const int*, T*, const int*, T*,   \
+                 T*, const int*, int*, const int*, int*, FLen, FLen);        \
+  void p##gesdd_(const char*, const int*, const int*, T*, const int*, T*,    \
+                 T*, const int*, T*, const int*, T*, const int*, int*, int*, \
+                 FLen);                                                      \
+  void p##sytrf_(const char*, const int*, T*, const int*, int*, T*,          \
+                 const int*, int*, FLen);                                    \
+  void p##sytrs_(const char*, const int*, const int*, const T*, const int*,  \
+                 const int*, T*, const int*, int*, FLen);                    \
+  void p##gels_(const char*, const int*, const int*, const int*, T*,         \
+                const int*, T*, const int*, T*, const int*, int*, FLen);     \
+  void p##gelsy_(const int*, const int*, const int*, T*, const int*, T*,     \
+                 const int*, int*, const T*, int*, T*, const int*, int*);    \
+  void p##gelsd_(const int*, const int*, const int*, T*, const int*, T*,     \
+                 const int*, T*, const T*, int*, T*, const int*, int*,       \
+                 int*);                                                      \
+  void p##gelss_(const int*, const int*, const int*, T*, const int*, T*,     \
+                 const int*, T*, const T*, int*, T*, const int*, int*);
+FASTT_LAPACK_BOTH(FASTT_DECL)
+#undef FASTT_DECL
+}
+
+namespace fastt {
+namespace {
+using namespace cpu;
+
+// One overload set per routine, so the kernels below are written once.
+#define FASTT_WRAP(p, T)                                                      \
+  inline void getrf(int m, int n, T* a, int* piv, int* info) {                \
+    const int lda = std::max(1, m);                                           \
+    p##getrf_(&m, &n, a, &lda, piv, info);                                    \
+  }                                                                           \
+  inline void potrf(char uplo, int n, T* a, int* info) {                      \
+    const int lda = std::max(1, n);                                           \
+    p##potrf_(&uplo, &n, a, &lda, info, 1);                                   \
+  }                                                                           \
+  inline void geqrf(int m, int n, T* a, T* tau, T* w, int lw, int* info) {    \
+    const int lda = std::max(1, m);                                           \
+    p##geqrf_(&m, &n, a, &lda, tau, w, &lw, info);                            \
+  }                                                                           \
+  inline void orgqr(int m, int n, int k, T* a, const T* tau, T* w, int lw,    \
+                    int* info) {                                              \
+    const int lda = std::max(1, m);                                           \
+    p##orgqr_(&m, &n, &k, a, &lda, tau, w, &lw, info);                        \
+  }                                                                           \
+  inline void syevd(char jobz, char uplo, int n, T* a, T* w, T* wk, int lw,   \
+                    int* iw, int liw, int* info) {                            \
+    const int lda = std::max(1, n);                                           \
+    p##syevd_(&jobz, &uplo, &n, a, &lda, w, wk, &lw, iw, &liw, info, 1, 1);   \
+  }                                                                           \
+  inline void gesdd(char jobz, int m, int n, T* a, T* s, T* u, int ldu,       \
+                    T* vt, int ldvt, T* w, int lw, int* iw, int* info) {      \
+    const int lda = std::max(1, m);                                           \
+    p##gesdd_(&jobz, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, w, &lw, iw,      \
+              info, 1);                                                       \
+  }                                                                           \
+  inline void sytrf(char uplo, int n, T* a, int* piv, T* w, int lw,           \
+                    int* info) {                                              \
+    const int lda = std::max(1, n);                                           \
+    p##sytrf_(&uplo, &n, a, &lda, piv, w, &lw, info, 1);                      \
+  }                                                                           \
+  inline void sytrs(char uplo, int n, int r, const T* a, const int* piv,      \
+                    T* b, int* info) {                                        \
+    const int ld = std::max(1, n);                                            \
+    p##sytrs_(&uplo, &n, &r, a, &ld, piv, b, &ld, info, 1);                   \
+  }                                                                           \
+  inline void gels(int m, int n, int r, T* a, T* b, int ldb, T* w, int lw,    \
+                   int* info) {                                               \
+    const int lda = std::max(1, m);                                           \
+    const char tr = 'N';                                                      \
+    p##gels_(&tr, &m, &n, &r, a, &lda, b, &ldb, w, &lw, info, 1);             \
+  }                                                                           \
+  inline void gelsy(int m, int n, int r, T* a, T* b, int ldb, int* jpvt,      \
+                    T rcond, int* rank, T* w, int lw, int* info) {            \
+    const int lda = std::max(1, m);                                           \
+    p##gelsy_(&m, &n, &r, a, &lda, b, &ldb, jpvt, &rcond, rank, w, &lw,       \
+              info);                                                          \
+  }                                                                           \
+  inline void gelsd(int m, int n, int r, T* a, T* b, int ldb, T* s, T rcond,  \
+                    int* rank, T* w, int lw, int* iw, int* info) {            \
+    const int lda = std::max(1, m);                                           \
+    p##gelsd_(&m, &n, &r, a, &lda, b, &ldb, s, &rcond, rank, w, &lw, iw,      \
+              info);                                                          \
+  }                                                                           \
+  inline void gelss(int m, int n, int r, T* a, T* b, int ldb, T* s, T rcond,  \
+                    int* rank, T* w, int lw, int* info) {                     \
+    const int lda = std::max(1, m);                                           \
+    p##gelss_(&m, &n, &r, a, &lda, b, &ldb, s, &rcond, rank, w, &lw, info);   \
+  }
+FASTT_LAPACK_BOTH(FASTT_WRAP)
+#undef FASTT_WRAP
+#undef FASTT_LAPACK_BOTH
+
+inline void trsm(CBLAS_SIDE s, CBLAS_UPLO u, CBLAS_DIAG d, int M, int N,
+                 const float* a, int lda, float* b) {
+  cblas_strsm(CblasRowMajor, s, u, CblasNoTrans, d, M, N, 1.0f, a, lda, b,
+              std::max(1, N));
+}
+inline void trsm(CBLAS_SIDE s, CBLAS_UPLO u, CBLAS_DIAG d, int M, int N,
+                 const double* a, int lda, double* b) {
+  cblas_dtrsm(CblasRowMajor, s, u, CblasNoTrans, d, M, N, 1.0, a, lda, b,
+              std::max(1, N));
+}
+
+// LAPACK's workspace query answers in the element type.
+template <class T>
+int lwork_of(T query) {
+  return std::max(1, int(query));
+}
+
+template <class T>
+struct LuFactorK {
+  static void run(KernelArgs& a) {
+    const int m = int(a.i0), n = int(a.i1), k = std::min(m, n);
+    T* base = a.out->template data_ptr<T>();
+    int* piv = a.out2->template data_ptr<int32_t>();
+    int* info = a.in[0]->template data_ptr<int32_t>();
+    const int64_t B = a.in[0]->numel();
+    for (int64_t b = 0; b < B; ++b)
+      getrf(m, n, base + b * int64_t(m) * n, piv + b * k, info + b);
+  }
+};
+
+template <class T>
+struct CholeskyK {
+  static void run(KernelArgs& a) {
+    const int n = int(a.i1);
+    T* base = a.out->template data_ptr<T>();
+    int* info = a.in[0]->template data_ptr<int32_t>();
+    const int64_t B = a.in[0]->numel();
+    const char uplo = a.i0 ? 'L' : 'U';
+    for (int64_t b = 0; b < B; ++b)
+      potrf(uplo, n, base + b * int64_t(n) * n, info + b);
+  }
+};
+
+template <class T>
+struct TriangularSolveK {
+  static void run(KernelArgs& a) {
+    Tensor& X = *a.out;
+    const Tensor& A = *a.in[0];
+    const int64_t nd = X.dim();
+    const int M = int(X.sizes()[size_t(nd - 2)]);
+    const int N = int(X.sizes()[size_t(nd - 1)]);
+    const int K = int(A.sizes()[size_t(nd - 1)]);
+    if (int64_t(M) * N == 0) return;
+    const int64_t B = X.numel() / (int64_t(M) * N);
+    const bool upper = a.i0 & 1, left = a.i0 & 2, unit = a.i0 & 4;
+    T* x = X.template data_ptr<T>();
+    const T* am = A.template data_ptr<T>();
+    for (int64_t b = 0; b < B; ++b)
+      trsm(left ? CblasLeft : CblasRight, upper ? CblasUpper : CblasLower,
+           unit ? CblasUnit : CblasNonUnit, M, N, am + b * int64_t(K) * K,
+           std::max(1, K), x + b * int64_t(M) * N);
+  }
+};
+
+template <class T>
+struct GeqrfK {
+  static void run(KernelArgs& a) {
+    const int m = int(a.i0), n = int(a.i1), k = std::min(m, n);
+    const int64_t B = k ? a.out2->numel() / k : 0;
+    T* base = a.out->template data_ptr<T>();
+    T* tau = a.out2->template data_ptr<T>();
+    int info = 0;
+    T q = 0;
+    geqrf(m, n, base, tau, &q, -1, &info);
+    std::vector<T> w(size_t(lwork_of(q)));
+    for (int64_t b = 0; b < B; ++b)
+      geqrf(m, n, base + b * int64_t(m) * n, tau + b * k, w.data(),
+            int(w.size()), &info);
+  }
+};
+
+template <class T>
+struct OrgqrK {
+  static void run(KernelArgs& a) {
+    const int m = int(a.i0), c = int(a.i1), t = int(a.i2);
+    const int64_t per = int64_t(m) * c;
+    const int64_t B = per ? a.out->numel() / per : 0;
+    T* base = a.out->template data_ptr<T>();
+    const T* tau = a.in[0]->template data_ptr<T>();
+    int info = 0;
+    T q = 0;
+    orgqr(m, c, t, base, tau, &q, -1, &info);
+    std::vector<T> w(size_t(lwork_of(q)));
+    for (int64_t b = 0; b < B; ++b)
+      orgqr(m, c, t, base + b * per, tau + b * t, w.data(), int(w.size()),
+            &info);
+  }
+};
+
+template <class T>
+struct SyevdK {
+  static void run(KernelArgs& a) {
+    const int n = int(a.out2->sizes()[size_t(a.out2->dim() - 1)]);
+    const char jobz = a.i0 ? 'V' : 'N', uplo = a.i1 ? 'L' : 'U';
+    T* base = a.out->template data_ptr<T>();
+    T* w = a.out2->template data_ptr<T>();
+    int* info = a.in[0]->template data_ptr<int32_t>();
+    const int64_t B = a.in[0]->numel();
+    T q = 0;
+    int iq = 0;
+    syevd(jobz, uplo, n, base, w, &q, -1, &iq, -1, info);
+    std::vector<T> wk(size_t(lwork_of(q)));
+    std::vector<int> iw(size_t(std::max(1, iq)));
+    for (int64_t b = 0; b < B; ++b)
+      syevd(jobz, uplo, n, base + b * int64_t(n) * n, w + b * n, wk.data(),
+            int(wk.size()), iw.data(), int(iw.size()), info + b);
+  }
+};
+
+template <class T>
+struct GesddK {
+  static void run(KernelArgs& a) {
+    const char jobz = char(a.i0);
+    const int m = int(a.i1), n = int(a.i2), k = std::min(m, n);
+    const int uc = jobz == 'A' ? m : k, vr = jobz == 'A' ? n : k;
+    const bool uv = jobz != 'N';
+    const int ldu = uv ? std::max(1, m) : 1, ldvt = uv ? std::max(1, vr) : 1;
+    T* base = a.out->template data_ptr<T>();
+    T* s = a.out2->template data_ptr<T>();
+    T* u = uv ? a.in[0]->template data_ptr<T>() : nullptr;
+    T* vt = uv ? a.in[1]->template data_ptr<T>() : nullptr;
+    int* info = a.in[2]->template data_ptr<int32_t>();
+    const int64_t B = a.in[2]->numel();
+    T dummy = 0, q = 0;
+    std::vector<int> iw(size_t(std::max(1, 8 * k)));
+    gesdd(jobz, m, n, base, s, uv ? u : &dummy, ldu, uv ? vt : &dummy, ldvt,
+          &q, -1, iw.data(), info);
+    std::vector<T> w(size_t(lwork_of(q)));
+    for (int64_t b = 0; b < B; ++b)
+      gesdd(jobz, m, n, base + b * int64_t(m) * n, s + b * k,
+            uv ? u + b * int64_t(m) * uc : &dummy, ldu,
+            uv ? vt + b * int64_t(vr) * n : &dummy, ldvt, w.data(),
+            int(w.size()), iw.data(), info + b);
+  }
+};
+
+template <class T>
+struct SytrfK {
+  static void run(KernelArgs& a) {
+    const int n = int(a.out2->sizes()[size_t(a.out2->dim() - 1)]);
+    const char uplo = a.i0 ? 'L' : 'U';
+    T* base = a.out->template data_ptr<T>();
+    int* piv = a.out2->template data_ptr<int32_t>();
+    int* info = a.in[0]->template data_ptr<int32_t>();
+    const int64_t B = a.in[0]->numel();
+    T q = 0;
+    sytrf(uplo, n, base, piv, &q, -1, info);
+    std::vector<T> w(size_t(lwork_of(q)));
+    for (int64_t b = 0; b < B; ++b)
+      sytrf(uplo, n, base + b * int64_t(n) * n, piv + b * n, w.data(),
+            int(w.size()), info + b);
+  }
+};
+
+template <class T>
+struct SytrsK {
+  static void run(KernelArgs& a) {
+    const Tensor& X = *a.out;
+    const int nd = int(X.dim());
+    const int r = int(X.sizes()[size_t(nd - 2)]);
+    const int n = int(X.sizes()[size_t(nd - 1)]);
+    if (int64_t(r) * n == 0) return;
+    const int64_t B = X.numel() / (int64_t(r) * n);
+    const char uplo = a.i0 ? 'L' : 'U';
+    T* x = a.out->template data_ptr<T>();
+    const T* f = a.in[0]->template data_ptr<T>();
+    const int* piv = a.in[1]->template data_ptr<int32_t>();
+    int info = 0;
+    for (int64_t b = 0; b < B; ++b)
+      sytrs(uplo, n, r, f + b * int64_t(n) * n, piv + b * n,
+            x + b * int64_t(r) * n, &info);
+  }
+};
+
+template <class T>
+struct LstsqK {
+  static void run(KernelArgs& a) {
+    const int driver = int(a.i0), m = int(a.i1), n = int(a.i2);
+    const int k = std::min(m, n), ld = std::max({1, m, n});
+    const Tensor& X = *a.out;
+    const int r = int(X.sizes()[size_t(X.dim() - 2)]);
+    const int64_t B = a.in[1]->numel();
+    T* x = a.out->template data_ptr<T>();
+    T* am = const_cast<Tensor*>(a.in[0])->template data_ptr<T>();
+    int64_t* rank = const_cast<Tensor*>(a.in[1])->template data_ptr<int64_t>();
+    T* s = driver >= 2 ? const_cast<Tensor*>(a.in[2])->template data_ptr<T>()
+                       : nullptr;
+    const T rcond = T(a.f0);
+    std::vector<int> jpvt(size_t(std::max(1, n)));
+    int info = 0, rk = 0;
+    T q = 0;
+    int iq = 0;
+    std::vector<T> sv(size_t(std::max(1, k)));
+    switch (driver) {
+      case 0: gels(m, n, r, am, x, ld, &q, -1, &info); break;
+      case 1:
+        gelsy(m, n, r, am, x, ld, jpvt.data(), rcond, &rk, &q, -1, &info);
+        break;
+      case 2:
+        gelsd(m, n, r, am, x, ld, sv.data(), rcond, &rk, &q, -1, &iq,
+              &info);
+        break;
+      default:
+        gelss(m, n, r, am, x, ld, sv.data(), rcond, &rk, &q, -1, &info);
+    }
+    std::vector<T> w(size_t(lwork_of(q)));
+    std::vector<int> iw(size_t(std::max(1, iq)));
+    for (int64_t b = 0; b < B; ++b) {
+      T* ab = am + b * int64_t(m) * n;
+      T* xb = x + b * int64_t(r) * ld;
+      T* sb = s ? s + b * k : sv.data();
+      const int lw = int(w.size());
+      switch (driver) {
+        case 0: gels(m, n, r, ab, xb, ld, w.data(), lw, &info); break;
+        case 1:
+          std::fill(jpvt.begin(), jpvt.end(), 0);
+          gelsy(m, n, r, ab, xb, ld, jpvt.data(), rcond, &rk, w.data(), lw,
+                &info);
+          break;
+        case 2:
+          gelsd(m, n, r, ab, xb, ld, sb, rcond, &rk, w.data(), lw, iw.data(),
+                &info);
+          break;
+        default:
+          gelss(m, n, r, ab, xb, ld, sb, rcond, &rk, w.data(), lw, &info);
+      }
+      rank[b] = driver == 0 ? k : rk;
+    }
+  }
+};
+
+}  // namespace
+
+void register_lapack_kernels() {
+#define FASTT_KERNELS_lapack
+#include "kernels/kernels.def"
+}
+
+}  // namespace fastt
