@@ -121,5 +121,8 @@ Tensor normal(double mean, double std, IntList sizes,
 // int64, without replacement unless `replacement`.
 Tensor multinomial(const Tensor& probs, int64_t n, bool replacement = false,
                    Generator* generator = nullptr);
+// A Poisson(rate) draw per element of rates (floating, >= 0), of its dtype;
+// differentiable with a zero gradient, as torch's.
+Tensor poisson(const Tensor& rates, Generator* generator = nullptr);
 
 }  // namespace fastt

@@ -1,6 +1,7 @@
 // Samplers built on the uniform and normal kernels of factory.cpp:
 // exponential_, cauchy_, log_normal_, geometric_ (inverse CDFs of uniform
-// draws), normal with tensor parameters, multinomial. torch's checks and
+// draws), normal with tensor parameters, multinomial, poisson. torch's
+// checks and
 // messages; draws are computed in float32 (float64 for float64 and for
 // integer geometric_) and written into the target with copy_.
 #include <cmath>
@@ -195,6 +196,88 @@ Tensor multinomial(const Tensor& probs, int64_t n, bool replacement,
     out = std::get<1>(topk(keys, n, -1, true, true));
   }
   return probs.dim() == 1 ? out.squeeze(0) : out;
+}
+
+namespace {
+// Rates below 10: inversion, one uniform per element and a sequential
+// search of the CDF, all pending elements one step per round.
+Tensor poisson_small(const Tensor& lam, Generator* g) {
+  Tensor u = uniform_like(lam, true, g);
+  Tensor p = exp(neg(lam));
+  Tensor cdf = p.clone();
+  Tensor k = zeros_like(lam);
+  Tensor active = gt(u, cdf);
+  for (int round = 0; round < 1000 && any(active).item<bool>(); ++round) {
+    k = add(k, active.to(DType::Float64));
+    p = div(mul(p, lam), clamp_min(k, Scalar(1)));
+    cdf = add(cdf, p);
+    active = logical_and(active, gt(u, cdf));
+  }
+  return k;
+}
+
+// Rates of 10 and more: Hormann's PTRS ("The transformed rejection method
+// for generating Poisson random variables", 1993): a transformed
+// uniform proposal accepted by a squeeze or the exact log density;
+// rejected elements draw again next round (about 1.1 rounds on average).
+Tensor poisson_large(const Tensor& lam, Generator* g) {
+  Tensor slam = sqrt(lam), loglam = log(lam);
+  Tensor b = add(mul(slam, Scalar(2.53)), Scalar(0.931));
+  Tensor a = add(mul(b, Scalar(0.02483)), Scalar(-0.059));
+  Tensor invalpha = add(div(Scalar(1.1328), sub(b, Scalar(3.4))),
+                        Scalar(1.1239));
+  Tensor vr = sub(Scalar(0.9277), div(Scalar(3.6224), sub(b, Scalar(2))));
+  Tensor out = zeros_like(lam);
+  Tensor pending = ones_like(lam, DType::Bool);
+  for (int round = 0; round < 1000 && any(pending).item<bool>(); ++round) {
+    Tensor U = sub(uniform_like(lam, true, g), Scalar(0.5));
+    Tensor V = uniform_like(lam, true, g);
+    Tensor us = sub(Scalar(0.5), abs(U));
+    Tensor k = floor(add(mul(add(div(mul(a, Scalar(2)), us), b), U),
+                         add(lam, Scalar(0.43))));
+    Tensor quick = logical_and(ge(us, Scalar(0.07)), le(V, vr));
+    Tensor reject = logical_or(lt(k, Scalar(0)),
+                               logical_and(lt(us, Scalar(0.013)), gt(V, us)));
+    Tensor lhs = sub(add(log(V), log(invalpha)),
+                     log(add(div(a, mul(us, us)), b)));
+    Tensor rhs = sub(sub(mul(k, loglam), lam), lgamma(add(k, Scalar(1))));
+    Tensor ok = logical_or(
+        quick, logical_and(logical_not(reject), le(lhs, rhs)));
+    Tensor take = logical_and(pending, ok);
+    out = where(take, k, out);
+    pending = logical_and(pending, logical_not(take));
+  }
+  return out;
+}
+}  // namespace
+
+Tensor poisson(const Tensor& rates, Generator* g) {
+  require_defined(rates, "poisson");
+  FASTT_CHECK(is_floating(rates.dtype()), NotImplementedError,
+              "\"poisson_cpu\" not implemented for '{}'",
+              torch_type_name(rates.dtype()));
+  Tensor out;
+  {
+    NoGradGuard ng;
+    Tensor lam = rates.to(DType::Float64);
+    FASTT_CHECK(lam.numel() == 0 ||
+                    !any(logical_or(lt(lam, Scalar(0)), isnan(lam)))
+                         .item<bool>(),
+                RuntimeError,
+                "invalid Poisson rate, expected rate to be non-negative");
+    Tensor small = lt(lam, Scalar(10));
+    // Each sampler sees rates in its own range (the others replaced by a
+    // harmless value) and the mask picks per element.
+    Tensor k = zeros_like(lam);
+    if (lam.numel() > 0 && any(small).item<bool>())
+      k = where(small, poisson_small(where(small, lam, Scalar(1.0)), g), k);
+    if (lam.numel() > 0 && !all(small).item<bool>())
+      k = where(small, k, poisson_large(where(small, Scalar(10.0), lam), g));
+    out = k.to(rates.dtype());
+  }
+  if (!autograd::should_record(rates)) return out;
+  // A function of rates with a zero gradient (torch's derivative).
+  return where(zeros({}, DType::Bool, rates.device()), rates, out);
 }
 
 }  // namespace fastt

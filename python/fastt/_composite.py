@@ -1280,6 +1280,20 @@ def _check_dist_input(x, name, op):
 
 
 @_export(method=False)
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """torch.cosine_similarity: nn.functional's, at the top level."""
+    from .nn import functional as F
+    return F.cosine_similarity(x1, x2, dim, eps)
+
+
+@_export(method=False)
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """torch.pairwise_distance: nn.functional's, at the top level."""
+    from .nn import functional as F
+    return F.pairwise_distance(x1, x2, p, eps, keepdim)
+
+
+@_export(method=False)
 def cdist(x1, x2, p=2.0, compute_mode=None):
     """The p-norm distance between each row of x1 and each row of x2
     (batched over leading dims). p == 2 on more than 25 rows uses the

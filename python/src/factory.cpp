@@ -438,6 +438,8 @@ FASTT_BIND(multinomial, 1,
                     "multinomial"),
            (Int, num_samples), (BoolOr<false>, replacement),
            (Kw<DefaultGenerator>, generator), (Kw<Out>, out))
+FASTT_BIND_FUNCTION(poisson, 1, fastt::poisson(input, generator),
+                    (Tensor, input), (Kw<DefaultGenerator>, generator))
 // normal(mean, std, size=None): tensor or number parameters; two numbers
 // need a size and may take a dtype.
 static Tensor normal_of(const rd::Operand& mean, const rd::Operand& std,

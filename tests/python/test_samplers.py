@@ -95,3 +95,37 @@ def test_multinomial_without_replacement():
         fastt.multinomial(fastt.tensor([1.0, 0.0, 0.0]), 2)
     with pytest.raises(RuntimeError, match="sum of probabilities"):
         fastt.multinomial(fastt.zeros(3), 1, True)
+
+
+@pytest.mark.parametrize("lam", [0.3, 3.0, 9.5, 10.0, 37.0, 2500.0])
+def test_poisson_frequencies(lam):
+    """Both samplers (inversion below 10, PTRS from 10): the frequency of
+    each count near the mean against the pmf, within 5 standard errors."""
+    x = fastt.poisson(fastt.full((N,), lam, dtype=fastt.float64))
+    assert x.dtype == fastt.float64
+    vals = x.long()
+    assert bool((x == vals.double()).all()) and vals.min().item() >= 0
+    lo = max(0, int(lam - 2 * math.sqrt(lam)))
+    for k in range(lo, int(lam + 2 * math.sqrt(lam)) + 1):
+        pmf = math.exp(k * math.log(lam) - lam - math.lgamma(k + 1))
+        freq = (vals == k).double().mean().item()
+        assert abs(freq - pmf) < 5 * math.sqrt(pmf * (1 - pmf) / N) + 1e-6, k
+
+
+def test_poisson_mixed_rates_errors_and_gradient():
+    rates = fastt.tensor([0.0, 0.5, 12.0, 1e5], dtype=fastt.float32,
+                         requires_grad=True)
+    x = fastt.poisson(rates.expand(50000, 4))
+    assert x.dtype == fastt.float32 and x.requires_grad
+    means = x.double().mean(0)
+    assert means[0].item() == 0.0
+    for got, lam in zip(means.tolist()[1:], [0.5, 12.0, 1e5]):
+        assert abs(got - lam) < 6 * math.sqrt(lam / 50000)
+    x.sum().backward()
+    assert rates.grad.abs().sum().item() == 0.0
+    with pytest.raises(RuntimeError, match="non-negative"):
+        fastt.poisson(fastt.tensor([1.0, -1.0]))
+    with pytest.raises(RuntimeError, match="non-negative"):
+        fastt.poisson(fastt.tensor([float("nan")]))
+    with pytest.raises(NotImplementedError, match="Long"):
+        fastt.poisson(fastt.tensor([1, 2]))

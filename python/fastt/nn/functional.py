@@ -2264,6 +2264,35 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                         ceil_mode, count_include_pad, divisor_override, 3)
 
 
+def _lp_pool(avg_pool, input, norm_type, kernel_size, stride, ceil_mode,
+             nd):
+    """(sum over each window of x^p)^(1/p): the mean of x^p times the
+    window's size, with torch's sign * relu(|.|) guard for odd powers."""
+    k = _pair(kernel_size, nd)
+    out = avg_pool(input.pow(norm_type), kernel_size,
+                   kernel_size if stride is None else stride, 0, ceil_mode)
+    size = 1
+    for v in (k * nd if len(k) == 1 else k):
+        size *= v
+    return (fastt.sign(out) * fastt.relu(out.abs())).mul(size).pow(
+        1.0 / norm_type)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    return _lp_pool(avg_pool1d, input, norm_type, kernel_size, stride,
+                    ceil_mode, 1)
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    return _lp_pool(avg_pool2d, input, norm_type, kernel_size, stride,
+                    ceil_mode, 2)
+
+
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    return _lp_pool(avg_pool3d, input, norm_type, kernel_size, stride,
+                    ceil_mode, 3)
+
+
 def _max_unpool(op, input, indices, kernel_size, stride, padding,
                 output_size, nd):
     k = _pair(kernel_size, nd)
@@ -2971,6 +3000,66 @@ def _grid_sample(input, grid, mode, padding, align_corners, op):
             out = term if out is None else out + term
     out = out.reshape((nb, ch) + out_sp)
     return out.to(dtype) if out.dtype != dtype else out
+
+
+def _grid_axis(steps, align_corners, like):
+    """Normalized sample positions along one axis: [-1, 1] through the
+    corner pixels' centers (align_corners) or their outer edges."""
+    x = fastt.linspace(-1.0, 1.0, steps, dtype=like.dtype, device=like.device)
+    if not align_corners and steps > 1:
+        x = x * ((steps - 1) / steps)
+    return x if steps > 1 else fastt.zeros(1, dtype=like.dtype,
+                                           device=like.device)
+
+
+def affine_grid(theta, size, align_corners=None):
+    """The sampling grid [N, H, W, 2] ([N, D, H, W, 3]) that grid_sample
+    needs to apply the affine maps theta [N, 2, 3] ([N, 3, 4])."""
+    if align_corners is None:
+        align_corners = False
+    if not theta.dtype.is_floating_point:
+        raise ValueError("Expected theta to have floating point type, but "
+                         f"got {theta.dtype}")
+    size = list(size)
+    if len(size) == 4:
+        if theta.dim() != 3 or tuple(theta.shape[-2:]) != (2, 3):
+            raise ValueError("Expected a batch of 2D affine matrices of shape "
+                             f"Nx2x3 for size {size}. Got "
+                             f"{tuple(theta.shape)}.")
+    elif len(size) == 5:
+        if theta.dim() != 3 or tuple(theta.shape[-2:]) != (3, 4):
+            raise ValueError("Expected a batch of 3D affine matrices of shape "
+                             f"Nx3x4 for size {size}. Got "
+                             f"{tuple(theta.shape)}.")
+    else:
+        raise NotImplementedError(
+            "affine_grid only supports 4D and 5D sizes, for 2D and 3D affine "
+            f"transforms, respectively. Got size {size}.")
+    if min(size) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got "
+                         f"{size}")
+    N, spatial = size[0], size[2:]
+    # (x, y[, z], 1) for every output position, x along the last axis.
+    axes = [_grid_axis(n, align_corners, theta) for n in reversed(spatial)]
+    mesh = fastt.meshgrid(*reversed(axes), indexing="ij")  # (z,) y, x
+    coords = [m.unsqueeze(-1) for m in reversed(mesh)] + [
+        fastt.ones(tuple(spatial) + (1,), dtype=theta.dtype,
+                   device=theta.device)]
+    base = fastt.cat(coords, -1).reshape(1, -1, len(spatial) + 1)
+    grid = fastt.matmul(base, theta.mT)
+    return grid.reshape([N] + spatial + [len(spatial)])
+
+
+def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
+    """softmax((logits + g) / tau) with g Gumbel(0, 1) noise; hard: the
+    one-hot argmax in the forward pass, the soft sample's gradient."""
+    gumbels = -fastt.empty_like(logits).exponential_().log()
+    y = ((logits + gumbels) / tau).softmax(dim)
+    if not hard:
+        return y
+    index = y.argmax(dim, keepdim=True)
+    y_hard = fastt.zeros_like(logits).scatter_(dim, index, 1.0)
+    return y_hard - y.detach() + y
 
 
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros",

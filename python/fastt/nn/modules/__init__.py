@@ -11,12 +11,13 @@ from .pooling import (  # noqa: F401
     AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d,
     AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d, AvgPool1d,
     AvgPool2d, AvgPool3d, FractionalMaxPool2d, FractionalMaxPool3d,
-    MaxPool1d, MaxPool2d, MaxPool3d, MaxUnpool1d, MaxUnpool2d, MaxUnpool3d)
+    LPPool1d, LPPool2d, LPPool3d, MaxPool1d, MaxPool2d, MaxPool3d,
+    MaxUnpool1d, MaxUnpool2d, MaxUnpool3d)
 from .normalization import (  # noqa: F401
     GroupNorm, LayerNorm, LocalResponseNorm, RMSNorm)
 from .batchnorm import BatchNorm1d, BatchNorm2d  # noqa: F401
 from .activation import (  # noqa: F401
-    ELU, GELU, GLU, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU, LogSigmoid,
+    CELU, SELU, Hardshrink, Softshrink, Softsign, Tanhshrink, ELU, GELU, GLU, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU, LogSigmoid,
     LogSoftmax, Mish, MultiheadAttention, ReLU, ReLU6, Sigmoid, SiLU,
     PReLU, RReLU, Softmax, Softmin, Softplus, Tanh, Threshold)
 from .dropout import (  # noqa: F401
@@ -38,4 +39,5 @@ from .loss import (  # noqa: F401
     TripletMarginWithDistanceLoss)
 from .distance import CosineSimilarity, PairwiseDistance  # noqa: F401
 from .transformer import (  # noqa: F401
+    Transformer, TransformerDecoder, TransformerDecoderLayer,
     TransformerEncoder, TransformerEncoderLayer)

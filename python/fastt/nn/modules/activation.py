@@ -11,7 +11,8 @@ from .module import Module
 __all__ = ["ReLU", "ReLU6", "LeakyReLU", "GELU", "SiLU", "Tanh", "Sigmoid",
            "Softmax", "LogSoftmax", "Softmin", "ELU", "Softplus", "Mish",
            "Hardswish", "Hardsigmoid", "Hardtanh", "LogSigmoid", "GLU",
-           "MultiheadAttention", "Threshold", "PReLU", "RReLU"]
+           "MultiheadAttention", "Threshold", "PReLU", "RReLU", "CELU",
+           "SELU", "Hardshrink", "Softshrink", "Tanhshrink", "Softsign"]
 
 _relu = fastt.relu
 _relu_ = fastt.relu_
@@ -138,6 +139,59 @@ class ELU(Module):
     def extra_repr(self):
         inplace_str = ", inplace=True" if self.inplace else ""
         return f"alpha={self.alpha}{inplace_str}"
+
+
+class CELU(Module):
+    def __init__(self, alpha=1.0, inplace=False):
+        super().__init__()
+        self.alpha = alpha
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.celu(input, self.alpha, self.inplace)
+
+    def extra_repr(self):
+        inplace_str = ", inplace=True" if self.inplace else ""
+        return f"alpha={self.alpha}{inplace_str}"
+
+
+class SELU(Module):
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.selu(input, self.inplace)
+
+    def extra_repr(self):
+        return "inplace=True" if self.inplace else ""
+
+
+class Hardshrink(Module):
+    def __init__(self, lambd=0.5):
+        super().__init__()
+        self.lambd = lambd
+
+    def forward(self, input):
+        return F.hardshrink(input, self.lambd)
+
+    def extra_repr(self):
+        return f"{self.lambd}"
+
+
+class Softshrink(Hardshrink):
+    def forward(self, input):
+        return F.softshrink(input, self.lambd)
+
+
+class Tanhshrink(Module):
+    def forward(self, input):
+        return F.tanhshrink(input)
+
+
+class Softsign(Module):
+    def forward(self, input):
+        return F.softsign(input)
 
 
 class Softplus(Module):
