@@ -178,6 +178,13 @@ class iinfo:
 # statistics; imports without CUDA too (is_available() is then False).
 from . import backends, cuda  # noqa: E402,F401
 
+# The legacy type classes (fastt.FloatTensor, ...; python/fastt/
+# _legacy_types.py), also as fastt.cuda.FloatTensor, ...
+from . import _legacy_types  # noqa: E402
+globals().update(_legacy_types.CPU_TYPES)
+for _n, _t in _legacy_types.CUDA_TYPES.items():
+    setattr(cuda, _n, _t)
+
 # Composite ops (python/fastt/_composite.py): functions and Tensor methods
 # written as compositions of the kernels.
 from ._composite import *  # noqa: E402,F401,F403

@@ -222,6 +222,10 @@ int tensor_setitem(PyObject* self, PyObject* index, PyObject* value);
 // tensor(data, dtype, device) from nested sequences / scalars / buffers.
 Tensor tensor_from_data(PyObject* data, PyObject* dtype, PyObject* device,
                         bool copy);
+// torch's legacy constructor forms (tensor_type.cpp): () / (*sizes) /
+// (Size) / (tensor) / (data), in `dtype` on `device`.
+Tensor legacy_new(DType dtype, Device device, PyObject* args,
+                  const char* name);
 PyObject* tensor_tolist(const Tensor& t);
 int tensor_getbuffer(PyObject* self, Py_buffer* view, int flags);
 void tensor_releasebuffer(PyObject* self, Py_buffer* view);

@@ -526,7 +526,25 @@ static PyObject* m_new_tensor(PyObject* self, PyObject* const* args,
   {name, reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fn)), \
    METH_FASTCALL | METH_KEYWORDS, nullptr}
 
+// _legacy_new(dtype, device, args, name): fastt.FloatTensor(*args) and the
+// other legacy type classes (python/fastt/_legacy_types.py).
+static PyObject* f_legacy_new(PyObject*, PyObject* const* a, Py_ssize_t n) {
+  FASTT_PY_BEGIN
+  if (n != 4 || !PyTuple_Check(a[2]) || !PyUnicode_Check(a[3])) {
+    PyErr_SetString(PyExc_TypeError,
+                    "_legacy_new(dtype, device, args: tuple, name: str)");
+    return nullptr;
+  }
+  return wrap(legacy_new(to_dtype(a[0], DType::Float32),
+                         to_device(a[1], Device(kCPU)), a[2],
+                         PyUnicode_AsUTF8(a[3])));
+  FASTT_PY_END
+}
+
 PyMethodDef g_factory_functions[] = {
+    {"_legacy_new", reinterpret_cast<PyCFunction>(
+                        reinterpret_cast<void (*)()>(f_legacy_new)),
+     METH_FASTCALL, nullptr},
     FASTT_KW("empty", f_empty),         FASTT_KW("zeros", f_zeros),
     FASTT_KW("ones", f_ones),           FASTT_KW("full", f_full),
     FASTT_KW("rand", f_rand),           FASTT_KW("randn", f_randn),

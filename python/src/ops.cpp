@@ -822,7 +822,33 @@ static PyObject* m_format(PyObject* self, PyObject* spec) {
   return PyObject_Str(self);
   FASTT_PY_END
 }
-// type() -> "fastt.FloatTensor"; type(dtype) -> to(dtype).
+// The legacy type names, in DType order.
+static const char* const kTypeNames[] = {
+    "BoolTensor", "ByteTensor", "CharTensor", "ShortTensor", "IntTensor",
+    "LongTensor", "HalfTensor", "BFloat16Tensor", "FloatTensor",
+    "DoubleTensor"};
+static const DType kTypeDTypes[] = {
+    DType::Bool,    DType::UInt8,    DType::Int8,    DType::Int16,
+    DType::Int32,   DType::Int64,    DType::Float16, DType::BFloat16,
+    DType::Float32, DType::Float64};
+static_assert(kNumDTypes == 10, "update the type() names");
+
+// "torch.FloatTensor", "fastt.cuda.LongTensor", "FloatTensor", ...: the
+// dtype, and whether the name is a CUDA one.
+static DType dtype_of_type_name(const std::string& full, bool* cuda) {
+  std::string s = full;
+  for (const char* prefix : {"torch.", "fastt."})
+    if (s.rfind(prefix, 0) == 0) s = s.substr(std::strlen(prefix));
+  *cuda = s.rfind("cuda.", 0) == 0;
+  if (*cuda) s = s.substr(5);
+  for (int i = 0; i < kNumDTypes; ++i)
+    if (s == kTypeNames[i]) return kTypeDTypes[i];
+  throw ValueError(fmt::format("invalid type: '{}'", full));
+}
+
+// type() -> "fastt.FloatTensor"; type(dtype), type(fastt.LongTensor) or
+// type("torch.LongTensor") -> the tensor converted (self when it is
+// already that type).
 static PyObject* m_type(PyObject* self, PyObject* const* args,
                         Py_ssize_t nargs, PyObject* kwnames) {
   FASTT_PY_BEGIN
@@ -831,33 +857,39 @@ static PyObject* m_type(PyObject* self, PyObject* const* args,
   PyObject* a[2];
   parse_args(sig, args, nargs, kwnames, a);
   if (!a[0] || a[0] == Py_None) {
-    static const char* names[] = {
-        "BoolTensor", "ByteTensor", "CharTensor", "ShortTensor", "IntTensor",
-        "LongTensor", "HalfTensor", "BFloat16Tensor", "FloatTensor",
-        "DoubleTensor"};
-    static_assert(kNumDTypes == 10, "update the type() names");
-    const char* n = nullptr;
-    switch (t.dtype()) {
-      case DType::Bool: n = names[0]; break;
-      case DType::UInt8: n = names[1]; break;
-      case DType::Int8: n = names[2]; break;
-      case DType::Int16: n = names[3]; break;
-      case DType::Int32: n = names[4]; break;
-      case DType::Int64: n = names[5]; break;
-      case DType::Float16: n = names[6]; break;
-      case DType::BFloat16: n = names[7]; break;
-      case DType::Float32: n = names[8]; break;
-      case DType::Float64: n = names[9]; break;
-      default: n = "Tensor";
-    }
+    const char* n = "Tensor";
+    for (int i = 0; i < kNumDTypes; ++i)
+      if (kTypeDTypes[i] == t.dtype()) n = kTypeNames[i];
     return PyUnicode_FromFormat("fastt.%s%s", t.is_cuda() ? "cuda." : "", n);
   }
-  DType d = to_dtype(a[0], t.dtype());
-  if (d == t.dtype()) {
+  DType d;
+  bool cuda = t.is_cuda();
+  if (PyUnicode_Check(a[0])) {
+    d = dtype_of_type_name(PyUnicode_AsUTF8(a[0]), &cuda);
+  } else if (PyType_Check(a[0]) && PyObject_HasAttrString(a[0], "dtype")) {
+    // a legacy type class (fastt.FloatTensor, fastt.cuda.LongTensor)
+    PyObject* dt = PyObject_GetAttrString(a[0], "dtype");
+    PyObject* is_cuda = PyObject_GetAttrString(a[0], "is_cuda");
+    if (!dt || !is_cuda) {
+      Py_XDECREF(dt);
+      Py_XDECREF(is_cuda);
+      return nullptr;
+    }
+    d = to_dtype(dt, t.dtype());
+    cuda = PyObject_IsTrue(is_cuda) == 1;
+    Py_DECREF(dt);
+    Py_DECREF(is_cuda);
+  } else {
+    d = to_dtype(a[0], t.dtype());
+  }
+  if (d == t.dtype() && cuda == t.is_cuda()) {
     Py_INCREF(self);
     return self;
   }
-  return wrap(t.to(d));
+  Tensor r = t.to(d);
+  if (cuda != t.is_cuda())
+    r = r.to(cuda ? Device(DeviceType::CUDA, 0) : Device(kCPU));
+  return wrap(std::move(r));
   FASTT_PY_END
 }
 // copy.copy shares the data (as torch's does); copy.deepcopy clones.

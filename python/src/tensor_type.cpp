@@ -35,31 +35,48 @@ static void tensor_dealloc(PyObject* self) {
   Py_TYPE(self)->tp_free(self);
 }
 
-// Tensor(*sizes) -> uninitialised float tensor; Tensor(data) -> copy of data
-// with the default dtype (torch.Tensor's legacy constructor).
-static PyObject* tensor_new(PyTypeObject* type, PyObject* args,
-                            PyObject* kwargs) {
-  FASTT_PY_BEGIN
-  Tensor t;
+// torch's legacy constructors (torch.Tensor, torch.FloatTensor, ...):
+// () -> empty; (*sizes) or (Size) -> uninitialised; (tensor) -> an alias,
+// which must already have `dtype`; (data) -> a copy of data in `dtype`.
+Tensor legacy_new(DType dtype, Device device, PyObject* args,
+                  const char* name) {
   Py_ssize_t n = PyTuple_GET_SIZE(args);
-  if (n == 0) {
-    t = Tensor::empty({0}, default_dtype());
-  } else if (n == 1 && is_tensor(PyTuple_GET_ITEM(args, 0))) {
-    t = unwrap(PyTuple_GET_ITEM(args, 0)).alias();
-  } else if (n == 1 && !PyLong_Check(PyTuple_GET_ITEM(args, 0))) {
-    PyObject* dt = dtype_object(default_dtype());
+  PyObject* first = n ? PyTuple_GET_ITEM(args, 0) : nullptr;
+  if (n == 0) return Tensor::empty({0}, dtype, device);
+  if (n == 1 && is_tensor(first)) {
+    const Tensor& t = unwrap(first);
+    FASTT_CHECK(t.dtype() == dtype && t.device() == device, TypeError,
+                "{}(): expected a tensor of dtype {} on {} (got {} on {}); "
+                "use .to() to convert",
+                name, dtype_name(dtype), device.str(), dtype_name(t.dtype()),
+                t.device().str());
+    return t.alias();
+  }
+  if (n == 1 && !PyLong_Check(first) && !PyObject_TypeCheck(first, &SizeType)) {
+    PyObject* dt = dtype_object(dtype);
+    Tensor t;
     try {
-      t = tensor_from_data(PyTuple_GET_ITEM(args, 0), dt, Py_None, true);
+      t = tensor_from_data(first, dt, Py_None, true);
     } catch (...) {
       Py_DECREF(dt);
       throw;
     }
     Py_DECREF(dt);
-  } else {
-    SmallInts sizes;
-    parse_varargs_ints(&PyTuple_GET_ITEM(args, 0), n, &sizes, "Tensor");
-    t = Tensor::empty(sizes.list(), default_dtype());
+    return device.is_cuda() ? t.to(device) : t;
   }
+  SmallInts sizes;
+  if (n == 1 && PyObject_TypeCheck(first, &SizeType))
+    parse_ints(first, &sizes, name);
+  else
+    parse_varargs_ints(&PyTuple_GET_ITEM(args, 0), n, &sizes, name);
+  return Tensor::empty(sizes.list(), dtype, device);
+}
+
+// Tensor(...): the legacy constructor with the default dtype.
+static PyObject* tensor_new(PyTypeObject* type, PyObject* args,
+                            PyObject* kwargs) {
+  FASTT_PY_BEGIN
+  Tensor t = legacy_new(default_dtype(), Device(kCPU), args, "Tensor");
   PyObject* self = type->tp_alloc(type, 0);
   if (!self) return nullptr;
   auto* o = reinterpret_cast<TensorObject*>(self);
