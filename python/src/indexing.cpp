@@ -88,6 +88,35 @@ TensorIndex to_index_item(PyObject* o) {
   throw_py();
 }
 
+// torch's treatSequenceAsTuple (NumPy's legacy rule): a list of fewer than
+// 32 items holding a tensor, a sequence, a slice, Ellipsis or None is a
+// tuple of indices, so x[[t0, t1]] is x[t0, t1]; a list of ints stays one
+// index.
+class AsTuple {
+ public:
+  explicit AsTuple(PyObject* index) : index_(index) {
+    if (!PyList_Check(index) || PyList_GET_SIZE(index) >= 32) return;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(index); ++i) {
+      PyObject* o = PyList_GET_ITEM(index, i);
+      if (is_tensor(o) || PySequence_Check(o) || PySlice_Check(o) ||
+          o == Py_Ellipsis || o == Py_None) {
+        owned_ = PyList_AsTuple(index);
+        if (!owned_) throw_py();
+        index_ = owned_;
+        return;
+      }
+    }
+  }
+  ~AsTuple() { Py_XDECREF(owned_); }
+  AsTuple(const AsTuple&) = delete;
+  AsTuple& operator=(const AsTuple&) = delete;
+  PyObject* get() const { return index_; }
+
+ private:
+  PyObject* index_;
+  PyObject* owned_ = nullptr;
+};
+
 // `index` is one item or a tuple of them.
 size_t item_count(PyObject* index) {
   return PyTuple_Check(index) ? size_t(PyTuple_GET_SIZE(index)) : 1;
@@ -115,8 +144,9 @@ PyObject* tensor_getitem(PyObject* self, PyObject* index) {
     const TensorIndex item(to_slice(index));
     return wrap(t.index(TensorIndexList(&item, 1)));
   }
-  IndexItems items(item_count(index));
-  convert_index(index, &items);
+  AsTuple idx(index);
+  IndexItems items(item_count(idx.get()));
+  convert_index(idx.get(), &items);
   return wrap(maybe_release_gil(items.has_tensor() ? t.numel() : 0,
                                 [&] { return t.index(items.list()); }));
   FASTT_PY_END
@@ -129,8 +159,9 @@ int tensor_setitem(PyObject* self, PyObject* index, PyObject* value) {
     return -1;
   }
   Tensor& t = unwrap_mut(self);
-  IndexItems items(item_count(index));
-  convert_index(index, &items);
+  AsTuple idx(index);
+  IndexItems items(item_count(idx.get()));
+  convert_index(idx.get(), &items);
   Scalar s;
   if (!is_tensor(value) && try_scalar(value, &s)) {
     maybe_release_gil(t.numel(), [&]() -> Tensor& {

@@ -61,3 +61,24 @@ def test_tensor_type_conversions():
     assert tuple(fastt.Tensor(fastt.Size([2, 3])).shape) == (2, 3)
     assert fastt.Tensor([1, 2]).dtype == fastt.float32
     assert tuple(fastt.Tensor().shape) == (0,)
+
+
+def test_list_index_of_tensors_or_sequences_is_a_tuple():
+    """x[[t0, t1]] and x[[[0, 1], [1, 2]]] index two dims (torch's legacy
+    treatSequenceAsTuple); x[[0, 2]] stays one advanced index."""
+    import warnings
+    x = fastt.arange(12).reshape(3, 4)
+    t = torch.arange(12).reshape(3, 4)
+    i0, i1 = [0, 2], [1, 3]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch's deprecation warning
+        for fi, ti in [
+                ([fastt.tensor(i0), fastt.tensor(i1)],
+                 [torch.tensor(i0), torch.tensor(i1)]),
+                ([i0, i1], [i0, i1]), ([0, 2], [0, 2]),
+                ([slice(0, 2), 1], [slice(0, 2), 1]),
+                ([None, 1], [None, 1]), ([Ellipsis, 1], [Ellipsis, 1])]:
+            assert x[fi].tolist() == t[ti].tolist(), ti
+        x[[fastt.tensor(i0), fastt.tensor(i1)]] = -1
+        t[[torch.tensor(i0), torch.tensor(i1)]] = -1
+    assert x.tolist() == t.tolist()
