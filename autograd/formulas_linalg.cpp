@@ -94,6 +94,18 @@ Tensor solve_triangular(const Tensor& A, const Tensor& B, bool upper,
   return x;
 }
 
+Tensor2 linalg_solve(const Tensor& A, const Tensor& B,
+                     FnRef<Tensor2()> compute) {
+  Tensor2 r = no_grad(compute);
+  NodeRef n = make_node(GradFn::LinalgSolve, {&A, &B});
+  n->save(0, A);
+  n->save(1, std::get<0>(r), true);
+  n->set_shape0(A.sizes());
+  if (B.defined()) n->set_shape1(B.sizes());  // else the inverse
+  set_history(std::get<0>(r), n.get());
+  return r;
+}
+
 Tensor cholesky_solve(const Tensor& B, const Tensor& L, bool upper,
                       Compute compute) {
   Tensor X = no_grad(compute);
@@ -300,6 +312,15 @@ Tensor grad_through_factor(const Tensor& M, const Tensor& L, bool upper) {
   return fastt::neg(upper ? fastt::matmul(L, S) : fastt::matmul(S, L));
 }
 }  // namespace
+
+FASTT_FORMULA(LinalgSolve) {
+  // X = A^-1 B: gB = A^-T gX, gA = -gB X^T.
+  Tensor A = n.unpack(0), X = n.unpack(1);
+  Tensor gB = std::get<0>(fastt::linalg_solve_ex(A.mT(), go[0]));
+  if (n.needs(0))
+    gi[0] = sum_to(fastt::neg(fastt::matmul(gB, X.mT())), n.shape0());
+  if (n.needs(1)) gi[1] = sum_to(gB, n.shape1());
+}
 
 FASTT_FORMULA(CholeskySolve) {
   Tensor L = n.unpack(0), X = n.unpack(1);

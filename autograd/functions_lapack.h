@@ -16,6 +16,9 @@ Tensor3 lu_factor_ex(const Tensor& A, FnRef<Tensor3()> compute);
 Tensor2 cholesky_ex(const Tensor& A, bool upper, FnRef<Tensor2()> compute);
 Tensor solve_triangular(const Tensor& A, const Tensor& B, bool upper,
                         bool left, bool unit, Compute compute);
+// B undefined: the inverse (no gradient for B).
+Tensor2 linalg_solve(const Tensor& A, const Tensor& B,
+                     FnRef<Tensor2()> compute);
 Tensor cholesky_solve(const Tensor& B, const Tensor& L, bool upper,
                       Compute compute);
 Tensor cholesky_inverse(const Tensor& L, bool upper, Compute compute);

@@ -213,6 +213,53 @@ Tensor solve_triangular(const Tensor& A, const Tensor& B, bool upper,
   return solve_triangular_impl(A, B, upper, left, unitriangular);
 }
 
+// ---- general solve ----
+namespace {
+// B undefined: the identity (the inverse), written directly since it is
+// its own column-major layout.
+std::tuple<Tensor, Tensor> solve_impl(const Tensor& A, const Tensor& B) {
+  const int64_t n = A.size(-1), r = B.defined() ? B.size(-1) : n;
+  std::vector<int64_t> batch =
+      B.defined()
+          ? broadcast_shapes(IntList(batch_of(A)), IntList(batch_of(B)))
+          : batch_of(A);
+  Tensor aw = colmajor_copy(host(A).expand(with(batch, n, n)));
+  Tensor xw = B.defined() ? colmajor_copy(host(B).expand(with(batch, n, r)))
+                          : eye(n, A.dtype()).expand(with(batch, n, n))
+                                .contiguous();
+  Tensor info = zeros(batch, DType::Int32);
+  if (xw.numel() > 0 && aw.numel() > 0) {
+    KernelArgs args = kernel_args(&xw, nullptr, &aw, &info);
+    run_kernel(Op::gesv, A.dtype(), args);
+  }
+  return {back(from_colmajor(xw), A.device()), back(info, A.device())};
+}
+}  // namespace
+
+std::tuple<Tensor, Tensor> linalg_solve_ex(const Tensor& A, const Tensor& B) {
+  const char* op = "linalg.solve";
+  check_square(op, A, "A");
+  check_matrix(op, B, "B");
+  check_same_dtype_device(op, A, B, "A", "B");
+  FASTT_CHECK(B.size(-2) == A.size(-1), RuntimeError,
+              "{}: Incompatible shapes of A and B for the equation AX = B "
+              "({}x{} and {}x{})",
+              op, A.size(-2), A.size(-1), B.size(-2), B.size(-1));
+  (void)broadcast_shapes(IntList(batch_of(A)), IntList(batch_of(B)));
+  if (autograd::should_record(A, B))
+    return autograd::linalg_solve(A, B, [&] { return solve_impl(A, B); });
+  return solve_impl(A, B);
+}
+
+std::tuple<Tensor, Tensor> linalg_inv_ex(const Tensor& A) {
+  check_square("linalg.inv", A, "A");
+  const Tensor none;
+  if (autograd::should_record(A))
+    return autograd::linalg_solve(A, none,
+                                  [&] { return solve_impl(A, none); });
+  return solve_impl(A, none);
+}
+
 // ---- from a Cholesky factor ----
 namespace {
 // A^-1 B for A = L L^T (U^T U when upper): two triangular solves.

@@ -33,6 +33,13 @@ std::tuple<Tensor, Tensor> cholesky_ex(const Tensor& A, bool upper = false);
 // X with A X = B (left) or X A = B, A triangular; batch dims broadcast.
 Tensor solve_triangular(const Tensor& A, const Tensor& B, bool upper,
                         bool left = true, bool unitriangular = false);
+// X with A X = B (A [..., n, n], B [..., n, r], batch dims broadcast) and
+// info (LU's first zero pivot per matrix; X is then B): LU with partial
+// pivoting, inline for n <= 8, LAPACK above. The gradient is torch's
+// (gB = A^-T gX, gA = -gB X^T).
+std::tuple<Tensor, Tensor> linalg_solve_ex(const Tensor& A, const Tensor& B);
+// (A^-1, info): linalg_solve_ex with the identity for B.
+std::tuple<Tensor, Tensor> linalg_inv_ex(const Tensor& A);
 // A^-1 B for A = L L^T (U^T U when upper), batch dims broadcast
 // (torch.cholesky_solve's argument order), and A^-1 itself.
 Tensor cholesky_solve(const Tensor& B, const Tensor& L, bool upper = false);

@@ -33,6 +33,9 @@
 //   sytrs            out  [B, r, n] right-hand sides cm, overwritten by X;
 //                         in0 [B, n, n] factor cm; in1 int32 [B, n] pivots;
 //                         i0 = 1 'L', 0 'U'
+//   gesv             out  [B, r, n] right-hand sides cm, overwritten by X;
+//                         in0 [B, n, n] A cm (overwritten by its LU); in1
+//                         int32 [B] info
 //   lstsq            out  [B, r, max(m, n)] right-hand sides cm, overwritten
 //                         by X (first n rows); in0 [B, n, m] A cm
 //                         (destroyed); in1 int64 [B] rank; in2 [B, k]
@@ -41,7 +44,9 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/cpu/loop.h"
@@ -53,6 +58,8 @@ extern "C" {
 #define FASTT_LAPACK_BOTH(decl) decl(s, float) decl(d, double)
 #define FASTT_DECL(p, T)                                                     \
   void p##getrf_(const int*, const int*, T*, const int*, int*, int*);        \
+  void p##getrs_(const char*, const int*, const int*, const T*, const int*,  \
+                 const int*, T*, const int*, int*, FLen);                    \
   void p##potrf_(const char*, const int*, T*, const int*, int*, FLen);       \
   void p##geqrf_(const int*, const int*, T*, const int*, T*, T*, const int*, \
                  int*);                                                      \
@@ -89,6 +96,12 @@ using namespace cpu;
   inline void getrf(int m, int n, T* a, int* piv, int* info) {                \
     const int lda = std::max(1, m);                                           \
     p##getrf_(&m, &n, a, &lda, piv, info);                                    \
+  }                                                                           \
+  inline void getrs(int n, int r, const T* a, const int* piv, T* b) {        \
+    const int ld = std::max(1, n);                                            \
+    const char tr = 'N';                                                      \
+    int info = 0;                                                             \
+    p##getrs_(&tr, &n, &r, a, &ld, piv, b, &ld, &info, 1);                    \
   }                                                                           \
   inline void potrf(char uplo, int n, T* a, int* info) {                      \
     const int lda = std::max(1, n);                                           \
@@ -162,6 +175,81 @@ inline void trsm(CBLAS_SIDE s, CBLAS_UPLO u, CBLAS_DIAG d, int M, int N,
               std::max(1, N));
 }
 
+// Below this size a matrix is factorized inline: LAPACK's call and
+// blocking overhead is most of the time for the 3x3 / 4x4 batches of
+// graphics and robotics code. The same algorithm as LAPACK's unblocked
+// getf2 (partial pivoting, the first largest |a| as pivot, 1-based pivots,
+// info = the first zero pivot), so results agree to rounding.
+constexpr int kSmallMatrix = 8;
+
+template <class T>
+FASTT_ALWAYS_INLINE void small_getrf(int m, int n, T* a, int* piv,
+                                     int* info) {
+  const int k = std::min(m, n);
+  *info = 0;
+  for (int j = 0; j < k; ++j) {
+    int p = j;
+    T best = std::abs(a[j * m + j]);
+    for (int i = j + 1; i < m; ++i)
+      if (std::abs(a[j * m + i]) > best) best = std::abs(a[j * m + (p = i)]);
+    piv[j] = p + 1;
+    if (a[j * m + p] != T(0)) {
+      if (p != j)
+        for (int c = 0; c < n; ++c) std::swap(a[c * m + j], a[c * m + p]);
+      const T inv = T(1) / a[j * m + j];
+      for (int i = j + 1; i < m; ++i) a[j * m + i] *= inv;
+    } else if (*info == 0) {
+      *info = j + 1;  // a zero pivot: recorded, the update still runs
+    }
+    for (int c = j + 1; c < n; ++c) {
+      const T f = a[c * m + j];
+      for (int i = j + 1; i < m; ++i) a[c * m + i] -= a[j * m + i] * f;
+    }
+  }
+}
+
+// X = A^-1 B from small_getrf's factor (N x N, a compile-time size so the
+// loops unroll) for r right-hand sides, each column-major.
+template <int N, class T>
+void small_getrs(const T* lu, const int* piv, T* b, int r) {
+  T inv_diag[N];
+  for (int j = 0; j < N; ++j) inv_diag[j] = T(1) / lu[j * N + j];
+  for (int c = 0; c < r; ++c) {
+    T x[N];
+    T* col = b + c * N;
+    for (int i = 0; i < N; ++i) x[i] = col[i];
+    for (int i = 0; i < N; ++i) std::swap(x[i], x[piv[i] - 1]);
+    for (int j = 0; j < N; ++j)
+      for (int i = j + 1; i < N; ++i) x[i] -= lu[j * N + i] * x[j];
+    for (int j = N - 1; j >= 0; --j) {
+      x[j] *= inv_diag[j];
+      for (int i = 0; i < j; ++i) x[i] -= lu[j * N + i] * x[j];
+    }
+    for (int i = 0; i < N; ++i) col[i] = x[i];
+  }
+}
+
+// The square factorization with its size known at compile time.
+template <int N, class T>
+void small_getrf_n(T* a, int* piv, int* info) {
+  small_getrf(N, N, a, piv, info);
+}
+
+// Calls F<N>() for the runtime n in [1, kSmallMatrix].
+template <class F>
+void with_small_size(int n, F&& f) {
+  switch (n) {
+    case 1: f(std::integral_constant<int, 1>()); break;
+    case 2: f(std::integral_constant<int, 2>()); break;
+    case 3: f(std::integral_constant<int, 3>()); break;
+    case 4: f(std::integral_constant<int, 4>()); break;
+    case 5: f(std::integral_constant<int, 5>()); break;
+    case 6: f(std::integral_constant<int, 6>()); break;
+    case 7: f(std::integral_constant<int, 7>()); break;
+    default: f(std::integral_constant<int, 8>()); break;
+  }
+}
+
 // LAPACK's workspace query answers in the element type.
 template <class T>
 int lwork_of(T query) {
@@ -176,8 +264,55 @@ struct LuFactorK {
     int* piv = a.out2->template data_ptr<int32_t>();
     int* info = a.in[0]->template data_ptr<int32_t>();
     const int64_t B = a.in[0]->numel();
-    for (int64_t b = 0; b < B; ++b)
-      getrf(m, n, base + b * int64_t(m) * n, piv + b * k, info + b);
+    if (m == n && n >= 1 && n <= kSmallMatrix) {
+      with_small_size(n, [&](auto size) {
+        constexpr int N = decltype(size)::value;
+        for (int64_t b = 0; b < B; ++b)
+          small_getrf_n<N>(base + b * int64_t(N) * N, piv + b * N, info + b);
+      });
+      return;
+    }
+    const bool small = std::max(m, n) <= kSmallMatrix;
+    for (int64_t b = 0; b < B; ++b) {
+      T* ab = base + b * int64_t(m) * n;
+      if (small)
+        small_getrf(m, n, ab, piv + b * k, info + b);
+      else
+        getrf(m, n, ab, piv + b * k, info + b);
+    }
+  }
+};
+
+template <class T>
+struct GesvK {
+  static void run(KernelArgs& a) {
+    const Tensor& X = *a.out;
+    const int n = int(X.sizes()[size_t(X.dim() - 1)]);
+    const int r = int(X.sizes()[size_t(X.dim() - 2)]);
+    T* x = a.out->template data_ptr<T>();
+    T* am = const_cast<Tensor*>(a.in[0])->template data_ptr<T>();
+    int* info = const_cast<Tensor*>(a.in[1])->template data_ptr<int32_t>();
+    const int64_t B = a.in[1]->numel();
+    if (n == 0) return;
+    if (n <= kSmallMatrix) {
+      with_small_size(n, [&](auto size) {
+        constexpr int N = decltype(size)::value;
+        int piv[N];
+        for (int64_t b = 0; b < B; ++b) {
+          T* ab = am + b * int64_t(N) * N;
+          small_getrf_n<N>(ab, piv, info + b);
+          // singular: X is left as B (LAPACK's gesv computes nothing)
+          if (info[b] == 0) small_getrs<N>(ab, piv, x + b * int64_t(r) * N, r);
+        }
+      });
+      return;
+    }
+    std::vector<int> piv(static_cast<size_t>(n));
+    for (int64_t b = 0; b < B; ++b) {
+      T* ab = am + b * int64_t(n) * n;
+      getrf(n, n, ab, piv.data(), info + b);
+      if (info[b] == 0) getrs(n, r, ab, piv.data(), x + b * int64_t(r) * n);
+    }
   }
 };
 

@@ -223,10 +223,13 @@ def solve_ex(A, B, *, left=True, check_errors=False, out=None):
             f"{op}: Incompatible shapes of A and B for the equation "
             f"{'AX = B' if left else 'XA = B'} ({n}x{n} and "
             f"{B2.shape[-2]}x{B2.shape[-1]})")
-    LU, piv, info = _C._linalg_lu_factor_ex(A, True)
+    if left:
+        X, info = _C._linalg_solve_ex(A, B2)
+    else:  # X A = B  <=>  A^T X^T = B^T
+        X, info = _C._linalg_solve_ex(A.mT, B2.mT)
+        X = X.mT
     if check_errors:
         _C._linalg_check_errors(info, "torch.linalg.solve_ex", "solve")
-    X = lu_solve(LU, piv, B2, left=left)
     if vector:
         X = X.squeeze(-1) if left else X.squeeze(-2)
     return _out(_SOLVE_EX(X, info), out)
@@ -243,10 +246,9 @@ def solve(A, B, *, left=True, out=None):
 def inv_ex(A, *, check_errors=False, out=None):
     """(A^-1, info)."""
     _check_square("linalg.inv", A)
-    LU, piv, info = _C._linalg_lu_factor_ex(A, True)
+    X, info = _C._linalg_inv_ex(A)
     if check_errors:
         _C._linalg_check_errors(info, "linalg.inv_ex", "inverse")
-    X = lu_solve(LU, piv, _eye_like(A))
     return _out(_INV_EX(X, info), out)
 
 

@@ -36,6 +36,9 @@ FASTT_BIND_FUNCTION(_linalg_solve_triangular, 3,
                     fastt::solve_triangular(A, B, upper, left, unitriangular),
                     (Tensor, A), (Tensor, B), (BoolOr<false>, upper),
                     (BoolOr<true>, left), (BoolOr<false>, unitriangular))
+FASTT_BIND_FUNCTION(_linalg_solve_ex, 2, fastt::linalg_solve_ex(A, B),
+                    (Tensor, A), (Tensor, B))
+FASTT_BIND_FUNCTION(_linalg_inv_ex, 1, fastt::linalg_inv_ex(A), (Tensor, A))
 FASTT_BIND_FUNCTION(_cholesky_solve, 2,
                     fastt::cholesky_solve(input, input2, upper),
                     (Tensor, input), (Tensor, input2), (BoolOr<false>, upper))

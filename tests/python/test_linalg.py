@@ -315,3 +315,32 @@ def test_errors_name_the_op():
                        "mode='complete'"):
         Q, R = LA.qr(_leaf(rand(5, 3)), "complete")
         Q.sum().backward()
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 7, 8, 9, 16])
+def test_small_matrix_path_matches_lapack(n):
+    """n <= 8 is factorized inline (kernels/cpu/lapack.cpp), above by
+    LAPACK: both give torch's pivots, factors, solutions and infos."""
+    rng = np.random.default_rng(n)
+    a = rng.standard_normal((50, n, n))
+    a[3] = 0.0                     # singular at the first pivot
+    a[5, :, -1] = a[5, :, 0]       # singular at the last pivot
+    A = f64(a)
+    ta = torch.tensor(a)
+    LU, piv, info = LA.lu_factor_ex(A)
+    tLU, tpiv, tinfo = torch.linalg.lu_factor_ex(ta)
+    # matrix 5's last pivot is zero or tiny depending on rounding (the
+    # BLAS): its info may be n or 0, and it has no stable values
+    ok = np.ones(50, dtype=bool)
+    ok[5] = False
+    assert int(npy(info)[5]) in (0, n)
+    assert npy(piv)[ok].tolist() == tpiv.numpy()[ok].tolist()
+    assert npy(info)[ok].tolist() == tinfo.numpy()[ok].tolist()
+    assert int(npy(info)[3]) == 1 and n > 0
+    ok &= tinfo.numpy() == 0
+    close(npy(LU)[ok], tLU.numpy()[ok], tol=1e-9)
+    b = rng.standard_normal((50, n, 3))
+    X, sinfo = LA.solve_ex(A, f64(b))
+    assert npy(sinfo).tolist() == npy(info).tolist()
+    close(npy(X)[ok], np.linalg.solve(a[ok], b[ok]), tol=1e-8)
+    close(npy(LA.det(A))[ok], np.linalg.det(a)[ok], tol=1e-8)
