@@ -13,7 +13,7 @@ import pytest
 import fastt
 import fastt.nn.functional as F
 from cuda_util import (DEVICE, assert_close, check, check_grad, noncontig,
-                       rand, requires_device, to_dev)
+                       rand, requires_device, to_dev, tol)
 
 pytestmark = requires_device
 
@@ -563,3 +563,43 @@ def test_conv_realistic_shapes(dtype):
         w = mrand(*ws, dtype=dtype, seed=2).requires_grad_(True)
         check_grad(lambda x, w: F.conv2d(x, w, None, stride, padding), x, w,
                    rtol=r, atol=a, what=f"conv2d {xs} {ws}")
+
+
+# ---------------------------------------------------------------- LAPACK
+# fastt.linalg on device tensors: factorized on the host (no cuSOLVER rows
+# yet), results and gradients back on the device.
+
+def _wellcond(*shape, seed=0, dtype=fastt.float64):
+    a = np.random.default_rng(seed).standard_normal(shape)
+    a = a + shape[-1] * np.eye(shape[-1])
+    return fastt.tensor(a, dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", [fastt.float32, fastt.float64])
+@pytest.mark.parametrize("name,fn", [
+    ("solve", lambda A, B: fastt.linalg.solve(A, B)),
+    ("inv", lambda A, B: fastt.linalg.inv(A)),
+    ("det", lambda A, B: fastt.linalg.det(A)),
+    ("slogdet", lambda A, B: fastt.linalg.slogdet(A)),
+    ("cholesky", lambda A, B: fastt.linalg.cholesky(A @ A.mT)),
+    ("qr_R", lambda A, B: fastt.linalg.qr(A).R.abs()),
+    ("eigvalsh", lambda A, B: fastt.linalg.eigvalsh(A + A.mT)),
+    ("svdvals", lambda A, B: fastt.linalg.svdvals(A)),
+    ("pinv", lambda A, B: fastt.linalg.pinv(A)),
+    ("lstsq", lambda A, B: fastt.linalg.lstsq(A, B).solution),
+    ("lu_solve", lambda A, B: fastt.linalg.lu_solve(
+        *fastt.linalg.lu_factor(A), B)),
+    ("solve_triangular", lambda A, B: fastt.linalg.solve_triangular(
+        fastt.triu(A), B, upper=True)),
+])
+def test_linalg_on_device(dtype, name, fn):
+    A = _wellcond(3, 5, 5, seed=1, dtype=dtype).requires_grad_(True)
+    B = _wellcond(3, 5, 5, seed=2, dtype=dtype)[..., :2].contiguous()
+    B.requires_grad_(True)
+    scale = 1e3 if dtype == fastt.float32 else 1.0
+    dev, _ = check(fn, A, B, rtol=tol(dtype, scale)[0],
+                   atol=tol(dtype, scale)[1], what=name)
+    out = dev[0] if isinstance(dev, tuple) else dev
+    assert out.device.type == DEVICE.split(":")[0]
+    check_grad(fn, A, B, rtol=tol(dtype, scale)[0],
+               atol=tol(dtype, scale)[1], what=name)
