@@ -3,20 +3,13 @@ torch.qr, torch.svd, torch.lu, torch.cholesky_solve, ...) and their Tensor
 methods, over fastt.linalg: each keeps torch's argument order, defaults
 and result types (torch.svd returns V, not Vh; torch.qr takes some=)."""
 import builtins
-import collections
 
 import fastt
 
 from . import _C
 from . import linalg as L
 
-
-def _result(name, fields):
-    t = collections.namedtuple(name, fields)
-    t.__module__ = "fastt.return_types"
-    return t
-
-
+_result = L._result
 _SLOGDET = _result("slogdet", ["sign", "logabsdet"])
 _QR = _result("qr", ["Q", "R"])
 _SVD = _result("svd", ["U", "S", "V"])

@@ -108,6 +108,23 @@ def _check_square(op, A, name="A"):
                            f"{A.shape[-1]} matrices")
 
 
+def _check_same_dtype(op, A, B, an="A", bn="B"):
+    if A.dtype != B.dtype:
+        raise RuntimeError(f"{op}: Expected {an} and {bn} to have the same "
+                           f"dtype, but found {an} of type "
+                           f"{_type_name(A.dtype)} and {bn} of type "
+                           f"{_type_name(B.dtype)} instead")
+
+
+def _check_rhs(op, n, B, left):
+    """B's rows (columns when not left) match A's n: torch's message."""
+    if (B.shape[-2] if left else B.shape[-1]) != n:
+        raise RuntimeError(
+            f"{op}: Incompatible shapes of A and B for the equation "
+            f"{'AX = B' if left else 'XA = B'} ({n}x{n} and "
+            f"{B.shape[-2]}x{B.shape[-1]})")
+
+
 def _eye_like(A):
     """The identity batched like A; a function of A (zero gradient) when A
     requires grad, as torch's."""
@@ -160,20 +177,12 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
     if B.dim() < 2:
         raise RuntimeError(f"{op}: The input tensor B must have at least 2 "
                            "dimensions.")
-    if LU.dtype != B.dtype:
-        raise RuntimeError(f"{op}: Expected LU and B to have the same "
-                           f"dtype, but found LU of type "
-                           f"{_type_name(LU.dtype)} and B of type "
-                           f"{_type_name(B.dtype)} instead")
+    _check_same_dtype(op, LU, B, "LU", "B")
     if pivots.dtype != fastt.int32:
         raise RuntimeError(f"{op}: Expected pivots to be integers. Got "
                            f"{_type_name(pivots.dtype)}")
     n = LU.shape[-1]
-    if (B.shape[-2] if left else B.shape[-1]) != n:
-        raise RuntimeError(
-            f"{op}: Incompatible shapes of A and B for the equation "
-            f"{'AX = B' if left else 'XA = B'} ({n}x{n} and "
-            f"{B.shape[-2]}x{B.shape[-1]})")
+    _check_rhs(op, n, B, left)
     if tuple(pivots.shape) != tuple(LU.shape[:-1]):
         raise RuntimeError(f"{op}: Expected LU.shape[:-1] and "
                            "pivots.shape to be the same, but got pivots "
@@ -212,17 +221,9 @@ def solve_ex(A, B, *, left=True, check_errors=False, out=None):
     if not isinstance(B, fastt.Tensor):
         raise TypeError("linalg_solve(): argument 'B' must be Tensor, not "
                         f"{type(B).__name__}")
-    if A.dtype != B.dtype:
-        raise RuntimeError(f"{op}: Expected A and B to have the same dtype, "
-                           f"but found A of type {_type_name(A.dtype)} and "
-                           f"B of type {_type_name(B.dtype)} instead")
+    _check_same_dtype(op, A, B)
     B2, vector = _as_rhs(op, A, B, left)
-    n = A.shape[-1]
-    if (B2.shape[-2] if left else B2.shape[-1]) != n:
-        raise RuntimeError(
-            f"{op}: Incompatible shapes of A and B for the equation "
-            f"{'AX = B' if left else 'XA = B'} ({n}x{n} and "
-            f"{B2.shape[-2]}x{B2.shape[-1]})")
+    _check_rhs(op, A.shape[-1], B2, left)
     if left:
         X, info = _C._linalg_solve_ex(A, B2)
     else:  # X A = B  <=>  A^T X^T = B^T

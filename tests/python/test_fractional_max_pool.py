@@ -7,11 +7,7 @@ import torch
 
 import fastt
 import fastt.nn.functional as F
-
-
-def Fz(t, grad=False):
-    f = fastt.from_dlpack(t.detach().clone())
-    return f.requires_grad_(True) if grad else f
+from torch_ref import Fz
 
 
 @pytest.mark.parametrize("nd,shape,k,kw", [

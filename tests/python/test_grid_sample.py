@@ -9,16 +9,7 @@ import torch
 
 import fastt
 import fastt.nn.functional as F
-
-
-def Fz(t, grad=False):
-    f = fastt.from_dlpack(t.detach().clone())
-    return f.requires_grad_(True) if grad else f
-
-
-def close(f, t, tol=1e-9):
-    torch.testing.assert_close(torch.from_dlpack(f.detach()), t.detach(),
-                               rtol=tol, atol=tol)
+from torch_ref import Fz, close
 
 
 def grid(shape):

@@ -26,6 +26,20 @@ def _get_activation_fn(activation):
     raise RuntimeError(f"activation should be relu/gelu, not {activation}")
 
 
+def _add_feedforward(layer, d_model, dim_feedforward, dropout, bias, kw):
+    """linear1 -> dropout -> linear2, in torch's submodule order."""
+    layer.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kw)
+    layer.dropout = Dropout(dropout)
+    layer.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
+
+
+def _self_attention(layer, x, attn_mask, key_padding_mask, is_causal):
+    x = layer.self_attn(x, x, x, attn_mask=attn_mask,
+                        key_padding_mask=key_padding_mask,
+                        need_weights=False, is_causal=is_causal)[0]
+    return layer.dropout1(x)
+
+
 class TransformerEncoderLayer(Module):
     def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1,
                  activation=F.relu, layer_norm_eps=1e-5, batch_first=False,
@@ -35,9 +49,7 @@ class TransformerEncoderLayer(Module):
         self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout,
                                             bias=bias,
                                             batch_first=batch_first, **kw)
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kw)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
+        _add_feedforward(self, d_model, dim_feedforward, dropout, bias, kw)
         self.norm_first = norm_first
         self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
         self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
@@ -62,10 +74,8 @@ class TransformerEncoderLayer(Module):
         return x
 
     def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False):
-        x = self.self_attn(x, x, x, attn_mask=attn_mask,
-                           key_padding_mask=key_padding_mask,
-                           need_weights=False, is_causal=is_causal)[0]
-        return self.dropout1(x)
+        return _self_attention(self, x, attn_mask, key_padding_mask,
+                               is_causal)
 
     def _ff_block(self, x):
         x = self.linear2(self.dropout(self.activation(self.linear1(x))))
@@ -119,9 +129,7 @@ class TransformerDecoderLayer(Module):
                                                  dropout=dropout, bias=bias,
                                                  batch_first=batch_first,
                                                  **kw)
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kw)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
+        _add_feedforward(self, d_model, dim_feedforward, dropout, bias, kw)
         self.norm_first = norm_first
         self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
         self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
@@ -155,10 +163,8 @@ class TransformerDecoderLayer(Module):
         return x
 
     def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False):
-        x = self.self_attn(x, x, x, attn_mask=attn_mask,
-                           key_padding_mask=key_padding_mask,
-                           is_causal=is_causal, need_weights=False)[0]
-        return self.dropout1(x)
+        return _self_attention(self, x, attn_mask, key_padding_mask,
+                               is_causal)
 
     def _mha_block(self, x, mem, attn_mask, key_padding_mask,
                    is_causal=False):
