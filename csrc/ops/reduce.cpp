@@ -387,6 +387,25 @@ Tensor logsumexp(const Tensor& a, IntList dims, bool keepdim) {
 }
 
 // ---- scans and softmax ----
+Tensor cum_extreme_index(const Tensor& a, int64_t dim, bool is_max) {
+  const char* name = is_max ? "cummax" : "cummin";
+  check_defined(a, name);
+  const int64_t d = a.dim() == 0 ? 0 : wrap_dim(dim, a.dim(), name);
+  KernelFn fn = lookup_kernel(Op::cum_extreme_index, a.device().type,
+                              a.dtype());
+  Tensor src = a.contiguous();
+  Tensor out = Tensor::empty(src.sizes(), DType::Int64, src.device());
+  if (src.numel() == 0) return out;
+  KernelArgs args;
+  args.in[0] = &src;
+  args.out = &out;
+  args.out2 = nullptr;
+  args.i0 = d;
+  args.i1 = is_max;
+  fn(args);
+  return out;
+}
+
 Tensor cumsum(const Tensor& a, int64_t dim, std::optional<DType> dtype) {
   if (autograd::should_record(a))
     return autograd::cumsum_cumprod(true, a, dim,

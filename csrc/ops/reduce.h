@@ -74,6 +74,10 @@ Tensor any(const Tensor& a, IntList dims, bool keepdim = false);
 Tensor logsumexp(const Tensor& a, IntList dims, bool keepdim = false);
 
 // Running sum/product along `dim`; integer inputs give int64.
+// cummax (is_max) / cummin's indices along dim: int64, the latest index of
+// the running extreme, NaN winning (values and gradients are a gather at
+// these, python/fastt/_composite.py).
+Tensor cum_extreme_index(const Tensor& a, int64_t dim, bool is_max);
 Tensor cumsum(const Tensor& a, int64_t dim,
               std::optional<DType> dtype = std::nullopt);
 Tensor cumprod(const Tensor& a, int64_t dim,

@@ -154,6 +154,56 @@ using CumsumK = ScanK<T, true>;
 template <class T>
 using CumprodK = ScanK<T, false>;
 
+// cummax / cummin's indices along dim i0 (i1: 1 max, 0 min) of a
+// contiguous input seen as [outer, n, inner]: the latest index of the
+// running extreme (ties go to the later element) and a NaN, once met,
+// stays (torch's rule). One sequential pass, a block of columns at a time.
+template <class T>
+struct CumExtremeK {
+  static void run(KernelArgs& a) {
+    using V = M<T>;
+    const Tensor& in = *a.in[0];
+    const T* x = static_cast<const T*>(in.data_ptr());
+    int64_t* o = out_ptr<int64_t>(a.out);
+    const bool is_max = a.i1 != 0;
+    int64_t outer = 1, n = 1, inner = 1;
+    for (int64_t d = 0; d < in.dim(); ++d) {
+      const int64_t s = in.sizes()[d];
+      if (d < a.i0) outer *= s;
+      else if (d == a.i0) n = s;
+      else inner *= s;
+    }
+    constexpr int64_t B = 64;
+    const int64_t blocks = (inner + B - 1) / B;
+    const int64_t grain =
+        std::max<int64_t>(1, kGrainSize / std::max<int64_t>(n * B, 1));
+    parallel_for(0, outer * blocks, grain, [&](int64_t ub, int64_t ue) {
+      V best[B];
+      int64_t at[B];
+      for (int64_t u = ub; u < ue; ++u) {
+        const int64_t oi = u / blocks, j0 = (u % blocks) * B;
+        const int64_t w = std::min(B, inner - j0);
+        const int64_t base = oi * n * inner + j0;
+        for (int64_t i = 0; i < n; ++i) {
+          const T* xr = x + base + i * inner;
+          int64_t* orow = o + base + i * inner;
+          for (int64_t j = 0; j < w; ++j) {
+            const V v = static_cast<V>(xr[j]);
+            const bool take =
+                i == 0 || v != v ||
+                (best[j] == best[j] && (is_max ? v >= best[j] : v <= best[j]));
+            if (take) {
+              best[j] = v;
+              at[j] = i;
+            }
+            orow[j] = at[j];
+          }
+        }
+      }
+    });
+  }
+};
+
 }  // namespace
 }  // namespace reduce_impl
 

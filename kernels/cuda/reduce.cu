@@ -261,6 +261,50 @@ using CumsumK = ScanK<T, true>;
 template <class T>
 using CumprodK = ScanK<T, false>;
 
+// cummax / cummin's indices (the CPU's CumExtremeK rule: ties to the later
+// element, a NaN stays once met), a thread per line, consecutive threads
+// on consecutive columns so each step's loads are coalesced.
+template <class T>
+__global__ void cum_extreme_kernel(const T* __restrict__ x,
+                                   int64_t* __restrict__ out, int64_t lines,
+                                   int64_t n, int64_t inner, bool is_max) {
+  using V = M<T>;
+  const int64_t stride = int64_t(blockDim.x) * gridDim.x;
+  for (int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; t < lines;
+       t += stride) {
+    const int64_t base = (t / inner) * n * inner + t % inner;
+    V best = V(0);
+    int64_t at = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t k = base + i * inner;
+      const V v = static_cast<V>(x[k]);
+      const bool take = i == 0 || v != v ||
+                        (best == best && (is_max ? v >= best : v <= best));
+      if (take) {
+        best = v;
+        at = i;
+      }
+      out[k] = at;
+    }
+  }
+}
+
+template <class T>
+struct CumExtremeK {
+  static void run(KernelArgs& a) {
+    const Tensor& in = *a.in[0];  // contiguous (the op layer's)
+    int64_t outer, n, inner;
+    reduce_geom::split_dims(in, a.i0, &outer, &n, &inner);
+    if (outer * n * inner == 0) return;
+    const int64_t lines = outer * inner;
+    cum_extreme_kernel<T><<<grid_for(lines, kBlock), kBlock, 0,
+                            current_stream()>>>(
+        static_cast<const T*>(in.data_ptr()), out_ptr<int64_t>(a.out), lines,
+        n, inner, a.i1 != 0);
+    FASTT_CUDA_CHECK_LAUNCH("cummax");
+  }
+};
+
 }  // namespace
 }  // namespace reduce_cuda
 

@@ -1665,21 +1665,9 @@ def _doubling_scan(parts, dim, combine):
 def _cum_extreme(input, dim, is_max, op):
     d = _wrap_dim(dim, input.ndim, op)
     x = input if input.ndim else input.reshape(1)
-    n = x.shape[d]
-    shape = [1] * x.ndim
-    shape[d] = n
-    idx = fastt.arange(n, device=x.device).reshape(shape).expand(x.shape)
-    floating = x.dtype.is_floating_point
-
-    def combine(early, late):
-        (ev, ei), (lv, li) = early, late
-        # the later one wins ties, and a NaN wins (torch's cummax/cummin)
-        take = (lv >= ev) if is_max else (lv <= ev)
-        if floating:
-            take = fastt.isnan(lv) | (take & fastt.logical_not(
-                fastt.isnan(ev)))
-        return [fastt.where(take, lv, ev), fastt.where(take, li, ei)]
-    _, idx = _doubling_scan([x.detach(), idx.contiguous()], d, combine)
+    # the indices: one sequential pass (a kernel); values and gradients
+    # are a gather at them
+    idx = _C._cum_extreme_index(x.detach(), d, is_max)
     vals = x.gather(d, idx)
     if input.ndim == 0:
         vals, idx = vals.reshape(()), idx.reshape(())

@@ -185,6 +185,10 @@ FASTT_BIND(norm, 0,
            (NormOrder, p), (OptInts, dim), (BoolOr<false>, keepdim),
            (Kw<OptDtype>, dtype))
 
+FASTT_BIND_FUNCTION(_cum_extreme_index, 3,
+                    fastt::cum_extreme_index(input, dim, is_max),
+                    (Tensor, input), (Int, dim), (BoolOr<true>, is_max))
+
 #define FASTT_BIND_DIM_DTYPE(name)                                          \
   FASTT_BIND(name, 1, maybe_release_gil(t.numel(), [&] {                    \
                return fastt::name(t, dim, dtype);                           \

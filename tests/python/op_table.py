@@ -462,6 +462,8 @@ REDUCTIONS = [
      ("float32", "float64")),
     ("cumprod", lambda t: t.cumprod(1), lambda a: a.cumprod(axis=1),
      ("float32", "float64")),
+    ("cummax", lambda t: t.cummax(1).values,
+     lambda a: np.maximum.accumulate(a, axis=1), FLOATS + INTS),
     ("log_softmax", lambda t: t.log_softmax(-1),
      lambda a: a - a.max(-1, keepdims=True) -
      np.log(np.exp(a - a.max(-1, keepdims=True)).sum(-1, keepdims=True)),
@@ -471,7 +473,8 @@ REDUCTIONS = [
 # The csrc/ops.def row each REDUCTIONS entry runs, where its name is not
 # the row's (max() reduces through amax; std through var).
 REDUCTION_ROWS = {"sum_dim": "sum", "sum_keepdim": "sum", "mean_dim": "mean",
-                  "max": "amax", "std_dim": "var", "any_dim": "any"}
+                  "max": "amax", "std_dim": "var", "any_dim": "any",
+                  "cummax": "cum_extreme_index"}
 
 
 # Binary ops also run on these mixed dtype pairs (where the op supports

@@ -327,6 +327,24 @@ def test_cumsum_cumprod(shape, dim, dtype):
     check(lambda t: fastt.cumprod(noncontig(t), dim), y, rtol=r, atol=r)
 
 
+@pytest.mark.parametrize("dtype", ALL10, ids=str)
+@pytest.mark.parametrize("shape,dim", [((45, 65), 0), ((45, 65), 1),
+                                       ((3, 130, 2), 1), ((1,), 0)])
+def test_cummax_cummin(shape, dim, dtype):
+    """The running extremes' index kernel (ties to the later element, NaN
+    sticks), with the values and gradients gathered at it."""
+    x = sample(shape, dtype)
+    if dtype in FLOAT_DTYPES and x.numel() > 4:
+        x = x.clone()
+        x.view(-1)[3] = float("nan")
+    for fn in (fastt.cummax, fastt.cummin):
+        check(lambda t: tuple(fn(t, dim)), x)
+        check(lambda t: tuple(fn(noncontig(t), dim)), x)
+    if dtype in (fastt.float32, fastt.float64):
+        y = rand(*shape, dtype=dtype).requires_grad_(True)
+        check_grad(lambda t: fastt.cummax(t, dim).values, y)
+
+
 def test_scan_dtype_arg():
     x = sample((5, 70), fastt.int32)
     check(lambda t: fastt.cumsum(t, 1, dtype=fastt.float64), x)
