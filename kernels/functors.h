@@ -687,6 +687,19 @@ struct Where {
   }
 };
 // torch.clamp: NaN propagates from the input; min is applied before max.
+// nan_to_num: NaN, +inf and -inf replaced (the values already converted
+// to the compute type, so float16's +inf becomes its largest finite).
+template <class M>
+struct NanToNum {
+  M nan, posinf, neginf;
+  template <class T> FASTT_HD T operator()(T x) const {
+    if (x != x) return T(nan);
+    if (x == T(INFINITY)) return T(posinf);
+    if (x == T(-INFINITY)) return T(neginf);
+    return x;
+  }
+};
+
 // NaN in x or in a bound propagates (torch: clamp = min(max(x, lo), hi)
 // with NaN-propagating max/min); lo > hi gives hi.
 struct ClampBoth {

@@ -32,6 +32,13 @@ struct Operand {
 struct Params {
   double f0 = 1.0;
   int64_t i0 = 1;
+  double f1 = 0.0, f2 = 0.0;  // nan_to_num's posinf / neginf
+  void apply(KernelArgs& args) const {
+    args.f0 = f0;
+    args.i0 = i0;
+    args.f1 = f1;
+    args.s0 = Scalar(f2);
+  }
 };
 
 // Scalars that an op writes as values (where, clamp bounds) must fit the
@@ -216,8 +223,7 @@ Tensor elementwise(Op op, Rule rule, const Operand* ins, int nin, Tensor* out,
                    k < first_promoted ? ins[k].s->natural_dtype() : compute);
     }
   }
-  args.f0 = p.f0;
-  args.i0 = p.i0;
+  p.apply(args);
   KernelFn fn = lookup_kernel(op, device.type, compute);
   if (dst->numel() > 0) {
     if (is_int_division(op)) check_divisor(op, compute, tensors[2], args, 2);
@@ -251,8 +257,7 @@ inline Tensor binary(Op op, Rule rule, const Tensor& a, const Tensor& b,
     KernelArgs args;
     const Tensor* ts[3] = {&out, &a, &b};
     build_dense_loop(args, ts, 3);
-    args.f0 = p.f0;
-    args.i0 = p.i0;
+    p.apply(args);
     fn(args);
     return out;
   }
@@ -288,8 +293,7 @@ inline Tensor binary(Op op, Rule rule, const Tensor& a, const Scalar& b,
     store_scalar(args, 2, b, t);
     if (is_int_division(op) && args.numel > 0)
       check_divisor(op, t, nullptr, args, 2);
-    args.f0 = p.f0;
-    args.i0 = p.i0;
+    p.apply(args);
     if (args.numel > 0) fn(args);
     return out;
   }
@@ -327,8 +331,7 @@ inline Tensor unary(Op op, Rule rule, const Tensor& a, const Params& p = {}) {
     KernelArgs args;
     const Tensor* ts[2] = {&out, &a};
     build_dense_loop(args, ts, 2);
-    args.f0 = p.f0;
-    args.i0 = p.i0;
+    p.apply(args);
     fn(args);
     return out;
   }
@@ -813,6 +816,15 @@ Tensor clamp(const Tensor& a, const Scalar* min, const Scalar* max) {
   Operand lo = min ? Operand(*min) : Operand(Scalar(0));
   Operand hi = max ? Operand(*max) : Operand(Scalar(0));
   return clamp_impl(a, min ? &lo : nullptr, max ? &hi : nullptr, nullptr);
+}
+Tensor nan_to_num_kernel(const Tensor& a, double nan, double posinf,
+                         double neginf) {
+  Params p;
+  p.f0 = nan;
+  p.f1 = posinf;
+  p.f2 = neginf;
+  Operand ins[1] = {a};
+  return elementwise(Op::nan_to_num, Rule::Same, ins, 1, nullptr, p);
 }
 Tensor clamp(const Tensor& a, const Scalar& min, const Scalar& max) {
   return clamp(a, &min, &max);

@@ -80,6 +80,10 @@ Tensor where(const Tensor& cond, const Scalar& a, const Tensor& b);
 Tensor where(const Tensor& cond, const Scalar& a, const Scalar& b);
 // Bounds are optional: pass an undefined Tensor / nullptr to omit one.
 Tensor clamp(const Tensor& a, const Tensor& min, const Tensor& max);
+// nan_to_num's one-pass kernel for a floating `a` (no autograd recording:
+// fastt::nan_to_num, csrc/ops/special.cpp, is the entry point).
+Tensor nan_to_num_kernel(const Tensor& a, double nan, double posinf,
+                         double neginf);
 Tensor clamp(const Tensor& a, const Scalar* min, const Scalar* max);
 Tensor clamp(const Tensor& a, const Scalar& min, const Scalar& max);
 Tensor& clamp_(Tensor& a, const Scalar* min, const Scalar* max);

@@ -66,6 +66,10 @@ Tensor nan_to_num(const Tensor& a, std::optional<double> nan,
   require_defined(a, "nan_to_num");
   if (!is_floating(a.dtype())) return a.clone();
   const double big = dtype_max(a.dtype());
+  if (!autograd::should_record(a))  // one pass
+    return nan_to_num_kernel(a, nan.value_or(0.0), posinf.value_or(big),
+                             neginf.value_or(-big));
+  // Recorded: composed, so the gradient is torch's (g where a is finite).
   Tensor r = fastt::where(fastt::isnan(a), Scalar(nan.value_or(0.0)), a);
   r = fastt::where(fastt::isposinf(a), Scalar(posinf.value_or(big)), r);
   return fastt::where(fastt::isneginf(a), Scalar(neginf.value_or(-big)), r);

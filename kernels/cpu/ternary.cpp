@@ -1,4 +1,5 @@
-// Three-input elementwise kernels: where, clamp, lerp, addcmul, addcdiv.
+// Three-input elementwise kernels: where, clamp, lerp, addcmul, addcdiv;
+// and nan_to_num (one input, three replacement values: a clamp's kin).
 #include "kernels/cpu/loop.h"
 #include "kernels/functors.h"
 
@@ -20,6 +21,15 @@ struct ClampK {
     if (a.i0 == 3) return ternary_loop<T, T, T, T>(a, F::ClampBoth{});
     if (a.i0 == 1) return binary_loop<T, T>(a, F::ClampMin{});
     binary_loop<T, T>(a, F::ClampMax{});
+  }
+};
+// f0 / f1 / s0: the replacements for NaN / +inf / -inf.
+template <class T>
+struct NanToNumK {
+  static void run(KernelArgs& a) {
+    using M = opmath_t<T>;
+    unary_loop<T, T>(a, F::NanToNum<M>{M(a.f0), M(a.f1),
+                                       M(a.s0.to_double())});
   }
 };
 template <class T>

@@ -27,6 +27,16 @@ struct ClampK {
     launch_elementwise<T, T, T>(a, F::ClampMax{}, "clamp");
   }
 };
+// f0 / f1 / s0: the replacements for NaN / +inf / -inf.
+template <class T>
+struct NanToNumK {
+  static void run(KernelArgs& a) {
+    using M = opmath_t<T>;
+    launch_elementwise<T, T>(
+        a, F::NanToNum<M>{M(a.f0), M(a.f1), M(a.s0.to_double())},
+        "nan_to_num");
+  }
+};
 // The weight is a tensor (a host scalar of the compute dtype when a 0-d
 // CPU tensor), or with i0 == 2 a number in f0 kept in opmath.
 template <class T>

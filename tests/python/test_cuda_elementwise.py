@@ -11,8 +11,8 @@ import fastt
 import fastt.nn.functional as F
 import op_table
 import test_op_rows
-from cuda_util import (DEVICE, assert_close, check, check_grad,
-                       requires_device, to_dev, tol)
+from cuda_util import (DEVICE, FLOAT_DTYPES, assert_close, check,
+                       check_grad, rand, requires_device, to_dev, tol)
 
 pytestmark = requires_device
 
@@ -699,3 +699,17 @@ def test_strided_loop_just_under_int32_elements():
     assert tuple(y.shape) == (m, 2)
     assert bool((y == 2).all().item())
     assert int(y[m - 1, 1].item()) == 2
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
+def test_nan_to_num_kernel(dtype):
+    """nan_to_num's one-pass kernel (kernels/*/ternary): defaults (the
+    dtype's largest finite values) and given replacements, contiguous and
+    strided."""
+    x = rand(7, 33, dtype=dtype)
+    x[0, 0] = float("nan")
+    x[1, 3] = float("inf")
+    x[2, 5] = float("-inf")
+    check(lambda t: t.nan_to_num(), x)
+    check(lambda t: fastt.nan_to_num(t, nan=1.5, posinf=2.0, neginf=-3.0), x)
+    check(lambda t: t.mT.nan_to_num(0.25), x)
