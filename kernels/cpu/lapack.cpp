@@ -229,6 +229,35 @@ void small_getrs(const T* lu, const int* piv, T* b, int r) {
   }
 }
 
+// Cholesky of a small column-major N x N matrix from its lower (else upper)
+// triangle, in place, LAPACK's potrf rule: info = the order of the first
+// leading minor that is not positive (the factor is then partial).
+template <int N, class T>
+void small_potrf(bool lower, T* a, int* info) {
+  // L(i, j), i >= j: column-major (i, j) when lower, (j, i) when upper
+  auto at = [&](int i, int j) -> T& {
+    return lower ? a[j * N + i] : a[i * N + j];
+  };
+  *info = 0;
+  for (int j = 0; j < N; ++j) {
+    T d = at(j, j);
+    for (int k = 0; k < j; ++k) d -= at(j, k) * at(j, k);
+    if (!(d > T(0))) {  // also NaN
+      at(j, j) = d;
+      *info = j + 1;
+      return;
+    }
+    const T ljj = std::sqrt(d);
+    at(j, j) = ljj;
+    const T inv = T(1) / ljj;
+    for (int i = j + 1; i < N; ++i) {
+      T v = at(i, j);
+      for (int k = 0; k < j; ++k) v -= at(i, k) * at(j, k);
+      at(i, j) = v * inv;
+    }
+  }
+}
+
 // The square factorization with its size known at compile time.
 template <int N, class T>
 void small_getrf_n(T* a, int* piv, int* info) {
@@ -324,6 +353,14 @@ struct CholeskyK {
     int* info = a.in[0]->template data_ptr<int32_t>();
     const int64_t B = a.in[0]->numel();
     const char uplo = a.i0 ? 'L' : 'U';
+    if (n >= 1 && n <= kSmallMatrix) {
+      with_small_size(n, [&](auto size) {
+        constexpr int N = decltype(size)::value;
+        for (int64_t b = 0; b < B; ++b)
+          small_potrf<N>(uplo == 'L', base + b * int64_t(N) * N, info + b);
+      });
+      return;
+    }
     for (int64_t b = 0; b < B; ++b)
       potrf(uplo, n, base + b * int64_t(n) * n, info + b);
   }

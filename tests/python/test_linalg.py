@@ -344,3 +344,20 @@ def test_small_matrix_path_matches_lapack(n):
     assert npy(sinfo).tolist() == npy(info).tolist()
     close(npy(X)[ok], np.linalg.solve(a[ok], b[ok]), tol=1e-8)
     close(npy(LA.det(A))[ok], np.linalg.det(a)[ok], tol=1e-8)
+
+
+@pytest.mark.parametrize("n", [1, 3, 4, 8, 9])
+@pytest.mark.parametrize("upper", [False, True])
+def test_small_cholesky_matches_lapack(n, upper):
+    """n <= 8 factorized inline: torch's factor, and its info for a matrix
+    that is not positive-definite at each order."""
+    rng = np.random.default_rng(n + 10 * upper)
+    a = rng.standard_normal((20, n, n))
+    a = a @ np.swapaxes(a, -1, -2) + n * np.eye(n)
+    for k in range(min(n, 3)):     # matrix k fails at order k + 1
+        a[k, k, k] = -1.0
+    L, info = LA.cholesky_ex(f64(a), upper=upper)
+    tL, tinfo = torch.linalg.cholesky_ex(torch.tensor(a), upper=upper)
+    assert npy(info).tolist() == tinfo.numpy().tolist()
+    ok = tinfo.numpy() == 0
+    close(npy(L)[ok], tL.numpy()[ok], tol=1e-10)
