@@ -241,11 +241,13 @@ int lstsq_driver(const char* driver) {
   return 3;
 }
 
-// A [..., m, n], B [..., m, r] (batch dims already equal).
+// A [..., m, n], B [..., m, r] on the host (batch dims already equal);
+// the results go back to `device`.
 std::tuple<Tensor, Tensor, Tensor, Tensor> lstsq_impl(const Tensor& A,
                                                       const Tensor& B,
                                                       double rcond,
-                                                      int driver) {
+                                                      int driver,
+                                                      Device device) {
   const int64_t m = A.size(-2), n = A.size(-1), r = B.size(-1);
   const int64_t k = std::min(m, n), ld = std::max(m, n);
   std::vector<int64_t> batch = batch_of(A);
@@ -274,7 +276,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> lstsq_impl(const Tensor& A,
     full_rank = all(eq(rank, Scalar(n))).item().to<bool>();
   if (full_rank)
     res = sum(square(from_colmajor(xw).narrow(-2, n, m - n)), {-2});
-  const Device d = A.device();
+  const Device d = device;
   if (driver == 0) rank = empty({0}, DType::Int64);
   return {back(X.contiguous(), d), back(res, d), back(rank, d),
           sv.defined() ? back(sv, d) : back(empty({0}, dt), d)};
@@ -315,11 +317,12 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> linalg_lstsq(
       broadcast_shapes(IntList(batch_of(A)), IntList(batch_of(B2)));
   Tensor Ab = A.expand(with(batch, m, n));
   Tensor Bb = B2.expand(with(batch, m, B2.size(-1)));
+  const Device dev = A.device();
   auto r = autograd::should_record(A, B)
                ? autograd::linalg_lstsq(A, B2, [&] {
-                   return lstsq_impl(host(Ab), host(Bb), rc, drv);
+                   return lstsq_impl(host(Ab), host(Bb), rc, drv, dev);
                  })
-               : lstsq_impl(host(Ab), host(Bb), rc, drv);
+               : lstsq_impl(host(Ab), host(Bb), rc, drv, dev);
   if (vector) {
     std::get<0>(r) = std::get<0>(r).squeeze(-1);
     if (std::get<1>(r).numel() > 0) std::get<1>(r) = std::get<1>(r).squeeze(-1);
