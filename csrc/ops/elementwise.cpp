@@ -32,12 +32,13 @@ struct Operand {
 struct Params {
   double f0 = 1.0;
   int64_t i0 = 1;
-  double f1 = 0.0, f2 = 0.0;  // nan_to_num's posinf / neginf
+  // nan_to_num's posinf / neginf: passed by the general path only (the
+  // one nan_to_num_kernel calls), so the dense fast paths store nothing
+  // more per op.
+  double f1 = 0.0, f2 = 0.0;
   void apply(KernelArgs& args) const {
     args.f0 = f0;
     args.i0 = i0;
-    args.f1 = f1;
-    args.s0 = Scalar(f2);
   }
 };
 
@@ -224,6 +225,8 @@ Tensor elementwise(Op op, Rule rule, const Operand* ins, int nin, Tensor* out,
     }
   }
   p.apply(args);
+  args.f1 = p.f1;
+  args.s0 = Scalar(p.f2);
   KernelFn fn = lookup_kernel(op, device.type, compute);
   if (dst->numel() > 0) {
     if (is_int_division(op)) check_divisor(op, compute, tensors[2], args, 2);

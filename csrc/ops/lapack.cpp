@@ -141,40 +141,27 @@ std::tuple<Tensor, Tensor, Tensor> lu_unpack(const Tensor& LU,
     U = empty({0}, LU.dtype(), LU.device());
   }
   if (unpack_pivots) {
-    // Apply the row swaps to the identity's rows: row i of P^T A is row
-    // perm[i] of A, so P[perm[i], i] = 1.
+    // Apply the row swaps to 0..m-1: row i of P^T A is row perm[i] of A,
+    // so P^T is the one-hot rows of perm.
     Tensor pv = host(pivots).contiguous();
     const int32_t* pp = pv.data_ptr<int32_t>();
-    P = zeros(with(batch, m, m), LU.dtype());
-    const int64_t B = pv.numel() / std::max<int64_t>(k, 1);
-    const int64_t nb = k == 0 ? P.numel() / std::max<int64_t>(m * m, 1) : B;
-    std::vector<int64_t> perm(size_t(std::max<int64_t>(m, 0)));
-    Tensor P64 = P.dtype() == DType::Float64 ? P : Tensor();
-    std::vector<double> vals;
-    char* base = static_cast<char*>(P.data_ptr());
-    const size_t isz = P.itemsize();
+    Tensor perm = empty(with(batch, m), DType::Int64);
+    int64_t* pr = perm.data_ptr<int64_t>();
+    const int64_t nb = m ? perm.numel() / m : 0;
     for (int64_t b = 0; b < nb; ++b) {
-      for (int64_t i = 0; i < m; ++i) perm[size_t(i)] = i;
+      int64_t* row = pr + b * m;
+      for (int64_t i = 0; i < m; ++i) row[i] = i;
       for (int64_t i = 0; i < k; ++i) {
         const int64_t j = int64_t(pp[b * k + i]) - 1;
         FASTT_CHECK(j >= 0 && j < m, RuntimeError,
                     "torch.lu_unpack: pivot {} of matrix {} is {}, outside "
                     "[1, {}]",
                     i, b, j + 1, m);
-        std::swap(perm[size_t(i)], perm[size_t(j)]);
-      }
-      for (int64_t i = 0; i < m; ++i) {
-        char* p = base + size_t((b * m + perm[size_t(i)]) * m + i) * isz;
-        if (P.dtype() == DType::Float64)
-          *reinterpret_cast<double*>(p) = 1.0;
-        else if (P.dtype() == DType::Float32)
-          *reinterpret_cast<float*>(p) = 1.0f;
-        else
-          FASTT_CHECK(false, RuntimeError,
-                      "torch.lu_unpack: LU must be float32 or float64, got {}",
-                      dtype_name(P.dtype()));
+        std::swap(row[i], row[j]);
       }
     }
+    P = m ? one_hot(perm, m).mT().to(LU.dtype())
+          : zeros(with(batch, m, m), LU.dtype());
     P = back(P, LU.device());
   } else {
     P = empty({0}, LU.dtype(), LU.device());
