@@ -32,6 +32,39 @@ const char* const kGradFnNames[] = {
 
 const char* grad_fn_name(GradFn fn) { return kGradFnNames[int(fn)]; }
 
+const char* node_name(const Node& n) {
+  if (FASTT_UNLIKELY(n.fn == GradFn::Custom) && n.extra && n.extra->custom)
+    return n.extra->custom->name.c_str();
+  return grad_fn_name(n.fn);
+}
+
+// ------------------------------------------------ saved-tensor hooks --
+namespace {
+std::vector<std::shared_ptr<SavedTensorHooks>>& saved_hooks_stack() {
+  thread_local std::vector<std::shared_ptr<SavedTensorHooks>> stack;
+  return stack;
+}
+// The innermost hooks, or null: the one test Node::save makes.
+FASTT_TLS_IE thread_local SavedTensorHooks* t_saved_hooks = nullptr;
+}  // namespace
+}  // namespace autograd
+
+void push_saved_tensor_hooks(std::shared_ptr<SavedTensorHooks> h) {
+  FASTT_CHECK(h != nullptr, ValueError, "saved_tensors_hooks: null hooks");
+  auto& st = autograd::saved_hooks_stack();
+  st.push_back(std::move(h));
+  autograd::t_saved_hooks = st.back().get();
+}
+void pop_saved_tensor_hooks() {
+  auto& st = autograd::saved_hooks_stack();
+  FASTT_CHECK(!st.empty(), RuntimeError,
+              "saved_tensors_hooks: no hooks to pop");
+  st.pop_back();
+  autograd::t_saved_hooks = st.empty() ? nullptr : st.back().get();
+}
+
+namespace autograd {
+
 // ---------------------------------------------------------- lifetime --
 void* Node::operator new(size_t n) { return CachingAllocator::allocate(n); }
 void Node::operator delete(void* p) {
@@ -137,6 +170,24 @@ void Node::save(size_t i, const Tensor& t, bool output, uint16_t output_nr) {
     return;
   }
   s.version = t.storage()->version();
+  if (FASTT_UNLIKELY(t_saved_hooks != nullptr)) {
+    // pack() sees the tensor (an output as a history-free alias, so a hook
+    // that keeps it makes no cycle); hooks are off while it runs.
+    SavedTensorHooks* h = t_saved_hooks;
+    t_saved_hooks = nullptr;
+    struct Restore {
+      SavedTensorHooks* h;
+      ~Restore() { t_saved_hooks = h; }
+    } restore{h};
+    s.packed = h->pack(output ? Tensor::from_storage(t.storage(), t.sizes(),
+                                                     t.strides(),
+                                                     t.storage_offset(),
+                                                     t.dtype())
+                              : t);
+    s.data = Tensor();
+    return;
+  }
+  s.packed.reset();
   if (output) {
     // A history-free tensor over the same data, not linked to `t`: no
     // cycle out -> node -> saved -> out.
@@ -153,17 +204,17 @@ void Node::save(size_t i, const Tensor& t, bool output, uint16_t output_nr) {
   std::string what;
   if (s.is_output)
     what = fmt::format(", which is output {} of {},", s.output_nr,
-                       grad_fn_name(n.fn));
+                       node_name(n));
   else if (t.impl()->grad_fn)
     what = fmt::format(", which is output {} of {},", t.impl()->output_nr,
-                       grad_fn_name(t.impl()->grad_fn->fn));
+                       node_name(*t.impl()->grad_fn));
   throw RuntimeError(fmt::format(
       "one of the variables needed for gradient computation has been "
       "modified by an inplace operation: [{} {}]{} is at version {}; "
       "expected version {} instead. Hint: the operation that failed to "
       "compute its gradient is {}",
       fmt::format("fastt.{}Tensor", torch_type_name(t.dtype())), shape_str(t.sizes()), what,
-      t.storage()->version(), s.version, grad_fn_name(n.fn)));
+      t.storage()->version(), s.version, node_name(n)));
 }
 
 Tensor Node::unpack(size_t i) const {
@@ -175,22 +226,33 @@ Tensor Node::unpack(size_t i) const {
         "call .backward() or autograd.grad(). Specify retain_graph=True if "
         "you need to backward through the graph a second time or if you "
         "need to access saved tensors after calling backward.",
-        grad_fn_name(fn)));
+        node_name(*this)));
   }
   const SavedTensor& s = saved[i];
-  if (!s.data.defined()) return s.data;
-  if (FASTT_UNLIKELY(s.data.storage()->version() != s.version))
-    throw_modified(*this, s);
+  Tensor packed;
+  if (FASTT_UNLIKELY(s.packed != nullptr)) {
+    // Saved through hooks: what unpack() returns is the tensor (torch runs
+    // no version check on it).
+    packed = s.packed->unpack();
+    FASTT_CHECK(packed.defined(), TypeError,
+                "Output of saved tensor unpack_hook expected to be a "
+                "Tensor but got None");
+  } else {
+    if (!s.data.defined()) return s.data;
+    if (FASTT_UNLIKELY(s.data.storage()->version() != s.version))
+      throw_modified(*this, s);
+  }
+  const Tensor& d = packed.defined() ? packed : s.data;
   if (s.is_output && grad_enabled()) {
     // Double backward through a saved output needs its history back.
-    Tensor a = s.data.alias();
+    Tensor a = d.alias();
     retain(const_cast<Node*>(this));
     a.impl()->grad_fn = const_cast<Node*>(this);
     a.impl()->output_nr = s.output_nr;
     a.impl()->requires_grad = true;
     return a;
   }
-  return s.data;
+  return d;
 }
 
 // --------------------------------------------------------- recording --
@@ -201,6 +263,11 @@ static Node* grad_accumulator(const Tensor& t) {
     return m.grad_accumulator;
   }
   Node* n = new Node(GradFn::AccumulateGrad);
+  // Last in tape order means first in the walk: a leaf's gradient is
+  // accumulated as soon as it is complete, so its temporary is freed then
+  // rather than held until the end of the pass (torch gives AccumulateGrad
+  // the highest sequence number the same way).
+  n->seq = UINT64_MAX;
   n->num_outputs = 1;
   n->saved.resize(1);
   n->saved[0].data = t;  // strong: the graph keeps its leaves alive
@@ -366,7 +433,7 @@ void set_grad(const Tensor& t, const Tensor& g) {
 const char* grad_fn_name(const Tensor& t) {
   require_defined(t, "grad_fn");
   Node* n = t.impl()->grad_fn;
-  return n ? autograd::grad_fn_name(n->fn) : "";
+  return n ? autograd::node_name(*n) : "";
 }
 
 void retain_grad(const Tensor& t) {
@@ -420,10 +487,13 @@ void remove_hook(const Tensor& t, int64_t id) {
     drop(impl->grad_fn->extra->pre_hooks);
 }
 
+// Not a view (torch's detach: no _base): a new identity over the same
+// storage, so holding it keeps neither t nor t's graph alive; in-place
+// writes through it still bump the shared version counter.
 Tensor detach(const Tensor& t) {
   require_defined(t, "detach");
-  GradModeGuard no_grad(false);
-  return t.alias();
+  return Tensor::from_storage(t.storage(), t.sizes(), t.strides(),
+                              t.storage_offset(), t.dtype());
 }
 
 Tensor& detach_(Tensor& t) {
@@ -466,6 +536,19 @@ void set_data(const Tensor& self, const Tensor& src) {
 // ------------------------------------------------------------ engine --
 namespace autograd {
 namespace {
+
+// The epochs of the backward walks running in this thread (outermost
+// first).
+std::vector<uint64_t>& active_walks() {
+  thread_local std::vector<uint64_t> walks;
+  return walks;
+}
+// Per active walk: does it accumulate into every leaf's .grad (backward()
+// without inputs=)? Reentrant checkpointing needs that.
+std::vector<bool>& walk_accumulates() {
+  thread_local std::vector<bool> acc;
+  return acc;
+}
 
 struct ByTapeOrder {
   bool operator()(const Node* a, const Node* b) const {
@@ -530,32 +613,61 @@ void run_backward(std::vector<Edge>& roots, std::vector<Tensor>& root_grads,
                   std::vector<Tensor>& captured,
                   const std::vector<TensorImpl*>& only_leaves) {
   // 1. Find the graph and count each node's consumers inside it.
+  // A walk may start inside another one (a custom backward that calls
+  // grad(), reentrant checkpointing): a node the outer walk is using keeps
+  // its scratch in `stash` meanwhile and gets it back at the end.
   const uint64_t epoch = g_next_epoch.fetch_add(1, std::memory_order_relaxed);
+  std::vector<uint64_t>& active = active_walks();
+  struct Stashed {
+    Node* node;
+    int32_t deps;
+    uint64_t epoch;
+    SmallVec<Tensor, 1> grads;
+  };
   std::vector<Node*> nodes;
+  std::vector<Stashed> stash;
   struct Cleanup {
     std::vector<Node*>& nodes;
+    std::vector<Stashed>& stash;
+    std::vector<uint64_t>& active;
     ~Cleanup() {
       for (Node* n : nodes) {
         n->deps = 0;
         n->grads.clear();
       }
+      for (size_t k = stash.size(); k-- > 0;) {
+        Stashed& s = stash[k];
+        s.node->deps = s.deps;
+        s.node->epoch = s.epoch;
+        s.node->grads = std::move(s.grads);
+      }
+      active.pop_back();
+      walk_accumulates().pop_back();
     }
-  } cleanup{nodes};
+  } cleanup{nodes, stash, active};
+  const bool nested = !active.empty();
+  active.push_back(epoch);
+  walk_accumulates().push_back(accumulate && only_leaves.empty());
+  auto visit = [&](Node* m) {
+    if (m->epoch == epoch) return;
+    if (FASTT_UNLIKELY(nested) &&
+        std::find(active.begin(), active.end(), m->epoch) != active.end()) {
+      stash.push_back({m, m->deps, m->epoch, std::move(m->grads)});
+      m->deps = 0;
+      m->grads.clear();
+    }
+    m->epoch = epoch;
+    nodes.push_back(m);
+  };
   for (Edge& e : roots)
-    if (e.node && e.node->epoch != epoch) {
-      e.node->epoch = epoch;
-      nodes.push_back(e.node);
-    }
+    if (e.node) visit(e.node);
   for (size_t k = 0; k < nodes.size(); ++k) {  // grows while we scan
     Node* n = nodes[k];
     for (size_t i = 0; i < n->next.size(); ++i) {
       Node* m = n->next[i].node;
       if (!m) continue;
+      visit(m);
       ++m->deps;
-      if (m->epoch != epoch) {
-        m->epoch = epoch;
-        nodes.push_back(m);
-      }
     }
   }
 
@@ -682,6 +794,11 @@ void make_roots(const std::vector<Tensor>& outputs,
 }
 
 }  // namespace
+
+bool checkpoint_valid() {
+  const std::vector<bool>& acc = walk_accumulates();
+  return acc.empty() || acc.back();
+}
 }  // namespace autograd
 
 void backward(const std::vector<Tensor>& outputs,

@@ -221,7 +221,6 @@ void check_out(const char* name, bool any) {
         name));
 }
 
-namespace {
 // Moves self's history to r's node after r was written into self. A view
 // gets a CopySlices node on its base, and a view node of the new base.
 void commit_inplace(Tensor& self, const Tensor& r) {
@@ -248,7 +247,6 @@ void commit_inplace(Tensor& self, const Tensor& r) {
   set_history(base, c.get());
   rebase_view(self, base);
 }
-}  // namespace
 
 // The view `self` as an AsStrided record of its base's current history.
 void rebase_view(const Tensor& self, const Tensor& base) {

@@ -67,6 +67,9 @@ Tensor masked_fill(const Tensor& a, const Tensor& mask, const Scalar& v);
 // moves self's history to the new node (through CopySlices for views).
 Tensor& inplace(Tensor& self, const char* name,
                 FnRef<Tensor(const Tensor&)> op);
+// After r (recorded) was written into self: self takes r's history
+// (through CopySlices for views).
+void commit_inplace(Tensor& self, const Tensor& r);
 // `out=` forms do not record: torch's error when they would have to.
 void check_out(const char* name, bool any_requires_grad);
 

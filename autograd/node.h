@@ -8,6 +8,8 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <string>
 #include <initializer_list>
 #include <vector>
 
@@ -45,6 +47,8 @@ class SmallVec {
   uint32_t size_ = 0;
 };
 
+struct CustomInfo;  // below
+
 // Where a gradient goes: output `input_nr` of `node` (owned reference), or
 // nowhere when the input needs no gradient.
 struct Edge {
@@ -69,6 +73,8 @@ struct Edge {
 // output would be a reference cycle) and get the node back on unpack.
 struct SavedTensor {
   Tensor data;
+  // Set instead of `data` while saved-tensor hooks were active.
+  std::unique_ptr<PackedTensor> packed;
   uint32_t version = 0;
   bool is_output = false;
   uint16_t output_nr = 0;
@@ -119,6 +125,7 @@ struct Node {
   struct Extra {
     std::vector<Hook> pre_hooks;
     std::vector<std::pair<uint16_t, TensorImpl*>> retain;
+    std::unique_ptr<CustomInfo> custom;  // GradFn::Custom's state
   };
   Extra* extra = nullptr;
 
@@ -143,6 +150,25 @@ struct Node {
   // The saved tensor, checked against in-place modification.
   Tensor unpack(size_t i) const;
 };
+
+// A custom node's backward and what the engine checks its results
+// against (autograd/custom.cpp).
+struct CustomInfo {
+  std::shared_ptr<CustomBackward> fn;
+  std::string name;
+  bool materialize_grads = true;
+  size_t num_saved = 0;
+  struct Meta {
+    bool defined = false;
+    DType dtype{};
+    Device device;
+    std::vector<int64_t> sizes;
+  };
+  std::vector<Meta> outputs, inputs;
+};
+
+// The node's readable name (a custom node's own, else its GradFn's).
+const char* node_name(const Node& n);
 
 inline void retain(Node* n) {
   n->refcount.fetch_add(1, std::memory_order_relaxed);

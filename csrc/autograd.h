@@ -4,6 +4,8 @@
 // formulas live in autograd/.
 #pragma once
 #include <functional>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "macros.h"
@@ -58,6 +60,11 @@ inline bool should_record(const Ts&... ts) {
   return FASTT_UNLIKELY((needs_grad(ts) || ...)) && t_grad_enabled;
 }
 
+// False inside a backward walk that does not accumulate into every leaf
+// (grad(), backward(inputs=...)): reentrant checkpointing refuses to run
+// there (torch's _is_checkpoint_valid).
+bool checkpoint_valid();
+
 }  // namespace autograd
 
 // ---- user API (torch names) ----
@@ -108,6 +115,62 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs,
                          const std::vector<Tensor>& grad_outputs = {},
                          bool retain_graph = false, bool create_graph = false,
                          bool allow_unused = false);
+
+// ---- custom backward (torch.autograd.Function; C++ users too) ----
+// A backward written by the user instead of a formula of the table: one
+// node of the tape that calls `backward` with the gradients of its outputs.
+class CustomBackward {
+ public:
+  virtual ~CustomBackward() = default;
+  // grads: one per output of the record (undefined where no gradient
+  // reached it, unless materialize_grads: then zeros of the output's
+  // shape); saved: the record's `save` list, unpacked (checked against
+  // in-place changes; undefined entries stay undefined). Returns one
+  // gradient per input (undefined: none). Runs with grad mode on when the
+  // backward pass has create_graph, so a backward written with fastt ops is
+  // differentiable itself.
+  virtual std::vector<Tensor> backward(std::vector<Tensor> grads,
+                                       std::vector<Tensor> saved) = 0;
+};
+
+struct CustomRecord {
+  std::string name;  // the grad_fn's name ("MyFunctionBackward")
+  // One per forward input; undefined or not requiring grad: no edge.
+  std::vector<Tensor> inputs;
+  std::vector<Tensor> outputs;  // undefined: a non-tensor output
+  std::vector<Tensor> save;     // what backward gets back as `saved`
+  // Inputs modified in place by the forward (torch's mark_dirty): they
+  // must be among the outputs and take the new history themselves.
+  std::vector<Tensor> dirty;
+  std::vector<Tensor> non_differentiable;  // outputs that get no history
+  bool materialize_grads = true;
+};
+
+// Records one node for `fn` when some input requires grad and grad mode is
+// on; returns the outputs as the caller should hand them out (an output
+// that is also an input and not dirty becomes a new alias carrying the
+// history, as torch's view_as). Checks torch's rules: dirty tensors must be
+// outputs, a leaf requiring grad cannot be dirty.
+std::vector<Tensor> record_custom(std::shared_ptr<CustomBackward> fn,
+                                  CustomRecord r);
+
+// ---- saved-tensor hooks (torch.autograd.graph.saved_tensors_hooks) ----
+// While hooks are pushed, every tensor a node saves is handed to pack()
+// and only what it returns is kept; unpack() gives the tensor back when
+// the backward pass needs it (offloading, recomputation, compression).
+class PackedTensor {
+ public:
+  virtual ~PackedTensor() = default;
+  virtual Tensor unpack() = 0;
+};
+class SavedTensorHooks {
+ public:
+  virtual ~SavedTensorHooks() = default;
+  virtual std::unique_ptr<PackedTensor> pack(const Tensor& t) = 0;
+};
+// The innermost pushed hooks apply (per thread).
+void push_saved_tensor_hooks(std::shared_ptr<SavedTensorHooks> hooks);
+void pop_saved_tensor_hooks();
 
 // RAII: no gradient recording in this scope (torch::NoGradGuard).
 struct NoGradGuard : autograd::GradModeGuard {

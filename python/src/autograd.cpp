@@ -30,7 +30,7 @@ static void gradfn_dealloc(PyObject* self) {
   PyObject_Free(self);
 }
 static const char* node_name(PyObject* self) {
-  return autograd::grad_fn_name(reinterpret_cast<GradFnObject*>(self)->node->fn);
+  return autograd::node_name(*reinterpret_cast<GradFnObject*>(self)->node);
 }
 static PyObject* gradfn_repr(PyObject* self) {
   return PyUnicode_FromFormat("<%s object at %p>", node_name(self),
@@ -75,6 +75,18 @@ static Py_hash_t gradfn_hash(PyObject* self) {
                        reinterpret_cast<GradFnObject*>(self)->node) >>
                    4);
 }
+// A custom Function's node answers the attributes of its ctx (torch's
+// grad_fn of a custom Function is the ctx): saved_tensors, needs_input_grad,
+// whatever forward stored.
+static PyObject* custom_ctx(autograd::Node* n);
+static PyObject* gradfn_getattro(PyObject* self, PyObject* name) {
+  PyObject* r = PyObject_GenericGetAttr(self, name);
+  if (r || !PyErr_ExceptionMatches(PyExc_AttributeError)) return r;
+  PyObject* ctx = custom_ctx(reinterpret_cast<GradFnObject*>(self)->node);
+  if (!ctx) return nullptr;  // the AttributeError stays
+  PyErr_Clear();
+  return PyObject_GetAttr(ctx, name);
+}
 static PyMethodDef g_gradfn_methods[] = {
     {"name", gradfn_name, METH_NOARGS, "The node's readable name."},
     {nullptr, nullptr, 0, nullptr}};
@@ -96,6 +108,7 @@ PyTypeObject GradFnType = [] {
   t.tp_getset = g_gradfn_getset;
   t.tp_richcompare = gradfn_richcompare;
   t.tp_hash = gradfn_hash;
+  t.tp_getattro = gradfn_getattro;
   return t;
 }();
 
@@ -139,6 +152,296 @@ struct PyCallable {
     PyGILState_Release(s);
   }
 };
+
+// ---- custom Functions (fastt.autograd.Function) ----
+// The node's backward calls ctx._fastt_backward(grads, saved) under the
+// GIL. The node owns the ctx; the ctx reaches the node through a capsule
+// (ctx._fastt_node) that this object clears when the node dies.
+struct PyCustomBackward final : CustomBackward {
+  PyObject* ctx;
+  explicit PyCustomBackward(PyObject* c) : ctx(c) { Py_INCREF(c); }
+  ~PyCustomBackward() override {
+    if (!Py_IsInitialized()) return;
+    PyGILState_STATE s = PyGILState_Ensure();
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    if (PyObject_SetAttrString(ctx, "_fastt_node", Py_None) < 0)
+      PyErr_Clear();
+    Py_DECREF(ctx);
+    PyErr_Restore(type, value, tb);
+    PyGILState_Release(s);
+  }
+  std::vector<Tensor> backward(std::vector<Tensor> grads,
+                               std::vector<Tensor> saved) override {
+    struct Gil {
+      PyGILState_STATE s = PyGILState_Ensure();
+      ~Gil() { PyGILState_Release(s); }
+    } gil;
+    PyObject* g = tensors_to_tuple(grads);
+    if (!g) throw_py();
+    PyObject* sv = tensors_to_tuple(saved);
+    if (!sv) {
+      Py_DECREF(g);
+      throw_py();
+    }
+    PyObject* r = PyObject_CallMethod(ctx, "_fastt_backward", "(NN)", g, sv);
+    if (!r) throw_py();
+    PyObject* seq = PySequence_Fast(r, "backward must return a sequence");
+    Py_DECREF(r);
+    if (!seq) throw_py();
+    std::vector<Tensor> out;
+    const Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    for (Py_ssize_t i = 0; i < n; ++i) {
+      PyObject* x = PySequence_Fast_GET_ITEM(seq, i);
+      if (x == Py_None) {
+        out.emplace_back();
+      } else if (is_tensor(x)) {
+        out.push_back(unwrap(x));
+      } else {
+        Py_DECREF(seq);
+        throw TypeError(fmt::format(
+            "backward: expected a Tensor or None as gradient {}, got {}", i,
+            Py_TYPE(x)->tp_name));
+      }
+    }
+    Py_DECREF(seq);
+    return out;
+  }
+  static PyObject* tensors_to_tuple(const std::vector<Tensor>& v) {
+    PyObject* t = PyTuple_New(Py_ssize_t(v.size()));
+    if (!t) return nullptr;
+    for (size_t i = 0; i < v.size(); ++i) {
+      PyObject* x;
+      if (v[i].defined()) {
+        x = wrap(v[i]);
+        if (!x) {
+          Py_DECREF(t);
+          return nullptr;
+        }
+      } else {
+        x = Py_NewRef(Py_None);
+      }
+      PyTuple_SET_ITEM(t, Py_ssize_t(i), x);
+    }
+    return t;
+  }
+};
+
+// A sequence of tensors (None: undefined when allow_none).
+static std::vector<Tensor> tensor_list(PyObject* o, const char* what,
+                                       bool allow_none) {
+  std::vector<Tensor> v;
+  if (o == Py_None) return v;
+  PyObject* seq = PySequence_Fast(o, what);
+  if (!seq) throw_py();
+  const Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject* x = PySequence_Fast_GET_ITEM(seq, i);
+    if (x == Py_None && allow_none) {
+      v.emplace_back();
+    } else if (is_tensor(x)) {
+      v.push_back(unwrap(x));
+    } else {
+      Py_DECREF(seq);
+      throw TypeError(fmt::format("{}: expected Tensors{}, got {} at {}",
+                                  what, allow_none ? " or None" : "",
+                                  Py_TYPE(x)->tp_name, i));
+    }
+  }
+  Py_DECREF(seq);
+  return v;
+}
+
+static const char* kNodeCapsule = "fastt._C._CustomNode";
+
+static PyObject* custom_ctx(autograd::Node* n) {
+  if (n->fn != autograd::GradFn::Custom || !n->extra || !n->extra->custom)
+    return nullptr;
+  auto* p = dynamic_cast<PyCustomBackward*>(n->extra->custom->fn.get());
+  return p ? p->ctx : nullptr;
+}
+
+// _record_function(ctx, name, inputs, outputs, save, dirty,
+//                  non_differentiable, materialize_grads) -> list: the
+// outputs to hand out (the same objects where they took the history
+// themselves; new aliases for returned inputs).
+static PyObject* f_record_function(PyObject*, PyObject* const* args,
+                                   Py_ssize_t nargs) {
+  FASTT_PY_BEGIN
+  FASTT_CHECK(nargs == 8, TypeError,
+              "_record_function takes 8 arguments ({} given)", nargs);
+  PyObject* ctx = args[0];
+  CustomRecord r;
+  const char* name = PyUnicode_AsUTF8(args[1]);
+  if (!name) throw_py();
+  r.name = name;
+  r.inputs = tensor_list(args[2], "inputs", true);
+  r.outputs = tensor_list(args[3], "outputs", true);
+  r.save = tensor_list(args[4], "save_for_backward", true);
+  r.dirty = tensor_list(args[5], "mark_dirty", false);
+  r.non_differentiable = tensor_list(args[6], "mark_non_differentiable",
+                                     false);
+  r.materialize_grads = PyObject_IsTrue(args[7]) == 1;
+  auto fn = std::make_shared<PyCustomBackward>(ctx);
+  std::vector<Tensor> given = r.outputs;
+  std::vector<Tensor> outs = record_custom(fn, std::move(r));
+  // The ctx reaches its node (saved_tensors outside backward) until the
+  // node dies.
+  {
+    autograd::Node* node = nullptr;
+    for (const Tensor& o : outs)
+      if (o.defined() && o.impl()->grad_fn &&
+          o.impl()->grad_fn->fn == autograd::GradFn::Custom &&
+          o.impl()->grad_fn->extra->custom->fn.get() == fn.get())
+        node = o.impl()->grad_fn;
+    PyObject* cap = node ? PyCapsule_New(node, kNodeCapsule, nullptr)
+                         : Py_NewRef(Py_None);
+    if (!cap) throw_py();
+    const int rc = PyObject_SetAttrString(ctx, "_fastt_node", cap);
+    Py_DECREF(cap);
+    if (rc < 0) throw_py();
+  }
+  PyObject* list = PyList_New(Py_ssize_t(outs.size()));
+  if (!list) return nullptr;
+  PyObject* seq = PySequence_Fast(args[3], "outputs");
+  if (!seq) {
+    Py_DECREF(list);
+    return nullptr;
+  }
+  for (size_t k = 0; k < outs.size(); ++k) {
+    PyObject* orig = PySequence_Fast_GET_ITEM(seq, Py_ssize_t(k));
+    PyObject* x;
+    if (!outs[k].defined())
+      x = Py_NewRef(orig);
+    else if (given[k].defined() && outs[k].impl() == given[k].impl())
+      x = Py_NewRef(orig);  // the forward's own object, now with history
+    else
+      x = wrap(outs[k]);
+    if (!x) {
+      Py_DECREF(seq);
+      Py_DECREF(list);
+      return nullptr;
+    }
+    PyList_SET_ITEM(list, Py_ssize_t(k), x);
+  }
+  Py_DECREF(seq);
+  return list;
+  FASTT_PY_END
+}
+
+// _custom_saved(capsule) -> tuple: the node's saved tensors, unpacked
+// (checked against in-place changes and a freed graph).
+static PyObject* f_custom_saved(PyObject*, PyObject* cap) {
+  FASTT_PY_BEGIN
+  auto* n = static_cast<autograd::Node*>(PyCapsule_GetPointer(cap, kNodeCapsule));
+  if (!n) throw_py();
+  std::vector<Tensor> v(n->saved.size());
+  if (n->released) (void)n->unpack(0);  // torch's "second time" error
+  for (size_t i = 0; i < v.size(); ++i) v[i] = n->unpack(i);
+  return PyCustomBackward::tensors_to_tuple(v);
+  FASTT_PY_END
+}
+
+// ---- saved-tensor hooks (fastt.autograd.graph.saved_tensors_hooks) ----
+struct PyPacked final : PackedTensor {
+  PyObject* obj;
+  PyObject* unpack_fn;
+  PyPacked(PyObject* o, PyObject* u) : obj(o), unpack_fn(u) {
+    Py_INCREF(u);
+  }  // steals obj
+  ~PyPacked() override {
+    if (!Py_IsInitialized()) return;
+    PyGILState_STATE s = PyGILState_Ensure();
+    Py_DECREF(obj);
+    Py_DECREF(unpack_fn);
+    PyGILState_Release(s);
+  }
+  Tensor unpack() override {
+    PyGILState_STATE s = PyGILState_Ensure();
+    PyObject* r = PyObject_CallOneArg(unpack_fn, obj);
+    if (!r) {
+      PyGILState_Release(s);
+      throw_py();
+    }
+    if (!is_tensor(r)) {
+      const std::string tn = r == Py_None ? "None" : Py_TYPE(r)->tp_name;
+      Py_DECREF(r);
+      PyGILState_Release(s);
+      throw TypeError(fmt::format(
+          "Output of saved tensor unpack_hook expected to be a Tensor but "
+          "got result of type {}",
+          tn));
+    }
+    Tensor t = unwrap(r);
+    Py_DECREF(r);
+    PyGILState_Release(s);
+    return t;
+  }
+};
+struct PySavedHooks final : SavedTensorHooks {
+  PyObject* pack_fn;
+  PyObject* unpack_fn;
+  PySavedHooks(PyObject* p, PyObject* u) : pack_fn(p), unpack_fn(u) {
+    Py_INCREF(p);
+    Py_INCREF(u);
+  }
+  ~PySavedHooks() override {
+    if (!Py_IsInitialized()) return;
+    PyGILState_STATE s = PyGILState_Ensure();
+    Py_DECREF(pack_fn);
+    Py_DECREF(unpack_fn);
+    PyGILState_Release(s);
+  }
+  std::unique_ptr<PackedTensor> pack(const Tensor& t) override {
+    PyGILState_STATE s = PyGILState_Ensure();
+    PyObject* arg = wrap(t);
+    if (!arg) {
+      PyGILState_Release(s);
+      throw_py();
+    }
+    const uint32_t version = t.storage()->version();
+    PyObject* r = PyObject_CallOneArg(pack_fn, arg);
+    Py_DECREF(arg);
+    if (!r) {
+      PyGILState_Release(s);
+      throw_py();
+    }
+    if (t.storage()->version() != version) {
+      Py_DECREF(r);
+      PyGILState_Release(s);
+      throw RuntimeError(
+          "A saved tensor pack hook is modifying its input in place. "
+          "Tensors provided as input to pack hook can not be modified by "
+          "in-place operations as this can lead to unexpected side-effects. "
+          "Please open an issue if you need to perform in-place operations "
+          "on the input to a pack hook.");
+    }
+    auto p = std::make_unique<PyPacked>(r, unpack_fn);
+    PyGILState_Release(s);
+    return p;
+  }
+};
+static PyObject* f_push_saved_hooks(PyObject*, PyObject* const* args,
+                                    Py_ssize_t nargs) {
+  FASTT_PY_BEGIN
+  FASTT_CHECK(nargs == 2 && PyCallable_Check(args[0]) &&
+                  PyCallable_Check(args[1]),
+              TypeError,
+              "saved_tensors_hooks: expected two callables (pack_hook, "
+              "unpack_hook)");
+  push_saved_tensor_hooks(std::make_shared<PySavedHooks>(args[0], args[1]));
+  Py_RETURN_NONE;
+  FASTT_PY_END
+}
+static PyObject* f_is_checkpoint_valid(PyObject*, PyObject*) {
+  return PyBool_FromLong(autograd::checkpoint_valid());
+}
+static PyObject* f_pop_saved_hooks(PyObject*, PyObject*) {
+  FASTT_PY_BEGIN
+  pop_saved_tensor_hooks();
+  Py_RETURN_NONE;
+  FASTT_PY_END
+}
 
 // ---- Tensor attributes ----
 PyObject* get_requires_grad(PyObject* self, void*) {
@@ -348,6 +651,17 @@ PyMethodDef g_autograd_functions[] = {
     {"is_inference_mode_enabled", f_is_inference_mode_enabled, METH_NOARGS,
      nullptr},
     {"_set_inference_mode", f_set_inference_mode, METH_O, nullptr},
+    {"_record_function", reinterpret_cast<PyCFunction>(
+                             reinterpret_cast<void (*)()>(f_record_function)),
+     METH_FASTCALL, "Records a custom Function's node (autograd.Function)."},
+    {"_custom_saved", f_custom_saved, METH_O,
+     "A custom node's saved tensors."},
+    {"_push_saved_tensors_hooks",
+     reinterpret_cast<PyCFunction>(
+         reinterpret_cast<void (*)()>(f_push_saved_hooks)),
+     METH_FASTCALL, nullptr},
+    {"_pop_saved_tensors_hooks", f_pop_saved_hooks, METH_NOARGS, nullptr},
+    {"_is_checkpoint_valid", f_is_checkpoint_valid, METH_NOARGS, nullptr},
     {nullptr, nullptr, 0, nullptr}};
 
 bool init_autograd_types(PyObject* m) {

@@ -1,13 +1,19 @@
 """fastt.autograd: grad mode switches (no_grad, enable_grad,
 set_grad_enabled, inference_mode), backward() and grad() over the C++
-tape engine (autograd/ in the source tree), and gradcheck."""
+tape engine (autograd/ in the source tree), custom Functions
+(function.py), saved-tensor hooks (graph.py), the functional API
+(functional.py: jacobian, hessian, vjp, jvp, hvp, vhp) and
+gradcheck/gradgradcheck (gradcheck.py)."""
 
 import functools
 
 from .. import _C
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
-           "is_grad_enabled", "backward", "grad", "gradcheck"]
+           "is_grad_enabled", "is_inference_mode_enabled", "backward", "grad",
+           "gradcheck", "gradgradcheck", "Function", "once_differentiable",
+           "functional", "graph", "function", "Variable",
+           "set_multithreading_enabled"]
 
 is_grad_enabled = _C.is_grad_enabled
 
@@ -146,67 +152,29 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None,
     return result if not single else result
 
 
-def _unravel(i, shape):
-    pos = []
-    for n in reversed(shape):
-        pos.append(i % n)
-        i //= n
-    return tuple(reversed(pos))
+from . import function, graph  # noqa: E402
+from .function import Function, once_differentiable  # noqa: E402,F401
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: E402,F401
+from . import functional  # noqa: E402
+
+is_inference_mode_enabled = _C.is_inference_mode_enabled
+Variable = _C.Tensor  # torch's deprecated alias
 
 
-def gradcheck(func, inputs, eps=1e-6, atol=1e-5, rtol=1e-3,
-              raise_exception=True):
-    """Compares analytical gradients (backward) with central finite
-    differences, for float64 inputs that require grad. Returns True or
-    raises (or returns False) with the worst mismatch."""
-    inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
-    diff = [t for t in inputs if isinstance(t, _C.Tensor) and t.requires_grad]
+class set_multithreading_enabled(_GradModeBase):
+    """Accepted for compatibility: fastt's backward runs in the calling
+    thread either way."""
 
-    def flat_outputs():
-        out = func(*inputs)
-        outs = out if isinstance(out, (tuple, list)) else (out,)
-        return [o for o in outs if isinstance(o, _C.Tensor)]
+    def __init__(self, mode):
+        self.mode = bool(mode)
 
-    def fail(msg):
-        if raise_exception:
-            raise RuntimeError(msg)
+    def _args(self):
+        return (self.mode,)
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
         return False
 
-    # Every analytical row first: perturbing the inputs below bumps their
-    # version counters, which (rightly) invalidates the recorded graph.
-    outs = flat_outputs()
-    analytic = {}
-    for oi, out in enumerate(outs):
-        if not out.requires_grad:  # its numerical Jacobian must be zero
-            analytic[oi] = [[None] * len(diff)] * out.numel()
-            continue
-        rows = []
-        for j in range(out.numel()):
-            g = _C.zeros_like(out)
-            g.view(-1)[j] = 1.0
-            rows.append(grad([out], diff, [g], retain_graph=True,
-                             allow_unused=True))
-        analytic[oi] = rows
-    del outs
-    for k, x in enumerate(diff):
-        xd = x.detach()  # shares memory; any layout
-        for i in range(x.numel()):
-            idx = _unravel(i, tuple(x.shape))
-            orig = xd[idx].item()
-            with no_grad():
-                xd[idx] = orig + eps
-                plus = [o.detach().reshape(-1).clone() for o in flat_outputs()]
-                xd[idx] = orig - eps
-                minus = [o.detach().reshape(-1).clone() for o in flat_outputs()]
-                xd[idx] = orig
-            for oi, rows in analytic.items():
-                for j, row in enumerate(rows):
-                    numeric = (plus[oi][j].item() - minus[oi][j].item()) / (2 * eps)
-                    a = row[k]
-                    a = 0.0 if a is None else a.reshape(-1)[i].item()
-                    if abs(a - numeric) > atol + rtol * abs(numeric):
-                        return fail(
-                            f"gradcheck: output {oi} element {j}, input {k} "
-                            f"element {i}: analytical {a} vs numerical "
-                            f"{numeric}")
-    return True
+_is_checkpoint_valid = _C._is_checkpoint_valid
