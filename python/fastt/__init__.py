@@ -31,6 +31,8 @@ float32 = float = _C.float32  # noqa: A001
 float64 = double = _C.float64
 
 
+from . import random  # noqa: E402
+from .random import get_rng_state, set_rng_state  # noqa: E402,F401
 from . import autograd  # noqa: E402
 from .autograd import (  # noqa: E402,F401
     enable_grad,

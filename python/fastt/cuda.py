@@ -16,7 +16,8 @@ __all__ = [
     "memory_reserved", "max_memory_reserved", "reset_peak_memory_stats",
     "reset_max_memory_allocated", "reset_accumulated_memory_stats",
     "empty_cache", "memory_stats", "mem_get_info", "manual_seed",
-    "manual_seed_all", "seed", "seed_all", "initial_seed",
+    "manual_seed_all", "seed", "seed_all", "initial_seed", "get_rng_state", "set_rng_state",
+    "get_rng_state_all", "set_rng_state_all",
     "is_bf16_supported", "get_device_name", "get_device_capability",
     "get_device_properties", "is_initialized", "init", "OutOfMemoryError",
 ]
@@ -480,3 +481,24 @@ def seed_all():
 
 def initial_seed():
     return _C.initial_seed()
+
+
+def get_rng_state(device="cuda"):
+    """The generator's state (fastt's CUDA random ops share the default
+    generator with the CPU ones)."""
+    from .random import get_rng_state as _get
+    return _get()
+
+
+def set_rng_state(new_state, device="cuda"):
+    from .random import set_rng_state as _set
+    _set(new_state)
+
+
+def get_rng_state_all():
+    return [get_rng_state()]
+
+
+def set_rng_state_all(new_states):
+    for s in new_states:
+        set_rng_state(s)

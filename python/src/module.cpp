@@ -733,6 +733,10 @@ static PyObject* f_memory_stats(PyObject*, PyObject*) {
       (long long)st.system_allocs, "system_frees", (long long)st.system_frees,
       "alloc_requests", (long long)st.alloc_requests);
 }
+static PyObject* f_reset_peak_memory_stats(PyObject*, PyObject*) {
+  CachingAllocator::reset_peak();
+  Py_RETURN_NONE;
+}
 static PyObject* f_empty_cache(PyObject*, PyObject*) {
   CachingAllocator::empty_cache();
   Py_RETURN_NONE;
@@ -796,6 +800,8 @@ static PyMethodDef g_memory_functions[] = {
      "Adds a Python function to Tensor as a method (composite ops)."},
     {"_memory_stats", f_memory_stats, METH_NOARGS,
      "The CPU caching allocator's counters."},
+    {"_reset_peak_memory_stats", f_reset_peak_memory_stats, METH_NOARGS,
+     "Sets the CPU allocator's peak to what is allocated now."},
     {"_empty_cache", f_empty_cache, METH_NOARGS,
      "Returns cached CPU blocks to the system."},
     {nullptr, nullptr, 0, nullptr}};

@@ -998,6 +998,25 @@ static PyObject* f_initial_seed(PyObject*, PyObject*) {
   return PyLong_FromUnsignedLongLong(fastt::initial_seed());
   FASTT_PY_END
 }
+// The default generator's state as bytes (fastt.get_rng_state wraps it in
+// a uint8 tensor, as torch's).
+static PyObject* f_get_rng_state(PyObject*, PyObject*) {
+  FASTT_PY_BEGIN
+  std::vector<uint8_t> b = fastt::default_generator().get_state();
+  return PyBytes_FromStringAndSize(reinterpret_cast<const char*>(b.data()),
+                                   Py_ssize_t(b.size()));
+  FASTT_PY_END
+}
+static PyObject* f_set_rng_state(PyObject*, PyObject* o) {
+  FASTT_PY_BEGIN
+  char* data = nullptr;
+  Py_ssize_t n = 0;
+  if (PyBytes_AsStringAndSize(o, &data, &n) < 0) throw_py();
+  fastt::default_generator().set_state(reinterpret_cast<const uint8_t*>(data),
+                                       size_t(n));
+  Py_RETURN_NONE;
+  FASTT_PY_END
+}
 static PyObject* f_seed(PyObject*, PyObject*) {
   FASTT_PY_BEGIN
   return PyLong_FromUnsignedLongLong(fastt::seed());
@@ -1205,6 +1224,8 @@ PyMethodDef g_module_functions[] = {
     FASTT_NOARGS("get_num_threads", f_get_num_threads, nullptr),
     FASTT_O("manual_seed", f_manual_seed, nullptr),
     FASTT_NOARGS("initial_seed", f_initial_seed, nullptr),
+    FASTT_NOARGS("_get_rng_state", f_get_rng_state, nullptr),
+    FASTT_O("_set_rng_state", f_set_rng_state, nullptr),
     FASTT_NOARGS("seed", f_seed, nullptr),
     FASTT_FAST("promote_types", f_promote_types, nullptr),
     FASTT_FAST("can_cast", f_can_cast, nullptr),

@@ -1,4 +1,5 @@
-"""fastt.utils: Python-side helpers that mirror torch.utils (so far only
-torch.utils.data). Add a submodule here and import it below."""
+"""fastt.utils: Python-side helpers that mirror torch.utils
+(torch.utils.data, torch.utils.checkpoint). Add a submodule here and import
+it below."""
 
-from . import data  # noqa: F401
+from . import checkpoint, data  # noqa: F401
