@@ -475,6 +475,21 @@ int64_t register_hook(const Tensor& t,
   return id;
 }
 
+int64_t register_post_accumulate_grad_hook(
+    const Tensor& t, std::function<void(const Tensor&)> hook) {
+  require_defined(t, "register_post_accumulate_grad_hook");
+  TensorImpl* impl = t.impl();
+  FASTT_CHECK(impl->requires_grad, RuntimeError,
+              "cannot register a hook on a tensor that doesn't require "
+              "gradient");
+  FASTT_CHECK(impl->grad_fn == nullptr, RuntimeError,
+              "post accumulate grad hooks cannot be registered on non-leaf "
+              "tensors");
+  const int64_t id = g_next_hook_id.fetch_add(1);
+  meta(impl).post_accumulate.emplace_back(id, std::move(hook));
+  return id;
+}
+
 void remove_hook(const Tensor& t, int64_t id) {
   auto drop = [&](std::vector<Hook>& v) {
     v.erase(std::remove_if(v.begin(), v.end(),
@@ -482,7 +497,14 @@ void remove_hook(const Tensor& t, int64_t id) {
             v.end());
   };
   TensorImpl* impl = t.impl();
-  if (impl->autograd) drop(static_cast<TensorMeta*>(impl->autograd)->hooks);
+  if (impl->autograd) {
+    auto* m = static_cast<TensorMeta*>(impl->autograd);
+    drop(m->hooks);
+    auto& pa = m->post_accumulate;
+    pa.erase(std::remove_if(pa.begin(), pa.end(),
+                            [&](const auto& h) { return h.first == id; }),
+             pa.end());
+  }
   if (impl->grad_fn && impl->grad_fn->extra)
     drop(impl->grad_fn->extra->pre_hooks);
 }
@@ -595,6 +617,8 @@ void accumulate_leaf(Node& acc, Tensor g, bool create_graph) {
     GradModeGuard no_grad(false);
     fastt::add_(m.grad, g);
   }
+  for (size_t k = 0; k < m.post_accumulate.size(); ++k)
+    m.post_accumulate[k].second(leaf);
 }
 
 // A gradient captured for autograd.grad / backward(inputs=...).

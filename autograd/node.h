@@ -93,6 +93,10 @@ struct TensorMeta : AutogradMeta {
   Tensor grad;
   Node* grad_accumulator = nullptr;  // weak: the node clears it
   std::vector<Hook> hooks;           // leaf tensors' hooks
+  // Called with the leaf after its .grad was updated (torch's
+  // register_post_accumulate_grad_hook).
+  std::vector<std::pair<int64_t, std::function<void(const Tensor&)>>>
+      post_accumulate;
   bool retains_grad = false;
   TensorImpl* self = nullptr;        // the owner (for retain_grad)
   Node* retained_in = nullptr;       // the node listing self as a target

@@ -85,6 +85,11 @@ bool retains_grad(const Tensor& t);
 int64_t register_hook(const Tensor& t,
                       std::function<Tensor(const Tensor&)> hook);
 void remove_hook(const Tensor& t, int64_t handle);
+// Calls `hook(t)` after a backward pass accumulated into the leaf t's
+// .grad (an optimizer step per parameter, during backward). Leaves only.
+// remove_hook removes it too.
+int64_t register_post_accumulate_grad_hook(
+    const Tensor& t, std::function<void(const Tensor&)> hook);
 // A tensor sharing data with t, outside the graph.
 Tensor detach(const Tensor& t);
 Tensor& detach_(Tensor& t);

@@ -572,6 +572,44 @@ static PyObject* m_register_hook(PyObject* self, PyObject* hook) {
   FASTT_PY_END
 }
 
+// register_post_accumulate_grad_hook(hook): hook(tensor) after the leaf's
+// .grad was updated; the hook gets the very object it was registered on
+// (held weakly) so that dicts keyed by parameters work.
+static PyObject* m_register_post_accumulate_grad_hook(PyObject* self,
+                                                      PyObject* hook) {
+  FASTT_PY_BEGIN
+  FASTT_CHECK(PyCallable_Check(hook), TypeError,
+              "register_post_accumulate_grad_hook: expected a callable, got "
+              "{}",
+              Py_TYPE(hook)->tp_name);
+  auto holder = std::make_shared<PyCallable>(hook);
+  PyObject* weak = PyWeakref_NewRef(self, nullptr);
+  if (!weak) throw_py();
+  auto wref = std::make_shared<PyCallable>(weak);
+  Py_DECREF(weak);
+  const Tensor& t = unwrap(self);
+  int64_t id = fastt::register_post_accumulate_grad_hook(
+      t, [holder, wref](const Tensor& leaf) {
+        PyObject* obj = PyWeakref_GetObject(wref->fn);
+        PyObject* arg = obj != Py_None ? Py_NewRef(obj) : wrap(leaf);
+        if (!arg) throw_py();
+        PyObject* r = PyObject_CallOneArg(holder->fn, arg);
+        Py_DECREF(arg);
+        if (!r) throw_py();
+        const bool none = r == Py_None;
+        Py_DECREF(r);
+        if (!none)
+          throw RuntimeError(
+              "post accumulate grad hooks should return None.");
+      });
+  auto* h = PyObject_New(HookHandleObject, &HookHandleType);
+  if (!h) return nullptr;
+  new (&h->t) Tensor(t);
+  h->id = id;
+  return reinterpret_cast<PyObject*>(h);
+  FASTT_PY_END
+}
+
 // Tensor._make_subclass(cls, data, require_grad=False): an instance of the
 // Tensor subclass `cls` sharing data's memory (nn.Parameter uses it).
 static PyObject* m_make_subclass(PyObject*, PyObject* const* args,
@@ -605,6 +643,8 @@ PyMethodDef g_autograd_methods[] = {
     {"detach_", m_detach_, METH_NOARGS, nullptr},
     {"retain_grad", m_retain_grad, METH_NOARGS, nullptr},
     {"register_hook", m_register_hook, METH_O, nullptr},
+    {"register_post_accumulate_grad_hook",
+     m_register_post_accumulate_grad_hook, METH_O, nullptr},
     {"_is_view", m_is_view, METH_NOARGS, nullptr},
     {"_make_subclass", reinterpret_cast<PyCFunction>(
                            reinterpret_cast<void (*)()>(m_make_subclass)),

@@ -106,12 +106,20 @@ def _validate_v(v, other, is_other_tuple, what="v"):
                 f"{tuple(el_o.shape)} but got {tuple(el_v.shape)}.")
 
 
-def _outputs(func, inputs, fn_name):
+def _outputs(func, inputs, fn_name, strict=False):
     from . import enable_grad
     with enable_grad():
         out = func(*inputs)
     is_tuple, out = _as_tuple(
         out, "outputs of the user-provided function", fn_name)
+    if strict:
+        for i, o in enumerate(out):
+            if not o.requires_grad:
+                raise RuntimeError(
+                    f"Output {i} of the user-provided function does not "
+                    "require gradients. The outputs must be computed in a "
+                    "differentiable manner from the input when running in "
+                    "strict mode.")
     return is_tuple, out
 
 
@@ -121,7 +129,7 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
     with enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vjp")
         inputs = _prepare(inputs, create_graph)
-        is_outputs_tuple, outputs = _outputs(func, inputs, "vjp")
+        is_outputs_tuple, outputs = _outputs(func, inputs, "vjp", strict)
         if v is not None:
             _, v = _as_tuple(v, "v", "vjp")
             _validate_v(v, outputs, is_outputs_tuple)
@@ -154,7 +162,7 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
                     "The vector v can only be None if the input to the "
                     "user-provided function is a single Tensor with a single "
                     "element.")
-        is_outputs_tuple, outputs = _outputs(func, inputs, "jvp")
+        is_outputs_tuple, outputs = _outputs(func, inputs, "jvp", strict)
         # u = J^T w for a dummy w; d(u . v)/dw = J v.
         grad_outputs = tuple(_C.zeros_like(o).requires_grad_(True)
                              for o in outputs)
@@ -210,7 +218,8 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
     with enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
         inputs = _prepare(inputs, create_graph)
-        is_outputs_tuple, outputs = _outputs(func, inputs, "jacobian")
+        is_outputs_tuple, outputs = _outputs(func, inputs, "jacobian",
+                                               strict)
         jac = []
         for i, out in enumerate(outputs):
             rows = [[] for _ in inputs]
@@ -278,7 +287,7 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
 
 
 def _scalar_first_grads(func, inputs, fn_name, strict):
-    is_outputs_tuple, outputs = _outputs(func, inputs, fn_name)
+    is_outputs_tuple, outputs = _outputs(func, inputs, fn_name, strict)
     if is_outputs_tuple or not isinstance(outputs[0], _C.Tensor):
         raise RuntimeError(
             f"The function given to {fn_name} should return a single Tensor")

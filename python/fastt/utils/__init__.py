@@ -2,4 +2,4 @@
 (torch.utils.data, torch.utils.checkpoint). Add a submodule here and import
 it below."""
 
-from . import checkpoint, data  # noqa: F401
+from . import checkpoint, data, hooks  # noqa: F401

@@ -114,8 +114,9 @@ class RemovableHandle:
 
     _next_id = 0
 
-    def __init__(self, hooks_dict, *, extra_dict=None):
+    def __init__(self, hooks_dict, *, extra_dict=None, module=None):
         self.hooks_dict_ref = weakref.ref(hooks_dict)
+        self.module_ref = None if module is None else weakref.ref(module)
         self.id = RemovableHandle._next_id
         RemovableHandle._next_id += 1
         if extra_dict is None:
@@ -132,6 +133,9 @@ class RemovableHandle:
             d = ref()
             if d is not None and self.id in d:
                 del d[self.id]
+        module = self.module_ref() if self.module_ref is not None else None
+        if module is not None:
+            module._fastt_refresh_hooked()
 
     def __enter__(self):
         return self
@@ -204,8 +208,8 @@ def register_module_forward_hook(hook):
 
 _FAST_CALL_TEMPLATE = """
 def __call__(self, {args}):
-    if (self._forward_pre_hooks or self._forward_hooks
-            or _fastt_global_hooks or _fastt_global_pre_hooks):
+    if (self._fastt_hooked or _fastt_global_hooks
+            or _fastt_global_pre_hooks):
         return self._call_impl({args})
     return self.forward({args})
 """
@@ -286,6 +290,7 @@ class Module:
         d["_load_state_dict_pre_hooks"] = OrderedDict()
         d["_load_state_dict_post_hooks"] = OrderedDict()
         d["_modules"] = _Registry(d)
+        d["_fastt_hooked"] = False
         if self.call_super_init:
             super().__init__(*args, **kwargs)
 
@@ -296,12 +301,21 @@ class Module:
 
     # ---- calling ----
     def __call__(self, *args, **kwargs):
-        if (self._forward_pre_hooks or self._forward_hooks
-                or _global_forward_hooks or _global_forward_pre_hooks):
+        if (self._fastt_hooked or _global_forward_hooks
+                or _global_forward_pre_hooks):
             return self._call_impl(*args, **kwargs)
         return self.forward(*args, **kwargs)
 
     __call__._fastt_fast_call = True
+
+    def _fastt_refresh_hooked(self):
+        # The one flag the call path tests: any per-module forward or
+        # backward hook (kept by the register_* methods, handle.remove()
+        # and __setstate__).
+        d = self.__dict__
+        d["_fastt_hooked"] = bool(
+            d.get("_forward_pre_hooks") or d.get("_forward_hooks")
+            or d.get("_backward_hooks") or d.get("_backward_pre_hooks"))
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -330,6 +344,12 @@ class Module:
         hooks = list(_global_forward_hooks.items()) + list(
             self._forward_hooks.items())
         always = self._forward_hooks_always_called
+        bw_hook = None
+        if self._backward_hooks or self._backward_pre_hooks:
+            from ...utils.hooks import BackwardHook
+            bw_hook = BackwardHook(self, list(self._backward_hooks.values()),
+                                   list(self._backward_pre_hooks.values()))
+            args = bw_hook.setup_input_hook(args)
         try:
             result = self.forward(*args, **kwargs)
         except Exception:
@@ -350,18 +370,21 @@ class Module:
                 hook_result = hook(self, args, result)
             if hook_result is not None:
                 result = hook_result
+        if bw_hook is not None:
+            result = bw_hook.setup_output_hook(result)
         return result
 
     def register_forward_pre_hook(self, hook, *, prepend=False,
                                   with_kwargs=False):
         handle = RemovableHandle(
             self._forward_pre_hooks,
-            extra_dict=self._forward_pre_hooks_with_kwargs)
+            extra_dict=self._forward_pre_hooks_with_kwargs, module=self)
         self._forward_pre_hooks[handle.id] = hook
         if with_kwargs:
             self._forward_pre_hooks_with_kwargs[handle.id] = True
         if prepend:
             self._forward_pre_hooks.move_to_end(handle.id, last=False)
+        self._fastt_refresh_hooked()
         return handle
 
     def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False,
@@ -369,7 +392,7 @@ class Module:
         handle = RemovableHandle(
             self._forward_hooks,
             extra_dict=[self._forward_hooks_with_kwargs,
-                        self._forward_hooks_always_called])
+                        self._forward_hooks_always_called], module=self)
         self._forward_hooks[handle.id] = hook
         if with_kwargs:
             self._forward_hooks_with_kwargs[handle.id] = True
@@ -377,19 +400,34 @@ class Module:
             self._forward_hooks_always_called[handle.id] = True
         if prepend:
             self._forward_hooks.move_to_end(handle.id, last=False)
+        self._fastt_refresh_hooked()
         return handle
 
     def register_full_backward_hook(self, hook, prepend=False):
-        raise NotImplementedError(
-            "fastt.nn.Module.register_full_backward_hook is not supported "
-            "yet; use Tensor.register_hook on the module's output instead")
+        """hook(module, grad_input, grad_output) -> None or new grad_input,
+        called when the gradients of the module's positional tensor inputs
+        are computed."""
+        handle = RemovableHandle(self._backward_hooks, module=self)
+        self._backward_hooks[handle.id] = hook
+        if prepend:
+            self._backward_hooks.move_to_end(handle.id, last=False)
+        self._fastt_refresh_hooked()
+        return handle
 
     def register_full_backward_pre_hook(self, hook, prepend=False):
-        raise NotImplementedError(
-            "fastt.nn.Module.register_full_backward_pre_hook is not "
-            "supported yet; use Tensor.register_hook on the module's output")
+        """hook(module, grad_output) -> None or new grad_output, called
+        when the gradients of the module's outputs are computed."""
+        handle = RemovableHandle(self._backward_pre_hooks, module=self)
+        self._backward_pre_hooks[handle.id] = hook
+        if prepend:
+            self._backward_pre_hooks.move_to_end(handle.id, last=False)
+        self._fastt_refresh_hooked()
+        return handle
 
-    register_backward_hook = register_full_backward_hook
+    def register_backward_hook(self, hook):
+        """Deprecated in torch in favour of register_full_backward_hook;
+        fastt gives it the full hook's semantics."""
+        return self.register_full_backward_hook(hook)
 
     def register_state_dict_pre_hook(self, hook):
         handle = RemovableHandle(self._state_dict_pre_hooks)
@@ -580,6 +618,7 @@ class Module:
                      "_forward_pre_hooks_with_kwargs", "_state_dict_pre_hooks",
                      "_load_state_dict_post_hooks"):
             d.setdefault(attr, OrderedDict())
+        self._fastt_refresh_hooked()
 
     def __dir__(self):
         module_attrs = dir(self.__class__)
