@@ -194,6 +194,7 @@ from ._composite import *  # noqa: E402,F401,F403
 # Subpackages, available as attributes like torch.nn / torch.optim.
 from . import (  # noqa: E402,F401
     linalg, masked, nn, optim, profiler, signal, special, utils)
+from . import distributions  # noqa: E402,F401  (after nn: it uses F)
 from .serialization import load, save  # noqa: E402,F401
 
 __all__ = [n for n in globals() if not n.startswith("_")]

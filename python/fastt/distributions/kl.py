@@ -1,0 +1,528 @@
+"""kl_divergence(p, q) with a registry keyed by (type(p), type(q)), as
+torch.distributions.kl: register_kl(P, Q) adds a formula; lookups pick the
+most specific registered pair by subclassing and are memoized."""
+import math
+import warnings
+from functools import total_ordering
+
+import fastt
+
+from .continuous import (Beta, Dirichlet, Exponential, Gamma, Laplace, Normal,
+                         Uniform)
+from .discrete import (Bernoulli, Binomial, Categorical, OneHotCategorical,
+                       Poisson)
+from .distribution import Distribution, ExponentialFamily
+from .multivariate_normal import (LowRankMultivariateNormal,
+                                  MultivariateNormal, _batch_lowrank_logdet,
+                                  _batch_lowrank_mahalanobis,
+                                  _batch_mahalanobis)
+from .transformed_distribution import Independent, TransformedDistribution
+from .utils import _sum_rightmost
+
+__all__ = ["register_kl", "kl_divergence"]
+
+_KL_REGISTRY = {}
+_KL_MEMOIZE = {}
+_F = fastt.nn.functional
+_inf = math.inf
+
+
+def register_kl(type_p, type_q):
+    """Decorator registering fun(p, q) as KL(p || q) for p of type_p and q
+    of type_q (subclasses included)."""
+    if not isinstance(type_p, type) or not issubclass(type_p, Distribution):
+        raise TypeError("Expected type_p to be a Distribution subclass but "
+                        f"got {type_p}")
+    if not isinstance(type_q, type) or not issubclass(type_q, Distribution):
+        raise TypeError("Expected type_q to be a Distribution subclass but "
+                        f"got {type_q}")
+
+    def decorator(fun):
+        _KL_REGISTRY[type_p, type_q] = fun
+        _KL_MEMOIZE.clear()
+        return fun
+
+    return decorator
+
+
+@total_ordering
+class _Match:
+    __slots__ = ["types"]
+
+    def __init__(self, *types):
+        self.types = types
+
+    def __eq__(self, other):
+        return self.types == other.types
+
+    def __le__(self, other):
+        for x, y in zip(self.types, other.types):
+            if not issubclass(x, y):
+                return False
+            if x is not y:
+                break
+        return True
+
+
+def _dispatch_kl(type_p, type_q):
+    matches = [(sp, sq) for sp, sq in _KL_REGISTRY
+               if issubclass(type_p, sp) and issubclass(type_q, sq)]
+    if not matches:
+        return NotImplemented
+    left_p, left_q = min(_Match(*m) for m in matches).types
+    right_q, right_p = min(_Match(*reversed(m)) for m in matches).types
+    left_fun = _KL_REGISTRY[left_p, left_q]
+    right_fun = _KL_REGISTRY[right_p, right_q]
+    if left_fun is not right_fun:
+        warnings.warn(
+            f"Ambiguous kl_divergence({type_p.__name__}, {type_q.__name__}). "
+            f"Please register_kl({left_p.__name__}, {right_q.__name__})",
+            RuntimeWarning, stacklevel=2)
+    return left_fun
+
+
+def kl_divergence(p, q):
+    """KL(p || q), batched over the batch shape."""
+    try:
+        fun = _KL_MEMOIZE[type(p), type(q)]
+    except KeyError:
+        fun = _dispatch_kl(type(p), type(q))
+        _KL_MEMOIZE[type(p), type(q)] = fun
+    if fun is NotImplemented:
+        raise NotImplementedError(
+            f"No KL(p || q) is implemented for p type {p.__class__.__name__} "
+            f"and q type {q.__class__.__name__}")
+    return fun(p, q)
+
+
+def _infinite_like(t):
+    return fastt.full_like(t, _inf)
+
+
+def _set_where(t, mask, value):
+    """t with value where mask (the out-of-place form of t[mask] = value)."""
+    mask = fastt.broadcast_to(mask, t.shape)
+    return fastt.where(mask, fastt.full_like(t, value), t)
+
+
+def _x_log_x(t):
+    return fastt.xlogy(t, t)
+
+
+def _batch_trace_XXT(bmat):
+    """trace(X X^T) of each matrix in a batch."""
+    n, m = bmat.size(-1), bmat.size(-2)
+    return bmat.reshape(-1, m * n).pow(2).sum(-1).reshape(bmat.shape[:-2])
+
+
+# ---- same-family pairs -----------------------------------------------------
+
+@register_kl(Bernoulli, Bernoulli)
+def _kl_bernoulli_bernoulli(p, q):
+    t1 = p.probs * (_F.softplus(-q.logits) - _F.softplus(-p.logits))
+    t1 = _set_where(t1, q.probs == 0, _inf)
+    t1 = _set_where(t1, p.probs == 0, 0.0)
+    t2 = (1 - p.probs) * (_F.softplus(q.logits) - _F.softplus(p.logits))
+    t2 = _set_where(t2, q.probs == 1, _inf)
+    t2 = _set_where(t2, p.probs == 1, 0.0)
+    return t1 + t2
+
+
+@register_kl(Beta, Beta)
+def _kl_beta_beta(p, q):
+    sum_p = p.concentration1 + p.concentration0
+    sum_q = q.concentration1 + q.concentration0
+    t1 = q.concentration1.lgamma() + q.concentration0.lgamma() + sum_p.lgamma()
+    t2 = p.concentration1.lgamma() + p.concentration0.lgamma() + sum_q.lgamma()
+    t3 = (p.concentration1 - q.concentration1) * \
+        fastt.digamma(p.concentration1)
+    t4 = (p.concentration0 - q.concentration0) * \
+        fastt.digamma(p.concentration0)
+    t5 = (sum_q - sum_p) * fastt.digamma(sum_p)
+    return t1 - t2 + t3 + t4 + t5
+
+
+@register_kl(Binomial, Binomial)
+def _kl_binomial_binomial(p, q):
+    if bool((p.total_count < q.total_count).any()):
+        raise NotImplementedError(
+            "KL between Binomials where q.total_count > p.total_count is not "
+            "implemented")
+    kl = p.total_count * (p.probs * (p.logits - q.logits)
+                          + (-p.probs).log1p() - (-q.probs).log1p())
+    return _set_where(kl, p.total_count > q.total_count, _inf)
+
+
+@register_kl(Categorical, Categorical)
+def _kl_categorical_categorical(p, q):
+    t = p.probs * (p.logits - q.logits)
+    t = _set_where(t, q.probs == 0, _inf)
+    t = _set_where(t, p.probs == 0, 0.0)
+    return t.sum(-1)
+
+
+@register_kl(Dirichlet, Dirichlet)
+def _kl_dirichlet_dirichlet(p, q):
+    sum_p = p.concentration.sum(-1)
+    sum_q = q.concentration.sum(-1)
+    t1 = sum_p.lgamma() - sum_q.lgamma()
+    t2 = (p.concentration.lgamma() - q.concentration.lgamma()).sum(-1)
+    t3 = p.concentration - q.concentration
+    t4 = p.concentration.digamma() - sum_p.digamma().unsqueeze(-1)
+    return t1 - t2 + (t3 * t4).sum(-1)
+
+
+@register_kl(Exponential, Exponential)
+def _kl_exponential_exponential(p, q):
+    rate_ratio = q.rate / p.rate
+    return -rate_ratio.log() + rate_ratio - 1
+
+
+@register_kl(ExponentialFamily, ExponentialFamily)
+def _kl_expfamily_expfamily(p, q):
+    if type(p) is not type(q):
+        raise NotImplementedError(
+            "The cross KL-divergence between different exponential families "
+            "cannot be computed using Bregman divergences")
+    p_nparams = [n.detach().requires_grad_() for n in p._natural_params]
+    q_nparams = q._natural_params
+    with fastt.enable_grad():
+        lg_normal = p._log_normalizer(*p_nparams)
+        gradients = fastt.autograd.grad(lg_normal.sum(), p_nparams,
+                                        create_graph=True)
+    result = q._log_normalizer(*q_nparams) - lg_normal
+    for pnp, qnp, g in zip(p_nparams, q_nparams, gradients):
+        result = result - _sum_rightmost((qnp - pnp) * g, len(q.event_shape))
+    return result
+
+
+@register_kl(Gamma, Gamma)
+def _kl_gamma_gamma(p, q):
+    t1 = q.concentration * (p.rate / q.rate).log()
+    t2 = fastt.lgamma(q.concentration) - fastt.lgamma(p.concentration)
+    t3 = (p.concentration - q.concentration) * fastt.digamma(p.concentration)
+    t4 = (q.rate - p.rate) * (p.concentration / p.rate)
+    return t1 + t2 + t3 + t4
+
+
+@register_kl(Laplace, Laplace)
+def _kl_laplace_laplace(p, q):
+    scale_ratio = p.scale / q.scale
+    loc_abs_diff = (p.loc - q.loc).abs()
+    t1 = -scale_ratio.log()
+    t2 = loc_abs_diff / q.scale
+    t3 = scale_ratio * fastt.exp(-loc_abs_diff / p.scale)
+    return t1 + t2 + t3 - 1
+
+
+def _check_event(p, q, what):
+    if tuple(p.event_shape) != tuple(q.event_shape):
+        raise ValueError(f"KL-divergence between two {what} with different "
+                         "event shapes cannot be computed")
+
+
+def _lowrank_A(q):
+    qWt_qDinv = q._unbroadcasted_cov_factor.mT / \
+        q._unbroadcasted_cov_diag.unsqueeze(-2)
+    return fastt.linalg.solve_triangular(q._capacitance_tril, qWt_qDinv,
+                                         upper=False)
+
+
+def _lowrank_logdet(d):
+    return _batch_lowrank_logdet(d._unbroadcasted_cov_factor,
+                                 d._unbroadcasted_cov_diag,
+                                 d._capacitance_tril)
+
+
+def _lowrank_maha(q, x):
+    return _batch_lowrank_mahalanobis(q._unbroadcasted_cov_factor,
+                                      q._unbroadcasted_cov_diag, x,
+                                      q._capacitance_tril)
+
+
+def _tril_logdet(L):
+    return 2 * L.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+
+
+@register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)
+def _kl_lowrank_lowrank(p, q):
+    _check_event(p, q, "Low Rank Multivariate Normals")
+    term1 = _lowrank_logdet(q) - _lowrank_logdet(p)
+    term3 = _lowrank_maha(q, q.loc - p.loc)
+    A = _lowrank_A(q)
+    term21 = (p._unbroadcasted_cov_diag / q._unbroadcasted_cov_diag).sum(-1)
+    term22 = _batch_trace_XXT(p._unbroadcasted_cov_factor *
+                              q._unbroadcasted_cov_diag.rsqrt().unsqueeze(-1))
+    term23 = _batch_trace_XXT(A * p._unbroadcasted_cov_diag.sqrt()
+                              .unsqueeze(-2))
+    term24 = _batch_trace_XXT(A.matmul(p._unbroadcasted_cov_factor))
+    term2 = term21 + term22 - term23 - term24
+    return 0.5 * (term1 + term2 + term3 - p.event_shape[0])
+
+
+@register_kl(MultivariateNormal, LowRankMultivariateNormal)
+def _kl_mvn_lowrank(p, q):
+    _check_event(p, q, "(Low Rank) Multivariate Normals")
+    term1 = _lowrank_logdet(q) - _tril_logdet(p._unbroadcasted_scale_tril)
+    term3 = _lowrank_maha(q, q.loc - p.loc)
+    A = _lowrank_A(q)
+    term21 = _batch_trace_XXT(p._unbroadcasted_scale_tril *
+                              q._unbroadcasted_cov_diag.rsqrt().unsqueeze(-1))
+    term22 = _batch_trace_XXT(A.matmul(p._unbroadcasted_scale_tril))
+    return 0.5 * (term1 + term21 - term22 + term3 - p.event_shape[0])
+
+
+@register_kl(LowRankMultivariateNormal, MultivariateNormal)
+def _kl_lowrank_mvn(p, q):
+    _check_event(p, q, "(Low Rank) Multivariate Normals")
+    term1 = _tril_logdet(q._unbroadcasted_scale_tril) - _lowrank_logdet(p)
+    term3 = _batch_mahalanobis(q._unbroadcasted_scale_tril, q.loc - p.loc)
+    batch = fastt.broadcast_shapes(
+        tuple(q._unbroadcasted_scale_tril.shape[:-2]),
+        tuple(p._unbroadcasted_cov_factor.shape[:-2]))
+    n = p.event_shape[0]
+    m = p.cov_factor.size(-1)
+    q_tril = q._unbroadcasted_scale_tril.expand(tuple(batch) + (n, n))
+    p_W = p._unbroadcasted_cov_factor.expand(tuple(batch) + (n, m))
+    p_D = fastt.diag_embed(p._unbroadcasted_cov_diag.sqrt()).expand(
+        tuple(batch) + (n, n))
+    solve = fastt.linalg.solve_triangular
+    term2 = _batch_trace_XXT(solve(q_tril, p_W, upper=False)) + \
+        _batch_trace_XXT(solve(q_tril, p_D, upper=False))
+    return 0.5 * (term1 + term2 + term3 - p.event_shape[0])
+
+
+@register_kl(MultivariateNormal, MultivariateNormal)
+def _kl_mvn_mvn(p, q):
+    _check_event(p, q, "Multivariate Normals")
+    half_term1 = 0.5 * (_tril_logdet(q._unbroadcasted_scale_tril)
+                        - _tril_logdet(p._unbroadcasted_scale_tril))
+    batch = fastt.broadcast_shapes(
+        tuple(q._unbroadcasted_scale_tril.shape[:-2]),
+        tuple(p._unbroadcasted_scale_tril.shape[:-2]))
+    n = p.event_shape[0]
+    q_tril = q._unbroadcasted_scale_tril.expand(tuple(batch) + (n, n))
+    p_tril = p._unbroadcasted_scale_tril.expand(tuple(batch) + (n, n))
+    term2 = _batch_trace_XXT(fastt.linalg.solve_triangular(q_tril, p_tril,
+                                                           upper=False))
+    term3 = _batch_mahalanobis(q._unbroadcasted_scale_tril, q.loc - p.loc)
+    return half_term1 + 0.5 * (term2 + term3 - n)
+
+
+@register_kl(Normal, Normal)
+def _kl_normal_normal(p, q):
+    var_ratio = (p.scale / q.scale).pow(2)
+    t1 = ((p.loc - q.loc) / q.scale).pow(2)
+    return 0.5 * (var_ratio + t1 - 1 - var_ratio.log())
+
+
+@register_kl(OneHotCategorical, OneHotCategorical)
+def _kl_onehotcategorical_onehotcategorical(p, q):
+    return _kl_categorical_categorical(p._categorical, q._categorical)
+
+
+@register_kl(Poisson, Poisson)
+def _kl_poisson_poisson(p, q):
+    return p.rate * (p.rate.log() - q.rate.log()) - (p.rate - q.rate)
+
+
+@register_kl(TransformedDistribution, TransformedDistribution)
+def _kl_transformed_transformed(p, q):
+    if p.transforms != q.transforms:
+        raise NotImplementedError
+    if tuple(p.event_shape) != tuple(q.event_shape):
+        raise NotImplementedError
+    return kl_divergence(p.base_dist, q.base_dist)
+
+
+@register_kl(Uniform, Uniform)
+def _kl_uniform_uniform(p, q):
+    result = ((q.high - q.low) / (p.high - p.low)).log()
+    return _set_where(result, (q.low > p.low) | (q.high < p.high), _inf)
+
+
+@register_kl(Independent, Independent)
+def _kl_independent_independent(p, q):
+    if p.reinterpreted_batch_ndims != q.reinterpreted_batch_ndims:
+        raise NotImplementedError
+    result = kl_divergence(p.base_dist, q.base_dist)
+    return _sum_rightmost(result, p.reinterpreted_batch_ndims)
+
+
+# ---- cross-family pairs ----------------------------------------------------
+
+@register_kl(Bernoulli, Poisson)
+def _kl_bernoulli_poisson(p, q):
+    return -p.entropy() - (p.probs * q.rate.log() - q.rate)
+
+
+@register_kl(Beta, Exponential)
+def _kl_beta_exponential(p, q):
+    return -p.entropy() - q.rate.log() + q.rate * (
+        p.concentration1 / (p.concentration1 + p.concentration0))
+
+
+@register_kl(Beta, Gamma)
+def _kl_beta_gamma(p, q):
+    t1 = -p.entropy()
+    t2 = q.concentration.lgamma() - q.concentration * q.rate.log()
+    t3 = (q.concentration - 1) * (p.concentration1.digamma() -
+                                  (p.concentration1 +
+                                   p.concentration0).digamma())
+    t4 = q.rate * p.concentration1 / (p.concentration1 + p.concentration0)
+    return t1 + t2 - t3 + t4
+
+
+@register_kl(Beta, Normal)
+def _kl_beta_normal(p, q):
+    E_beta = p.concentration1 / (p.concentration1 + p.concentration0)
+    var_normal = q.scale.pow(2)
+    t1 = -p.entropy()
+    t2 = 0.5 * (var_normal * 2 * math.pi).log()
+    t3 = (E_beta * (1 - E_beta) / (p.concentration1 + p.concentration0 + 1)
+          + E_beta.pow(2)) * 0.5
+    t4 = q.loc * E_beta
+    t5 = q.loc.pow(2) * 0.5
+    return t1 + t2 + (t3 - t4 + t5) / var_normal
+
+
+@register_kl(Beta, Uniform)
+def _kl_beta_uniform(p, q):
+    result = -p.entropy() + (q.high - q.low).log()
+    return _set_where(result, (q.low > 0.0) | (q.high < 1.0), _inf)
+
+
+@register_kl(Exponential, Beta)
+@register_kl(Exponential, Uniform)
+def _kl_exponential_infinity(p, q):
+    return _infinite_like(p.rate)
+
+
+@register_kl(Exponential, Gamma)
+def _kl_exponential_gamma(p, q):
+    ratio = q.rate / p.rate
+    t1 = -q.concentration * fastt.log(ratio)
+    from .utils import euler_constant as g
+    return t1 + ratio + q.concentration.lgamma() + q.concentration * g - \
+        (1 + g)
+
+
+@register_kl(Exponential, Normal)
+def _kl_exponential_normal(p, q):
+    var_normal = q.scale.pow(2)
+    rate_sqr = p.rate.pow(2)
+    t1 = 0.5 * fastt.log(rate_sqr * var_normal * 2 * math.pi)
+    t2 = rate_sqr.reciprocal()
+    t3 = q.loc / p.rate
+    t4 = q.loc.pow(2) * 0.5
+    return t1 - 1 + (t2 - t3 + t4) / var_normal
+
+
+@register_kl(Gamma, Beta)
+@register_kl(Gamma, Uniform)
+def _kl_gamma_infinity(p, q):
+    return _infinite_like(p.concentration)
+
+
+@register_kl(Gamma, Exponential)
+def _kl_gamma_exponential(p, q):
+    return -p.entropy() - q.rate.log() + q.rate * p.concentration / p.rate
+
+
+@register_kl(Gamma, Normal)
+def _kl_gamma_normal(p, q):
+    var_normal = q.scale.pow(2)
+    beta_sqr = p.rate.pow(2)
+    t1 = 0.5 * fastt.log(beta_sqr * var_normal * 2 * math.pi) - \
+        p.concentration - p.concentration.lgamma()
+    t2 = 0.5 * (p.concentration.pow(2) + p.concentration) / beta_sqr
+    t3 = q.loc * p.concentration / p.rate
+    t4 = 0.5 * q.loc.pow(2)
+    return t1 + (p.concentration - 1) * p.concentration.digamma() + \
+        (t2 - t3 + t4) / var_normal
+
+
+@register_kl(Laplace, Beta)
+@register_kl(Laplace, Exponential)
+@register_kl(Laplace, Gamma)
+@register_kl(Laplace, Uniform)
+def _kl_laplace_infinity(p, q):
+    return _infinite_like(p.loc)
+
+
+@register_kl(Laplace, Normal)
+def _kl_laplace_normal(p, q):
+    var_normal = q.scale.pow(2)
+    ratio = p.scale.pow(2) / var_normal
+    t1 = 0.5 * fastt.log(2 * ratio / math.pi)
+    t2 = 0.5 * p.loc.pow(2)
+    t3 = p.loc * q.loc
+    t4 = 0.5 * q.loc.pow(2)
+    return -t1 + ratio + (t2 - t3 + t4) / var_normal - 1
+
+
+@register_kl(Normal, Beta)
+@register_kl(Normal, Exponential)
+@register_kl(Normal, Gamma)
+@register_kl(Normal, Uniform)
+def _kl_normal_infinity(p, q):
+    return _infinite_like(p.loc)
+
+
+@register_kl(Normal, Laplace)
+def _kl_normal_laplace(p, q):
+    loc_diff = p.loc - q.loc
+    scale_ratio = p.scale / q.scale
+    loc_diff_scale_ratio = loc_diff / p.scale
+    t1 = fastt.log(scale_ratio)
+    t2 = math.sqrt(2 / math.pi) * p.scale * fastt.exp(
+        -0.5 * loc_diff_scale_ratio.pow(2))
+    t3 = loc_diff * fastt.erf(math.sqrt(0.5) * loc_diff_scale_ratio)
+    return -t1 + (t2 + t3) / q.scale - 0.5 * (1 + math.log(0.5 * math.pi))
+
+
+@register_kl(Poisson, Bernoulli)
+@register_kl(Poisson, Binomial)
+def _kl_poisson_infinity(p, q):
+    return _infinite_like(p.rate)
+
+
+@register_kl(Uniform, Beta)
+def _kl_uniform_beta(p, q):
+    common = p.high - p.low
+    t1 = fastt.log(common)
+    t2 = (q.concentration1 - 1) * (_x_log_x(p.high) - _x_log_x(p.low)
+                                   - common) / common
+    t3 = (q.concentration0 - 1) * (_x_log_x(1 - p.high) - _x_log_x(1 - p.low)
+                                   + common) / common
+    t4 = q.concentration1.lgamma() + q.concentration0.lgamma() - \
+        (q.concentration1 + q.concentration0).lgamma()
+    result = t3 + t4 - t1 - t2
+    return _set_where(result, (p.high > 1.0) | (p.low < 0.0), _inf)
+
+
+@register_kl(Uniform, Exponential)
+def _kl_uniform_exponential(p, q):
+    result = q.rate * (p.high + p.low) / 2 - ((p.high - p.low) * q.rate).log()
+    return _set_where(result, p.low < 0.0, _inf)
+
+
+@register_kl(Uniform, Gamma)
+def _kl_uniform_gamma(p, q):
+    common = p.high - p.low
+    t1 = common.log()
+    t2 = q.concentration.lgamma() - q.concentration * q.rate.log()
+    t3 = (1 - q.concentration) * (_x_log_x(p.high) - _x_log_x(p.low)
+                                  - common) / common
+    t4 = q.rate * (p.high + p.low) / 2
+    result = -t1 + t2 + t3 + t4
+    return _set_where(result, p.low < 0.0, _inf)
+
+
+@register_kl(Uniform, Normal)
+def _kl_uniform_normal(p, q):
+    common = p.high - p.low
+    t1 = (math.sqrt(math.pi * 2) * q.scale / common).log()
+    t2 = common.pow(2) / 12
+    t3 = ((p.high + p.low - 2 * q.loc) / 2).pow(2)
+    return t1 + 0.5 * (t2 + t3) / q.scale.pow(2)
