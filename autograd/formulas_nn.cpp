@@ -9,6 +9,7 @@
 #include "csrc/ops.h"
 #include "csrc/ops/conv.h"
 #include "csrc/ops/nn.h"
+#include "csrc/ops/rnn.h"
 
 namespace fastt {
 namespace autograd {
@@ -108,6 +109,40 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm(const Tensor& x,
   n->save(4, b);
   n->set_shape0(normalized_shape);
   set_history(std::get<0>(r), n.get());
+  return r;
+}
+
+// Saves the weights and the forward's per-step buffers; the outputs are
+// {out, h_n, c_n}. For tanh / relu the per-step h is out itself (saved as
+// the node's output 0).
+std::vector<Tensor> rnn_layer(int64_t mode, const Tensor& gi, const Tensor& h0,
+                              const Tensor& c0, const Tensor& w_hh,
+                              const Tensor& b_hh, const Tensor& w_hr,
+                              IntList batch_sizes, bool reverse) {
+  rnn_detail::Saved sv;
+  std::vector<Tensor> r;
+  {
+    GradModeGuard guard(false);
+    r = rnn_detail::forward(mode, gi, h0, c0, w_hh, b_hh, w_hr, batch_sizes,
+                            reverse, &sv);
+  }
+  NodeRef n = make_node(GradFn::RnnLayer, {&gi, &h0, &c0, &w_hh, &b_hh,
+                                           &w_hr});
+  n->i0 = mode;
+  n->i1 = reverse;
+  n->ints.assign(batch_sizes.begin(), batch_sizes.end());
+  set_history(r[0], n.get(), 0);
+  set_history(r[1], n.get(), 1);
+  if (r[2].defined()) set_history(r[2], n.get(), 2);
+  n->num_outputs = 3;
+  n->save(0, h0);
+  n->save(1, w_hh);
+  n->save(2, w_hr);
+  const bool ws_is_out = sv.ws.defined() && sv.ws.impl() == r[0].impl();
+  n->save(3, sv.ws, ws_is_out, 0);
+  n->save(4, sv.h_prev);
+  n->save(5, sv.c_prev);
+  n->save(6, sv.h_raw);
   return r;
 }
 
@@ -219,6 +254,17 @@ FASTT_FORMULA(LayerNorm) {
   gi[0] = std::get<0>(r);
   gi[1] = std::get<1>(r);
   gi[2] = std::get<2>(r);
+}
+FASTT_FORMULA(RnnLayer) {
+  no_double_backward(n);
+  rnn_detail::Saved sv{n.unpack(3), n.unpack(4), n.unpack(5), n.unpack(6)};
+  const bool needs[6] = {n.needs(0), n.needs(1), n.needs(2),
+                         n.needs(3), n.needs(4), n.needs(5)};
+  std::vector<Tensor> g = rnn_detail::backward(
+      n.i0, go[0], go[1], n.num_outputs > 2 ? go[2] : Tensor(), n.unpack(0),
+      n.unpack(1), n.unpack(2), sv, IntList(n.ints.data(), n.ints.size()),
+      n.i1 != 0, needs);
+  for (int k = 0; k < 6; ++k) gi[k] = std::move(g[size_t(k)]);
 }
 FASTT_FORMULA(RmsNorm) {
   const Tensor& g = go[0];

@@ -2,6 +2,7 @@
 // formulas_nn.cpp. Each runs the op with grad mode off and records one node
 // whose formula calls the op's fused backward function.
 #pragma once
+#include <vector>
 #include <optional>
 #include <tuple>
 
@@ -33,6 +34,12 @@ std::tuple<Tensor, Tensor> cross_entropy(const Tensor& logits,
                                          int64_t reduction,
                                          int64_t ignore_index,
                                          double label_smoothing);
+// One recurrent layer and direction (csrc/ops/rnn.h): one node, its
+// backward through time in formula RnnLayer.
+std::vector<Tensor> rnn_layer(int64_t mode, const Tensor& gi, const Tensor& h0,
+                              const Tensor& c0, const Tensor& w_hh,
+                              const Tensor& b_hh, const Tensor& w_hr,
+                              IntList batch_sizes, bool reverse);
 std::tuple<Tensor, Tensor> nll_loss(const Tensor& input, const Tensor& target,
                                     const Tensor& weight, int64_t reduction,
                                     int64_t ignore_index);

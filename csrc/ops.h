@@ -9,6 +9,7 @@
 #include "ops/linalg.h"
 #include "ops/out.h"
 #include "ops/reduce.h"
+#include "ops/rnn.h"
 #include "ops/shape.h"
 #include "allocator.h"
 #include "autograd.h"

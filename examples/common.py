@@ -81,6 +81,9 @@ def torch_default_init(kind, pname, shape, rng, module):
         if pad is not None:
             arr[pad] = 0.0
         return arr
+    if kind in ("RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell"):
+        # reset_parameters: every weight and bias U(-1/sqrt(H), 1/sqrt(H)).
+        return _uniform(rng, 1.0 / math.sqrt(module.hidden_size), shape)
     if kind in ("LayerNorm", "BatchNorm1d", "BatchNorm2d", "GroupNorm",
                 "RMSNorm"):
         return np.ones(shape) if pname == "weight" else np.zeros(shape)

@@ -5,6 +5,7 @@
 #include "binder.h"
 
 #include "csrc/ops/nn.h"
+#include "csrc/ops/rnn.h"
 
 namespace fastt {
 namespace py {
@@ -129,6 +130,17 @@ FASTT_BIND_FUNCTION(_embedding_backward, 3,
                     }),
                     (Tensor, grad), (Tensor, indices), (Int, num_weights),
                     (IntOr<-1>, padding_idx))
+
+// _rnn_layer(mode, gi, h0, c0, w_hh, b_hh, w_hr, batch_sizes, reverse) ->
+// (out, h_n, c_n): one recurrent layer and direction (csrc/ops/rnn.h);
+// fastt.nn's RNN, LSTM and GRU compose layers and directions from it.
+FASTT_BIND_FUNCTION(_rnn_layer, 9, maybe_release_gil(gi.numel(), [&] {
+                      return fastt::rnn_layer(mode, gi, h0, c0, w_hh, b_hh,
+                                              w_hr, batch_sizes, reverse);
+                    }),
+                    (Int, mode), (Tensor, gi), (Tensor, h0), (OptTensor, c0),
+                    (Tensor, w_hh), (OptTensor, b_hh), (OptTensor, w_hr),
+                    (Ints, batch_sizes), (BoolOr<false>, reverse))
 
 }  // namespace
 

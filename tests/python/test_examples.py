@@ -45,3 +45,17 @@ def test_char_gpt_learns_and_matches_torch():
     assert losses[-1] < losses[0] - 0.5  # it learns
     # Same initial weights and batches: the curves agree closely.
     assert abs(float(ours["val_loss"]) - float(theirs["val_loss"])) < 1e-3
+
+
+@pytest.mark.parametrize("cell", ["lstm", "gru"])
+def test_char_rnn_learns_and_matches_torch(cell):
+    pytest.importorskip("torch")
+    args = ("--steps", "40", "--cell", cell, "--eval-batches", "2",
+            "--sample-chars", "20", "--text-bytes", "200000", "--hidden",
+            "64", "--block", "32")
+    ours, out = run("char_lstm.py", "--lib", "fastt", *args)
+    theirs, _ = run("char_lstm.py", "--lib", "torch", *args)
+    losses = [float(x) for x in re.findall(r"loss (\d+\.\d+)", out)]
+    assert losses[-1] < losses[0] - 0.3  # it learns
+    # Same initial weights and batches: the curves agree closely.
+    assert abs(float(ours["val_loss"]) - float(theirs["val_loss"])) < 1e-3

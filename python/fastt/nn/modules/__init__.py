@@ -38,6 +38,8 @@ from .loss import (  # noqa: F401
     SmoothL1Loss, SoftMarginLoss, TripletMarginLoss,
     TripletMarginWithDistanceLoss)
 from .distance import CosineSimilarity, PairwiseDistance  # noqa: F401
+from .rnn import (  # noqa: F401
+    GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase)
 from .transformer import (  # noqa: F401
     Transformer, TransformerDecoder, TransformerDecoderLayer,
     TransformerEncoder, TransformerEncoderLayer)

@@ -96,3 +96,5 @@ def vector_to_parameters(vec, parameters):
             n = p.numel()
             p.copy_(vec[offset:offset + n].view_as(p))
             offset += n
+
+from . import rnn  # noqa: E402,F401
