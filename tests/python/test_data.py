@@ -400,3 +400,57 @@ def test_out_of_range_index_raises_index_error():
     with pytest.raises(IndexError, match="index 9 is out of bounds for "
                                          "dimension 0 with size 4"):
         list(fd.DataLoader(f, sampler=FixedOrder([0, 9]), batch_size=2))
+
+
+# ---------------------------------------------------------------- additions
+
+
+def test_stack_dataset_matches_torch():
+    a, b = list(range(5)), [str(i) for i in range(5)]
+    f, t = fd.StackDataset(a, b), td.StackDataset(a, b)
+    assert len(f) == len(t) == 5 and f[3] == t[3] == (3, "3")
+    fk, tk = fd.StackDataset(x=a, y=b), td.StackDataset(x=a, y=b)
+    assert fk[2] == tk[2] == {"x": 2, "y": "2"}
+    for args, kwargs in [((a, b[:3]), {}), ((), {}), ((a,), {"y": b})]:
+        with pytest.raises(ValueError) as te:
+            td.StackDataset(*args, **kwargs)
+        with pytest.raises(ValueError) as fe:
+            fd.StackDataset(*args, **kwargs)
+        assert str(fe.value) == str(te.value)
+
+
+def test_weighted_random_sampler():
+    fastt.manual_seed(0)
+    w = [0.0, 1.0, 3.0, 0.0]
+    s = fd.WeightedRandomSampler(w, 4000)
+    draws = list(s)
+    assert len(s) == 4000 and set(draws) == {1, 2}
+    assert 0.70 < draws.count(2) / 4000 < 0.80
+    no_rep = list(fd.WeightedRandomSampler(w, 2, replacement=False))
+    assert sorted(no_rep) == [1, 2]
+    g = np.random.default_rng(3)
+    assert set(fd.WeightedRandomSampler(w, 50, generator=g)) <= {1, 2}
+    for kw in (dict(weights=w, num_samples=0),
+               dict(weights=w, num_samples=2, replacement=1),
+               dict(weights=[[1.0]], num_samples=2)):
+        with pytest.raises(ValueError) as te:
+            td.WeightedRandomSampler(**kw)
+        with pytest.raises(ValueError) as fe:
+            fd.WeightedRandomSampler(**kw)
+        assert str(fe.value) == str(te.value)
+
+
+def test_iterable_loader_sampler_is_torchs_kind():
+    class Stream(fd.IterableDataset):
+        def __iter__(self):
+            return iter(range(5))
+
+    class TStream(td.IterableDataset):
+        def __iter__(self):
+            return iter(range(5))
+
+    f, t = fd.DataLoader(Stream(), batch_size=2), \
+        td.DataLoader(TStream(), batch_size=2)
+    assert type(f.sampler).__name__ == type(t.sampler).__name__
+    assert type(f.batch_sampler).__name__ == type(t.batch_sampler).__name__
+    assert [b.tolist() for b in f] == [b.tolist() for b in t]
