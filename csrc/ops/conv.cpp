@@ -4,6 +4,7 @@
 // written once on a Geom and reused by conv_transpose2d, whose forward is
 // conv2d's input grad. Pools validate and make one kernel call. To add a
 // pool: a kernel in kernels/cpu/conv.cpp, a row in ops.def, an entry here.
+#include "csrc/autocast.h"
 #include "conv.h"
 
 #include "autograd/functions_nn.h"
@@ -700,6 +701,7 @@ Tensor pool_grad_out(const char* op, const Tensor& grad_out, const Tensor& x,
 Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor& bias,
               IntList stride, IntList padding, IntList dilation,
               int64_t groups) {
+  FASTT_AUTOCAST(Lower, x, conv1d(C(x), C(weight), C(bias), stride, padding, dilation, groups));
   if (autograd::should_record(x, weight, bias))
     return autograd::conv(autograd::ConvKind::Conv1d, x, weight, bias, stride,
                           padding, dilation, groups, {}, [&] {
@@ -713,6 +715,7 @@ Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor& bias,
 Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias,
               IntList stride, IntList padding, IntList dilation,
               int64_t groups) {
+  FASTT_AUTOCAST(Lower, x, conv2d(C(x), C(weight), C(bias), stride, padding, dilation, groups));
   if (autograd::should_record(x, weight, bias))
     return autograd::conv(autograd::ConvKind::Conv2d, x, weight, bias, stride,
                           padding, dilation, groups, {}, [&] {
@@ -793,6 +796,7 @@ Tensor conv_transpose2d(const Tensor& x, const Tensor& weight,
                         const Tensor& bias, IntList stride, IntList padding,
                         IntList output_padding, int64_t groups,
                         IntList dilation) {
+  FASTT_AUTOCAST(Lower, x, conv_transpose2d(C(x), C(weight), C(bias), stride, padding, output_padding, groups, dilation));
   if (autograd::should_record(x, weight, bias))
     return autograd::conv(autograd::ConvKind::Transpose2d, x, weight, bias,
                           stride, padding, dilation, groups, output_padding,

@@ -3,6 +3,7 @@
 // [..., K, N] views (broadcast batch dims get stride 0, so nothing is
 // copied), allocates the result and makes one Op::gemm call (contract in
 // kernels/cpu/linalg.cpp). A new product only needs new views.
+#include "csrc/autocast.h"
 #include "linalg.h"
 
 #include <algorithm>
@@ -221,6 +222,7 @@ Tensor matmul_nd(const Tensor& a, const Tensor& b) {
 }  // namespace
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
+  FASTT_AUTOCAST(Lower, a, matmul(C(a), C(b)));
   if (autograd::should_record(a, b))
     return autograd::matmul(a, b, [&] { return matmul(a, b); });
   check_defined("matmul", a, "input");
@@ -236,6 +238,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
 }
 
 Tensor mm(const Tensor& a, const Tensor& b) {
+  FASTT_AUTOCAST(Lower, a, mm(C(a), C(b)));
   if (autograd::should_record(a, b))
     return autograd::matmul(a, b, [&] { return mm(a, b); });
   check_defined("mm", a, "input");
@@ -248,6 +251,7 @@ Tensor mm(const Tensor& a, const Tensor& b) {
 }
 
 Tensor bmm(const Tensor& a, const Tensor& b) {
+  FASTT_AUTOCAST(Lower, a, bmm(C(a), C(b)));
   if (autograd::should_record(a, b))
     return autograd::matmul(a, b, [&] { return bmm(a, b); });
   check_defined("bmm", a, "input");
@@ -271,6 +275,7 @@ Tensor bmm(const Tensor& a, const Tensor& b) {
 
 Tensor addmm(const Tensor& input, const Tensor& m1, const Tensor& m2,
              const Scalar& beta, const Scalar& alpha) {
+  FASTT_AUTOCAST(Lower, m1, addmm(C(input), C(m1), C(m2), beta, alpha));
   if (autograd::should_record(input, m1, m2))
     return autograd::addmm(input, m1, m2, beta, alpha, [&] {
       return addmm(input, m1, m2, beta, alpha);
@@ -298,6 +303,7 @@ Tensor addmm(const Tensor& input, const Tensor& m1, const Tensor& m2,
 
 Tensor baddbmm(const Tensor& input, const Tensor& b1, const Tensor& b2,
                const Scalar& beta, const Scalar& alpha) {
+  FASTT_AUTOCAST(Lower, b1, baddbmm(C(input), C(b1), C(b2), beta, alpha));
   if (autograd::should_record(input, b1, b2))
     return autograd::addmm(input, b1, b2, beta, alpha, [&] {
       return baddbmm(input, b1, b2, beta, alpha);
@@ -339,6 +345,7 @@ Tensor dot(const Tensor& a, const Tensor& b) {
 }
 
 Tensor mv(const Tensor& m, const Tensor& v) {
+  FASTT_AUTOCAST(CudaLower, m, mv(C(m), C(v)));
   if (autograd::should_record(m, v))
     return autograd::matmul(m, v, [&] { return mv(m, v); });
   check_defined("mv", m, "input");
@@ -371,6 +378,7 @@ Tensor outer(const Tensor& a, const Tensor& b) {
 
 Tensor addmv(const Tensor& input, const Tensor& mat, const Tensor& vec,
              const Scalar& beta, const Scalar& alpha) {
+  FASTT_AUTOCAST(CudaLower, mat, addmv(C(input), C(mat), C(vec), beta, alpha));
   check_defined("addmv", input, "input");
   check_defined("addmv", mat, "mat");
   check_defined("addmv", vec, "vec");
@@ -390,6 +398,7 @@ Tensor addmv(const Tensor& input, const Tensor& mat, const Tensor& vec,
 
 Tensor addr(const Tensor& input, const Tensor& vec1, const Tensor& vec2,
             const Scalar& beta, const Scalar& alpha) {
+  FASTT_AUTOCAST(CudaLower, vec1, addr(C(input), C(vec1), C(vec2), beta, alpha));
   check_defined("addr", input, "input");
   FASTT_CHECK(vec1.defined() && vec1.dim() == 1, RuntimeError,
               "addr: Expected 1-D argument vec1, but got {}-D",
@@ -422,6 +431,7 @@ Tensor addr(const Tensor& input, const Tensor& vec1, const Tensor& vec2,
 
 Tensor addbmm(const Tensor& input, const Tensor& b1, const Tensor& b2,
               const Scalar& beta, const Scalar& alpha) {
+  FASTT_AUTOCAST(Lower, b1, addbmm(C(input), C(b1), C(b2), beta, alpha));
   check_defined("addbmm", input, "input");
   check_defined("addbmm", b1, "batch1");
   check_defined("addbmm", b2, "batch2");
@@ -454,6 +464,7 @@ Tensor vdot(const Tensor& a, const Tensor& b) {
 }
 
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  FASTT_AUTOCAST(Lower, x, linear(C(x), C(weight), C(bias)));
   check_defined("linear", x, "input");
   check_defined("linear", weight, "weight");
   FASTT_CHECK(x.dim() >= 1 && weight.dim() >= 1, RuntimeError,

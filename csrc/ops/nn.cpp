@@ -2,6 +2,7 @@
 // devices, target ranges), make inputs dense, allocate the outputs and make
 // one kernel call. Kernels read the nn_args layouts of nn.h and never see
 // an invalid target or index.
+#include "csrc/autocast.h"
 #include "nn.h"
 
 #include "autograd/functions_nn.h"
@@ -293,6 +294,7 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm(const Tensor& x,
                                               IntList normalized_shape,
                                               const Tensor& weight,
                                               const Tensor& bias, double eps) {
+  FASTT_AUTOCAST(CudaFp32, x, layer_norm(C(x), normalized_shape, C(weight), C(bias), eps));
   if (autograd::should_record(x, weight, bias))
     return autograd::layer_norm(x, normalized_shape, weight, bias, eps);
   const char* op = "layer_norm";
@@ -420,6 +422,7 @@ std::tuple<Tensor, Tensor> cross_entropy(const Tensor& logits,
                                          int64_t reduction,
                                          int64_t ignore_index,
                                          double label_smoothing) {
+  FASTT_AUTOCAST(Fp32, logits, cross_entropy(C(logits), target, C(weight), reduction, ignore_index, label_smoothing));
   if (autograd::should_record(logits))
     return autograd::cross_entropy(logits, target, weight, reduction,
                                    ignore_index, label_smoothing);
@@ -487,6 +490,7 @@ Tensor cross_entropy_backward(const Tensor& grad_loss, const Tensor& logits,
 std::tuple<Tensor, Tensor> nll_loss(const Tensor& input, const Tensor& target,
                                     const Tensor& weight, int64_t reduction,
                                     int64_t ignore_index) {
+  FASTT_AUTOCAST(Fp32, input, nll_loss(C(input), target, C(weight), reduction, ignore_index));
   if (autograd::should_record(input))
     return autograd::nll_loss(input, target, weight, reduction, ignore_index);
   const char* op = "nll_loss";

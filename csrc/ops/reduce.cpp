@@ -2,6 +2,7 @@
 // repeats, build the output shape), apply torch's dtype rules, allocate the
 // output and make one kernel call. Kernels get the reduced dims ascending in
 // args.dims, or an empty list for "every dim".
+#include "csrc/autocast.h"
 #include "reduce.h"
 
 #include <cmath>
@@ -223,6 +224,7 @@ Tensor softmax_like(Op op, const char* name, const Tensor& a, int64_t dim,
 
 // ---- sum / prod / mean ----
 Tensor sum(const Tensor& a, std::optional<DType> dtype) {
+  FASTT_AUTOCAST(CudaFp32, a, sum(C(a), dtype));
   if (autograd::should_record(a))
     return autograd::sum(a, {}, false, true, [&] { return sum(a, dtype); });
   if (FASTT_LIKELY(a.defined() && !dtype && a.is_floating_point()))
@@ -231,12 +233,14 @@ Tensor sum(const Tensor& a, std::optional<DType> dtype) {
 }
 Tensor sum(const Tensor& a, IntList dims, bool keepdim,
            std::optional<DType> dtype) {
+  FASTT_AUTOCAST(CudaFp32, a, sum(C(a), dims, keepdim, dtype));
   if (autograd::should_record(a))
     return autograd::sum(a, dims, keepdim, false,
                          [&] { return sum(a, dims, keepdim, dtype); });
   return sum_like(Op::sum, "sum", a, dims, keepdim, dtype);
 }
 Tensor prod(const Tensor& a, std::optional<DType> dtype) {
+  FASTT_AUTOCAST(Fp32, a, prod(C(a), dtype));
   if (autograd::should_record(a))
     return autograd::prod(a, std::nullopt, false,
                           [&] { return prod(a, dtype); });
@@ -244,6 +248,7 @@ Tensor prod(const Tensor& a, std::optional<DType> dtype) {
 }
 Tensor prod(const Tensor& a, int64_t dim, bool keepdim,
             std::optional<DType> dtype) {
+  FASTT_AUTOCAST(Fp32, a, prod(C(a), dim, keepdim, dtype));
   if (autograd::should_record(a))
     return autograd::prod(a, dim, keepdim,
                           [&] { return prod(a, dim, keepdim, dtype); });
@@ -407,24 +412,28 @@ Tensor cum_extreme_index(const Tensor& a, int64_t dim, bool is_max) {
 }
 
 Tensor cumsum(const Tensor& a, int64_t dim, std::optional<DType> dtype) {
+  FASTT_AUTOCAST(CudaFp32, a, cumsum(C(a), dim, dtype));
   if (autograd::should_record(a))
     return autograd::cumsum_cumprod(true, a, dim,
                                     [&] { return cumsum(a, dim, dtype); });
   return scan(Op::cumsum, "cumsum", a, dim, dtype);
 }
 Tensor cumprod(const Tensor& a, int64_t dim, std::optional<DType> dtype) {
+  FASTT_AUTOCAST(CudaFp32, a, cumprod(C(a), dim, dtype));
   if (autograd::should_record(a))
     return autograd::cumsum_cumprod(false, a, dim,
                                     [&] { return cumprod(a, dim, dtype); });
   return scan(Op::cumprod, "cumprod", a, dim, dtype);
 }
 Tensor softmax(const Tensor& a, int64_t dim, std::optional<DType> dtype) {
+  FASTT_AUTOCAST(CudaFp32, a, softmax(C(a), dim, dtype));
   if (autograd::should_record(a))
     return autograd::softmax(false, a, dim,
                              [&] { return softmax(a, dim, dtype); });
   return softmax_like(Op::softmax, "softmax", a, dim, dtype);
 }
 Tensor log_softmax(const Tensor& a, int64_t dim, std::optional<DType> dtype) {
+  FASTT_AUTOCAST(CudaFp32, a, log_softmax(C(a), dim, dtype));
   if (autograd::should_record(a))
     return autograd::softmax(true, a, dim,
                              [&] { return log_softmax(a, dim, dtype); });

@@ -1,5 +1,6 @@
 // Recurrent layers' time loops (csrc/ops/rnn.h): per step one GEMM and
 // one fused gate kernel, forward and backward through time.
+#include "csrc/autocast.h"
 #include "csrc/ops/rnn.h"
 
 #include <numeric>
@@ -289,6 +290,7 @@ std::vector<Tensor> rnn_layer(int64_t mode, const Tensor& gi, const Tensor& h0,
                               const Tensor& c0, const Tensor& w_hh,
                               const Tensor& b_hh, const Tensor& w_hr,
                               IntList batch_sizes, bool reverse) {
+  FASTT_AUTOCAST(Lower, gi, rnn_layer(mode, C(gi), C(h0), C(c0), C(w_hh), C(b_hh), C(w_hr), batch_sizes, reverse));
   if (autograd::should_record(gi, h0, c0, w_hh, b_hh, w_hr))
     return autograd::rnn_layer(mode, gi, h0, c0, w_hh, b_hh, w_hr,
                                batch_sizes, reverse);

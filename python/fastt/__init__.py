@@ -195,6 +195,53 @@ from ._composite import *  # noqa: E402,F401,F403
 from . import (  # noqa: E402,F401
     linalg, masked, nn, optim, profiler, signal, special, utils)
 from . import distributions  # noqa: E402,F401  (after nn: it uses F)
+from . import amp, cpu  # noqa: E402,F401
+from .amp import autocast  # noqa: E402,F401
+
+
+def is_autocast_enabled(device_type=None):
+    """Whether autocast is on in this thread for device_type (CUDA when not
+    given, as torch)."""
+    return _C._is_autocast_enabled(device_type or "cuda")
+
+
+def set_autocast_enabled(device_type, enabled=None):
+    if enabled is None:  # torch's old one-argument form: CUDA
+        device_type, enabled = "cuda", device_type
+    _C._set_autocast_enabled(device_type, enabled)
+
+
+def get_autocast_dtype(device_type):
+    return _C._get_autocast_dtype(device_type)
+
+
+def set_autocast_dtype(device_type, dtype):
+    _C._set_autocast_dtype(device_type, dtype)
+
+
+def is_autocast_cpu_enabled():
+    return _C._is_autocast_enabled("cpu")
+
+
+def get_autocast_cpu_dtype():
+    return _C._get_autocast_dtype("cpu")
+
+
+def get_autocast_gpu_dtype():
+    return _C._get_autocast_dtype("cuda")
+
+
+def clear_autocast_cache():
+    _C._clear_autocast_cache()
+
+
+def is_autocast_cache_enabled():
+    return _C._is_autocast_cache_enabled()
+
+
+def set_autocast_cache_enabled(enabled):
+    _C._set_autocast_cache_enabled(enabled)
+
 from .serialization import load, save  # noqa: E402,F401
 
 __all__ = [n for n in globals() if not n.startswith("_")]

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "autograd/node.h"
+#include "csrc/autocast.h"
 #include "binder.h"
 
 namespace fastt {
@@ -433,6 +434,61 @@ static PyObject* f_push_saved_hooks(PyObject*, PyObject* const* args,
   Py_RETURN_NONE;
   FASTT_PY_END
 }
+// ---- autocast (fastt.amp / fastt.autocast over csrc/autocast.h) ----
+static ::fastt::DeviceType autocast_device(PyObject* o) {
+  const char* s = PyUnicode_Check(o) ? PyUnicode_AsUTF8(o) : nullptr;
+  if (!s) throw TypeError("autocast: device_type must be a string");
+  const std::string d(s);
+  if (d == "cpu") return ::fastt::DeviceType::CPU;
+  if (d == "cuda") return ::fastt::DeviceType::CUDA;
+  throw RuntimeError(fmt::format(
+      "User specified an unsupported autocast device_type '{}'", d));
+}
+static PyObject* f_set_autocast_enabled(PyObject*, PyObject* const* args,
+                                        Py_ssize_t nargs) {
+  FASTT_PY_BEGIN
+  FASTT_CHECK(nargs == 2, TypeError,
+              "_set_autocast_enabled(device_type, enabled)");
+  autocast::set_enabled(autocast_device(args[0]),
+                        PyObject_IsTrue(args[1]) == 1);
+  Py_RETURN_NONE;
+  FASTT_PY_END
+}
+static PyObject* f_is_autocast_enabled(PyObject*, PyObject* o) {
+  FASTT_PY_BEGIN
+  return PyBool_FromLong(autocast::is_enabled(autocast_device(o)));
+  FASTT_PY_END
+}
+static PyObject* f_set_autocast_dtype(PyObject*, PyObject* const* args,
+                                      Py_ssize_t nargs) {
+  FASTT_PY_BEGIN
+  FASTT_CHECK(nargs == 2 && is_dtype(args[1]), TypeError,
+              "_set_autocast_dtype(device_type, dtype)");
+  autocast::set_dtype(autocast_device(args[0]),
+                      to_dtype(args[1], DType::Float32));
+  Py_RETURN_NONE;
+  FASTT_PY_END
+}
+static PyObject* f_get_autocast_dtype(PyObject*, PyObject* o) {
+  FASTT_PY_BEGIN
+  return dtype_object(autocast::dtype(autocast_device(o)));
+  FASTT_PY_END
+}
+static PyObject* f_autocast_active(PyObject*, PyObject*) {
+  return PyBool_FromLong(autocast::t_active);
+}
+static PyObject* f_clear_autocast_cache(PyObject*, PyObject*) {
+  autocast::clear_cache();
+  Py_RETURN_NONE;
+}
+static PyObject* f_set_autocast_cache_enabled(PyObject*, PyObject* o) {
+  autocast::set_cache_enabled(PyObject_IsTrue(o) == 1);
+  Py_RETURN_NONE;
+}
+static PyObject* f_is_autocast_cache_enabled(PyObject*, PyObject*) {
+  return PyBool_FromLong(autocast::cache_enabled());
+}
+
 static PyObject* f_is_checkpoint_valid(PyObject*, PyObject*) {
   return PyBool_FromLong(autograd::checkpoint_valid());
 }
@@ -702,6 +758,22 @@ PyMethodDef g_autograd_functions[] = {
      METH_FASTCALL, nullptr},
     {"_pop_saved_tensors_hooks", f_pop_saved_hooks, METH_NOARGS, nullptr},
     {"_is_checkpoint_valid", f_is_checkpoint_valid, METH_NOARGS, nullptr},
+    {"_set_autocast_enabled",
+     reinterpret_cast<PyCFunction>(
+         reinterpret_cast<void (*)()>(f_set_autocast_enabled)),
+     METH_FASTCALL, nullptr},
+    {"_is_autocast_enabled", f_is_autocast_enabled, METH_O, nullptr},
+    {"_set_autocast_dtype",
+     reinterpret_cast<PyCFunction>(
+         reinterpret_cast<void (*)()>(f_set_autocast_dtype)),
+     METH_FASTCALL, nullptr},
+    {"_get_autocast_dtype", f_get_autocast_dtype, METH_O, nullptr},
+    {"_autocast_active", f_autocast_active, METH_NOARGS, nullptr},
+    {"_clear_autocast_cache", f_clear_autocast_cache, METH_NOARGS, nullptr},
+    {"_set_autocast_cache_enabled", f_set_autocast_cache_enabled, METH_O,
+     nullptr},
+    {"_is_autocast_cache_enabled", f_is_autocast_cache_enabled, METH_NOARGS,
+     nullptr},
     {nullptr, nullptr, 0, nullptr}};
 
 bool init_autograd_types(PyObject* m) {

@@ -6,7 +6,7 @@ saying why."""
 
 import contextlib
 
-from . import _C
+from .. import _C
 
 __all__ = [
     "is_available", "is_built", "device_count", "current_device",
@@ -486,12 +486,12 @@ def initial_seed():
 def get_rng_state(device="cuda"):
     """The generator's state (fastt's CUDA random ops share the default
     generator with the CPU ones)."""
-    from .random import get_rng_state as _get
+    from ..random import get_rng_state as _get
     return _get()
 
 
 def set_rng_state(new_state, device="cuda"):
-    from .random import set_rng_state as _set
+    from ..random import set_rng_state as _set
     _set(new_state)
 
 
@@ -502,3 +502,5 @@ def get_rng_state_all():
 def set_rng_state_all(new_states):
     for s in new_states:
         set_rng_state(s)
+
+from . import amp  # noqa: E402,F401  (torch.cuda.amp)

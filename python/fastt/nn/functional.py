@@ -3206,3 +3206,25 @@ adaptive_avg_pool2d = (_fused("adaptive_avg_pool2d")
                        or _adaptive_avg_pool2d_composed)
 layer_norm = _fused("layer_norm") or _layer_norm_composed
 rms_norm = _fused("rms_norm") or _rms_norm_composed
+
+
+# Losses torch's autocast runs in float32 (16-bit inputs cast up when
+# autocast is on; one flag test otherwise). cross_entropy and nll_loss cast
+# in C++ (csrc/autocast.h).
+def _fp32_losses():
+    from ..amp.autocast_mode import fp32_policy, lower_policy
+    g = globals()
+    g["prelu"] = lower_policy(g["prelu"])
+    for name in ("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
+                 "binary_cross_entropy", "binary_cross_entropy_with_logits",
+                 "kl_div", "poisson_nll_loss", "gaussian_nll_loss",
+                 "cosine_embedding_loss", "hinge_embedding_loss",
+                 "margin_ranking_loss", "soft_margin_loss",
+                 "multilabel_margin_loss", "multilabel_soft_margin_loss",
+                 "multi_margin_loss", "triplet_margin_loss",
+                 "triplet_margin_with_distance_loss", "ctc_loss"):
+        if name in g:
+            g[name] = fp32_policy(g[name])
+
+
+_fp32_losses()
