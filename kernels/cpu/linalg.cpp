@@ -23,6 +23,7 @@
 
 #include "kernels/cpu/loop.h"
 #include "kernels/gemm_geom.h"
+#include "kernels/cpu/vec_exp.h"
 
 namespace fastt {
 namespace {
@@ -456,7 +457,60 @@ struct BlasGemm {
 
 // float16 / bfloat16: tiny ones loop in float; larger ones are converted
 // to float32, multiplied by BLAS and rounded back once (like torch's CPU
-// path, which also accumulates in float).
+// path, which also accumulates in float). Debian's OpenBLAS has no bf16
+// gemm (sbgemm is a build option it leaves off), so the conversions are
+// the whole extra cost over float32: rows with unit stride convert in
+// vectorized loops (bfloat16 is a 16-bit shift each way).
+template <class T>
+FASTT_VEC_CLONES void rows_to_float(const T* src, int64_t rows, int64_t cols,
+                                    int64_t srow, int64_t scol, float* dst) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* s = src + r * srow;
+    float* d = dst + r * cols;
+    if (scol == 1 && std::is_same<T, BFloat16>::value) {
+      // On the bits, so the loop vectorizes (the struct does not).
+      const uint16_t* b = reinterpret_cast<const uint16_t*>(s);
+#pragma omp simd
+      for (int64_t c = 0; c < cols; ++c) {
+        const uint32_t u = uint32_t(b[c]) << 16;
+        float f;
+        std::memcpy(&f, &u, 4);
+        d[c] = f;
+      }
+    } else if (scol == 1) {
+      for (int64_t c = 0; c < cols; ++c) d[c] = float(s[c]);
+    } else {
+      for (int64_t c = 0; c < cols; ++c) d[c] = float(s[c * scol]);
+    }
+  }
+}
+template <class T>
+FASTT_VEC_CLONES void rows_from_float(const float* src, int64_t rows,
+                                      int64_t cols, T* dst, int64_t drow,
+                                      int64_t dcol) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* s = src + r * cols;
+    T* d = dst + r * drow;
+    if (dcol == 1 && std::is_same<T, BFloat16>::value) {
+      // BFloat16::from_float on the bits: round to nearest even, NaN
+      // quieted.
+      uint16_t* b = reinterpret_cast<uint16_t*>(d);
+#pragma omp simd
+      for (int64_t c = 0; c < cols; ++c) {
+        uint32_t x;
+        std::memcpy(&x, &s[c], 4);
+        const uint32_t rounded = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
+        const uint32_t nan = (x >> 16) | 0x40u;
+        b[c] = uint16_t((x & 0x7fffffffu) > 0x7f800000u ? nan : rounded);
+      }
+    } else if (dcol == 1) {
+      for (int64_t c = 0; c < cols; ++c) d[c] = T(s[c]);
+    } else {
+      for (int64_t c = 0; c < cols; ++c) d[c * dcol] = T(s[c]);
+    }
+  }
+}
+
 template <class T>
 struct HalfGemm {
   static void run(KernelArgs& args) {
@@ -466,8 +520,18 @@ struct HalfGemm {
     if (c.mnk() <= kTinyGemmMNK || g.M > INT_MAX || g.N > INT_MAX ||
         g.K > INT_MAX)
       return run_loop(c);
-    std::vector<float> fa(size_t(g.M * g.K)), fb(size_t(g.K * g.N)),
-        fc(size_t(g.M * g.N));
+    // One buffer per thread, kept between calls: a fresh one costs its
+    // zeroing and page faults (about as much as the conversions at 512^2).
+    thread_local std::vector<float> buf;
+    const size_t na = size_t(g.M * g.K), nb = size_t(g.K * g.N),
+                 nc = size_t(g.M * g.N);
+    if (buf.size() < na + nb + nc) buf.resize(na + nb + nc);
+    struct Span {
+      float* p;
+      float* data() const { return p; }
+      float& operator[](size_t i) const { return p[i]; }
+    };
+    const Span fa{buf.data()}, fb{buf.data() + na}, fc{buf.data() + na + nb};
     // The packed float operands are dense row-major.
     Geom fg = g;
     fg.sam = g.K, fg.sak = 1, fg.sbk = g.N, fg.sbn = 1, fg.scm = g.N;
@@ -479,24 +543,33 @@ struct HalfGemm {
       const T *a, *b, *i;
       T* cc;
       c.at(bi, &a, &b, &cc, &i);
-      for (int64_t m = 0; m < g.M; ++m)
+      // A column-major operand (sak > sam, e.g. a transpose) converts
+      // along its contiguous dim.
+      if (g.sak == 1 || g.sam != 1) {
+        rows_to_float(a, g.M, g.K, g.sam, g.sak, fa.data());
+      } else {
+        std::vector<float> t(size_t(g.M * g.K));
+        rows_to_float(a, g.K, g.M, g.sak, g.sam, t.data());
+        for (int64_t m = 0; m < g.M; ++m)
+          for (int64_t k = 0; k < g.K; ++k)
+            fa[size_t(m * g.K + k)] = t[size_t(k * g.M + m)];
+      }
+      if (g.sbn == 1 || g.sbk != 1) {
+        rows_to_float(b, g.K, g.N, g.sbk, g.sbn, fb.data());
+      } else {
+        std::vector<float> t(size_t(g.K * g.N));
+        rows_to_float(b, g.N, g.K, g.sbn, g.sbk, t.data());
         for (int64_t k = 0; k < g.K; ++k)
-          fa[size_t(m * g.K + k)] = float(a[m * g.sam + k * g.sak]);
-      for (int64_t k = 0; k < g.K; ++k)
-        for (int64_t n = 0; n < g.N; ++n)
-          fb[size_t(k * g.N + n)] = float(b[k * g.sbk + n * g.sbn]);
+          for (int64_t n = 0; n < g.N; ++n)
+            fb[size_t(k * g.N + n)] = t[size_t(n * g.K + k)];
+      }
       const T* d = i ? i : cc;
       const int64_t sdm = i ? g.sim : g.scm, sdn = i ? g.sin : g.scn;
-      if (!c.beta_zero)
-        for (int64_t m = 0; m < g.M; ++m)
-          for (int64_t n = 0; n < g.N; ++n)
-            fc[size_t(m * g.N + n)] = float(d[m * sdm + n * sdn]);
+      if (!c.beta_zero) rows_to_float(d, g.M, g.N, sdm, sdn, fc.data());
       blas_product<float>(fg, L, c.alpha, fa.data(), fb.data(),
                           c.beta_zero ? 0.0f : c.beta, c.beta_zero,
                           fc.data());
-      for (int64_t m = 0; m < g.M; ++m)
-        for (int64_t n = 0; n < g.N; ++n)
-          cc[m * g.scm + n * g.scn] = T(fc[size_t(m * g.N + n)]);
+      rows_from_float(fc.data(), g.M, g.N, cc, g.scm, g.scn);
     }
   }
 };
