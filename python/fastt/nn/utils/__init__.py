@@ -98,3 +98,5 @@ def vector_to_parameters(vec, parameters):
             offset += n
 
 from . import rnn  # noqa: E402,F401
+from . import parametrize, parametrizations, stateless  # noqa: E402,F401
+from .weight_norm import remove_weight_norm, weight_norm  # noqa: E402,F401
