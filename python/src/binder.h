@@ -256,17 +256,12 @@ struct TensorOrScalar {
     return v;
   }
 };
-// generator=: only the default one (None, read as a null Generator*);
-// torch's Generator objects have no fastt counterpart yet.
+// generator=: a fastt.Generator, or None / not given for the default one
+// (read as a null Generator*).
 struct DefaultGenerator {
-  static constexpr const char* kStub = "None";
+  static constexpr const char* kStub = "Optional[Generator]";
   static fastt::Generator* read(PyObject* o, const char*, const char* fname) {
-    if (given(o)) {
-      PyErr_Format(PyExc_NotImplementedError,
-                   "%s(): only the default generator is supported", fname);
-      throw_py();
-    }
-    return nullptr;
+    return generator_arg(o, fname);
   }
 };
 // A bool, or nullopt when not given or None (a default that depends on

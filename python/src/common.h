@@ -13,6 +13,7 @@
 #include "csrc/device.h"
 #include "csrc/dtype.h"
 #include "csrc/errors.h"
+#include "csrc/generator.h"
 #include "csrc/scalar.h"
 #include "csrc/autograd.h"
 #include "csrc/tensor.h"
@@ -206,6 +207,10 @@ extern PyMethodDef g_serialize_functions[];  // serialize.cpp
 extern PyMethodDef g_profiler_functions[];  // profiler.cpp
 extern PyMethodDef g_autograd_methods[];
 bool init_autograd_types(PyObject* module);
+// fastt.Generator and fastt.default_generator (generator.cpp).
+bool init_generator_type(PyObject* module);
+// A generator= argument: null for None / not given (the default one).
+fastt::Generator* generator_arg(PyObject* o, const char* fname);
 PyObject* get_requires_grad(PyObject* self, void*);
 int set_requires_grad(PyObject* self, PyObject* v, void*);
 PyObject* get_grad(PyObject* self, void*);

@@ -1,6 +1,8 @@
 // Bindings of csrc/ops/factory.h: empty/zeros/ones/full(+_like), arange,
 // linspace, eye, rand/randn/randint/randperm, the in-place samplers and
 // Tensor.new_* helpers. Sizes come as varargs or one sequence, like torch.
+#include <cstring>
+
 #include "binder.h"
 
 #include "csrc/ops/factory.h"
@@ -19,6 +21,7 @@ struct FactoryKw {
   PyObject* dtype = nullptr;
   PyObject* device = nullptr;
   PyObject* generator = nullptr;
+  Generator* gen = nullptr;  // generator= read (null: the default one)
   PyObject* requires_grad = nullptr;
   PyObject* pin_memory = nullptr;
 };
@@ -92,10 +95,17 @@ static void parse_factory_kw(const char* fname, PyObject* const* args,
     }
   }
   if (given(kw->generator)) {
-    PyErr_Format(PyExc_NotImplementedError,
-                 "%s(): only the default generator is supported", fname);
-    throw_py();
+    // Only the random factories take one (torch's signatures).
+    static const char* const random[] = {
+        "rand", "randn", "randint", "randperm", "rand_like", "randn_like",
+        "randint_like", "bernoulli", nullptr};
+    bool ok = false;
+    for (int i = 0; random[i] && !ok; ++i) ok = std::strcmp(fname, random[i]) == 0;
+    if (!ok)
+      throw TypeError(fmt::format(
+          "{}() got an unexpected keyword argument 'generator'", fname));
   }
+  kw->gen = generator_arg(kw->generator, fname);
 }
 
 static void sizes_from(const char* fname, PyObject* const* args,
@@ -134,8 +144,26 @@ static void sizes_from(const char* fname, PyObject* const* args,
 FASTT_BIND_SIZED(empty)
 FASTT_BIND_SIZED(zeros)
 FASTT_BIND_SIZED(ones)
-FASTT_BIND_SIZED(rand)
-FASTT_BIND_SIZED(randn)
+#define FASTT_BIND_SIZED_RANDOM(name)                                       \
+  static PyObject* f_##name(PyObject*, PyObject* const* args,              \
+                            Py_ssize_t nargs, PyObject* kwnames) {         \
+    FASTT_PY_BEGIN                                                          \
+    if (FASTT_LIKELY(nargs == 1 && !kwnames && PyLong_CheckExact(args[0]))) \
+      return wrap(fastt::name({to_int(args[0], #name)}));                   \
+    FactoryKw kw;                                                           \
+    static const char* const extra[] = {"size", "out", nullptr};            \
+    PyObject* ex[2] = {nullptr, nullptr};                                   \
+    parse_factory_kw(#name, args, nargs, kwnames, &kw, extra, ex);          \
+    SmallInts sizes;                                                        \
+    sizes_from(#name, args, nargs, extra, ex, kwnames, &sizes);             \
+    return finish(kw, ex[1],                                                \
+                  fastt::name(sizes.list(), factory_dtype(kw, ex[1]),       \
+                              to_device(kw.device, kCPU), kw.gen),          \
+                  #name);                                                   \
+    FASTT_PY_END                                                            \
+  }
+FASTT_BIND_SIZED_RANDOM(rand)
+FASTT_BIND_SIZED_RANDOM(randn)
 
 static PyObject* f_full(PyObject*, PyObject* const* args, Py_ssize_t nargs,
                         PyObject* kwnames) {
@@ -177,8 +205,23 @@ static std::optional<Device> opt_device(PyObject* o) {
 FASTT_BIND_LIKE(empty_like)
 FASTT_BIND_LIKE(zeros_like)
 FASTT_BIND_LIKE(ones_like)
-FASTT_BIND_LIKE(rand_like)
-FASTT_BIND_LIKE(randn_like)
+#define FASTT_BIND_LIKE_RANDOM(name)                                        \
+  static PyObject* f_##name(PyObject*, PyObject* const* args,              \
+                            Py_ssize_t nargs, PyObject* kwnames) {         \
+    FASTT_PY_BEGIN                                                          \
+    FactoryKw kw;                                                           \
+    static const char* const extra[] = {"input", nullptr};                  \
+    PyObject* ex[1] = {nargs > 0 ? args[0] : nullptr};                      \
+    if (nargs > 1) throw TypeError(#name "() takes 1 positional argument"); \
+    parse_factory_kw(#name, args, nargs, kwnames, &kw, extra, ex);          \
+    if (!ex[0]) throw TypeError(#name "() missing required argument 'input'"); \
+    return finish(kw, fastt::name(to_tensor(ex[0], "input"),                \
+                                  opt_dtype(kw.dtype), opt_device(kw.device), \
+                                  kw.gen));                                 \
+    FASTT_PY_END                                                            \
+  }
+FASTT_BIND_LIKE_RANDOM(rand_like)
+FASTT_BIND_LIKE_RANDOM(randn_like)
 
 static PyObject* f_full_like(PyObject*, PyObject* const* args,
                              Py_ssize_t nargs, PyObject* kwnames) {
@@ -304,9 +347,10 @@ static PyObject* f_randint(PyObject*, PyObject* const* args, Py_ssize_t nargs,
   auto dtype = opt_dtype(kw.dtype);
   Device dev = to_device(kw.device, kCPU);
   int64_t high = to_int(ex[1], "high");
-  if (!ex[0]) return finish(kw, fastt::randint(high, sizes.list(), dtype, dev));
-  return finish(kw, fastt::randint(to_int(ex[0], "low"), high, sizes.list(), dtype,
-                             dev));
+  if (!ex[0])
+    return finish(kw, fastt::randint(high, sizes.list(), dtype, dev, kw.gen));
+  return finish(kw, fastt::randint(to_int(ex[0], "low"), high, sizes.list(),
+                                   dtype, dev, kw.gen));
   FASTT_PY_END
 }
 
@@ -335,9 +379,9 @@ static PyObject* f_randint_like(PyObject*, PyObject* const* args,
   auto dtype = opt_dtype(kw.dtype);
   auto dev = opt_device(kw.device);
   int64_t high = to_int(ex[2], "high");
-  if (!ex[1]) return wrap(fastt::randint_like(t, high, dtype, dev));
-  return finish(kw, 
-      fastt::randint_like(t, to_int(ex[1], "low"), high, dtype, dev));
+  if (!ex[1]) return wrap(fastt::randint_like(t, high, dtype, dev, kw.gen));
+  return finish(kw, fastt::randint_like(t, to_int(ex[1], "low"), high, dtype,
+                                        dev, kw.gen));
   FASTT_PY_END
 }
 
@@ -350,7 +394,7 @@ static PyObject* f_randperm(PyObject*, PyObject* const* args,
   parse_factory_kw("randperm", args, nargs, kwnames, &kw, extra, ex);
   if (!ex[0]) throw TypeError("randperm() missing required argument 'n'");
   return finish(kw, fastt::randperm(to_int(ex[0], "n"), opt_dtype(kw.dtype),
-                              to_device(kw.device, kCPU)));
+                                    to_device(kw.device, kCPU), kw.gen));
   FASTT_PY_END
 }
 
@@ -374,9 +418,9 @@ static PyObject* f_bernoulli(PyObject*, PyObject* const* args,
   Tensor r;
   if (given(ex[1])) {
     r = fastt::empty_like(input);
-    fastt::bernoulli_(r, to_double(ex[1], "p"));
+    fastt::bernoulli_(r, to_double(ex[1], "p"), kw.gen);
   } else {
-    r = fastt::bernoulli(input);
+    r = fastt::bernoulli(input, kw.gen);
   }
   return finish(kw, ex[2], std::move(r), "bernoulli");
   FASTT_PY_END

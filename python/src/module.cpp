@@ -841,6 +841,7 @@ PyMODINIT_FUNC PyInit__C() {
       add_functions(m, g_memory_functions) < 0 ||
       add_functions(m, g_cuda_functions) < 0 || !add_methods(g_cuda_methods) ||
       !add_methods(g_autograd_methods) || !init_autograd_types(m) ||
+      !init_generator_type(m) ||
       !add_methods(g_factory_methods) || !add_methods(g_reduce_methods) ||
       !add_methods(g_index_methods) || !add_methods(g_linalg_methods) ||
       !add_bind_rows(m)) {
