@@ -4,7 +4,11 @@
 // (one call per dtype over dense copies written back afterwards).
 #include "optim.h"
 
+#include <algorithm>
+#include <cmath>
+#include <initializer_list>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "../dispatch.h"
@@ -22,12 +26,23 @@ struct OptimLists {
   const std::vector<Tensor>* lists[kMaxLists] = {};  // null: unused slot
   const char* list_names[kMaxLists] = {};
   const std::vector<Tensor>* steps = nullptr;  // null: no step counters
+  // One-element floating CPU tensors per parameter besides the step
+  // (NAdam's mu_product, ASGD's eta and mu), validated like the steps.
+  const std::vector<Tensor>* scalar_lists[2] = {};
+  const char* scalar_names[2] = {};
+  // Called per tensor after its step increment (in parameter order): reads
+  // or updates the tensor's scalar state (sc[k] is its scalar_lists[k]
+  // entry, null for an unused list) and fills out[0..kOptimAux) with the
+  // kernel's per-tensor values (OptimKernelArgs::aux).
+  void (*aux_fn)(const OptimKernelArgs& ka, const Tensor* const* sc,
+                 double step, double* out) = nullptr;
 };
 
 // Reused per thread so a steady-state step allocates nothing.
 struct Scratch {
   std::vector<int64_t> offsets;
   std::vector<double> steps;
+  std::vector<double> aux;
 };
 Scratch& scratch() {
   // Only a pointer in TLS (the module's TLS block counts against glibc's
@@ -66,14 +81,15 @@ Scratch& scratch() {
 }
 
 FASTT_NOINLINE void check_step(const OptimLists& L, size_t i,
-                               const Tensor& s) {
-  FASTT_CHECK(s.defined(), ValueError, "{}: state_steps[{}] is undefined",
-              L.name, i);
+                               const Tensor& s,
+                               const char* what = "state_steps") {
+  FASTT_CHECK(s.defined(), ValueError, "{}: {}[{}] is undefined", L.name,
+              what, i);
   FASTT_CHECK(s.numel() == 1 && s.is_floating_point() && s.is_cpu(),
               RuntimeError,
-              "{}: state_steps[{}] must be a one-element floating CPU "
+              "{}: {}[{}] must be a one-element floating CPU "
               "tensor, got shape {} dtype {} on {}",
-              L.name, i, shape_str(s.sizes()), dtype_name(s.dtype()),
+              L.name, what, i, shape_str(s.sizes()), dtype_name(s.dtype()),
               s.device().str());
 }
 
@@ -91,6 +107,38 @@ double increment_step(const Tensor& s) {
       return double(opmath_t<T>(*p));
     }
     return 0;  // unreachable: check_step requires a floating dtype
+  });
+}
+
+// The value of a one-element floating CPU tensor.
+double read_scalar(const Tensor& s) {
+  return visit_dtype(s.dtype(), [&](auto tag) -> double {
+    using T = decltype(tag);
+    if constexpr (std::is_floating_point<T>::value ||
+                  std::is_same<T, Half>::value ||
+                  std::is_same<T, BFloat16>::value)
+      return double(opmath_t<T>(*reinterpret_cast<const T*>(s.data_ptr())));
+    return 0;  // unreachable: check_step requires a floating dtype
+  });
+}
+
+// s.copy_(value) (a double rounded to the tensor's dtype, like copying a
+// float64 tensor in); with `multiply`, s *= value in the tensor's dtype
+// (torch's mul_ by a Python float: the scalar becomes the compute type).
+// Returns the new value.
+double write_scalar(const Tensor& s, double value, bool multiply) {
+  s.bump_version();
+  return visit_dtype(s.dtype(), [&](auto tag) -> double {
+    using T = decltype(tag);
+    if constexpr (std::is_floating_point<T>::value ||
+                  std::is_same<T, Half>::value ||
+                  std::is_same<T, BFloat16>::value) {
+      using M = opmath_t<T>;
+      T* p = reinterpret_cast<T*>(s.data_ptr());
+      *p = multiply ? T(M(*p) * M(value)) : T(value);
+      return double(M(*p));
+    }
+    return 0;
   });
 }
 
@@ -128,6 +176,9 @@ bool validate(const OptimLists& L, size_t n) {
       }
     }
     if (L.steps) check_step(L, i, (*L.steps)[i]);
+    for (int k = 0; k < 2; ++k)
+      if (L.scalar_lists[k])
+        check_step(L, i, (*L.scalar_lists[k])[i], L.scalar_names[k]);
   }
   return uniform;
 }
@@ -142,7 +193,8 @@ void fill_offsets(std::vector<int64_t>& off, const Tensor* params,
 // Mixed dtypes or strided tensors: one kernel call per dtype over dense
 // copies, then the written copies are stored back.
 FASTT_NOINLINE void run_general(const OptimLists& L, OptimKernelArgs& ka,
-                                size_t n, const double* steps) {
+                                size_t n, const double* steps,
+                                const double* aux) {
   const std::vector<Tensor>& params = *L.lists[0];
   std::vector<DType> dtypes;
   std::vector<KernelFn> fns;
@@ -157,15 +209,19 @@ FASTT_NOINLINE void run_general(const OptimLists& L, OptimKernelArgs& ka,
   }
   std::vector<Tensor> dense[kMaxLists];
   std::vector<size_t> index;
-  std::vector<double> sub_steps;
+  std::vector<double> sub_steps, sub_aux;
   for (size_t g = 0; g < dtypes.size(); ++g) {
     index.clear();
     sub_steps.clear();
+    sub_aux.clear();
     for (auto& v : dense) v.clear();
     for (size_t i = 0; i < n; ++i) {
       if (params[i].dtype() != dtypes[g]) continue;
       index.push_back(i);
       if (steps) sub_steps.push_back(steps[i]);
+      if (aux)
+        sub_aux.insert(sub_aux.end(), aux + kOptimAux * i,
+                       aux + kOptimAux * (i + 1));
       for (int l = 0; l < kMaxLists; ++l)
         if (L.lists[l]) dense[l].push_back((*L.lists[l])[i].contiguous());
     }
@@ -176,6 +232,7 @@ FASTT_NOINLINE void run_general(const OptimLists& L, OptimKernelArgs& ka,
     for (int s = 0; s < kMaxOptimStates; ++s)
       ka.state[s] = L.lists[2 + s] ? dense[2 + s].data() : nullptr;
     ka.steps = steps ? sub_steps.data() : nullptr;
+    ka.aux = aux ? sub_aux.data() : nullptr;
     ka.offsets = scratch().offsets.data();
     KernelArgs args;
     args.i0 = reinterpret_cast<int64_t>(&ka);
@@ -202,6 +259,11 @@ void run_optim(const OptimLists& L, OptimKernelArgs& ka) {
     FASTT_CHECK(L.steps->size() == n, RuntimeError,
                 "{}: expected {} state_steps (one per parameter), got {}",
                 L.name, n, L.steps->size());
+  for (int k = 0; k < 2; ++k)
+    if (L.scalar_lists[k])
+      FASTT_CHECK(L.scalar_lists[k]->size() == n, RuntimeError,
+                  "{}: expected {} {} (one per parameter), got {}", L.name,
+                  n, L.scalar_names[k], L.scalar_lists[k]->size());
   if (n == 0) return;
   const bool fast = validate(L, n);
   // Look the kernel up before touching any state, so an unsupported
@@ -220,6 +282,17 @@ void run_optim(const OptimLists& L, OptimKernelArgs& ka) {
       sc.steps[i] = increment_step((*L.steps)[i]);
     steps = sc.steps.data();
   }
+  const double* aux = nullptr;
+  if (L.aux_fn) {
+    sc.aux.resize(n * kOptimAux);
+    for (size_t i = 0; i < n; ++i) {
+      const Tensor* st[2] = {
+          L.scalar_lists[0] ? &(*L.scalar_lists[0])[i] : nullptr,
+          L.scalar_lists[1] ? &(*L.scalar_lists[1])[i] : nullptr};
+      L.aux_fn(ka, st, steps ? steps[i] : 0.0, &sc.aux[kOptimAux * i]);
+    }
+    aux = sc.aux.data();
+  }
   if (fast) {
     fill_offsets(sc.offsets, params.data(), n);
     ka.n = int64_t(n);
@@ -228,17 +301,85 @@ void run_optim(const OptimLists& L, OptimKernelArgs& ka) {
     for (int s = 0; s < kMaxOptimStates; ++s)
       ka.state[s] = L.lists[2 + s] ? L.lists[2 + s]->data() : nullptr;
     ka.steps = steps;
+    ka.aux = aux;
     ka.offsets = sc.offsets.data();
     KernelArgs args;
     args.i0 = reinterpret_cast<int64_t>(&ka);
     fn(args);
   } else {
-    run_general(L, ka, n, steps);
+    run_general(L, ka, n, steps, aux);
   }
   for (int l = 0; l < kMaxLists; ++l) {
     if (!L.lists[l] || l == 1) continue;
     for (const Tensor& t : *L.lists[l]) t.bump_version();
   }
+}
+
+// Sets lists[0..1] and their names; the state lists follow.
+void set_lists(OptimLists& L, const std::vector<Tensor>& params,
+               const std::vector<Tensor>& grads,
+               std::initializer_list<std::pair<const std::vector<Tensor>*,
+                                               const char*>> states) {
+  L.lists[0] = &params;
+  L.lists[1] = &grads;
+  L.list_names[0] = "params";
+  L.list_names[1] = "grads";
+  int l = 2;
+  for (const auto& st : states) {
+    L.lists[l] = st.first;
+    L.list_names[l] = st.second;
+    ++l;
+  }
+}
+
+void adamax_aux(const OptimKernelArgs& a, const Tensor* const*, double step,
+                double* out) {
+  // clr = lr / bias_correction (torch's Python arithmetic)
+  out[0] = -(a.lr / (1 - std::pow(a.beta1, step)));
+}
+
+void nadam_aux(const OptimKernelArgs& a, const Tensor* const* sc,
+               double step, double* out) {
+  const double mu =
+      a.beta1 * (1.0 - 0.5 * std::pow(0.96, step * a.momentum_decay));
+  const double mu_next =
+      a.beta1 * (1.0 - 0.5 * std::pow(0.96, (step + 1) * a.momentum_decay));
+  const double mu_product = write_scalar(*sc[0], mu, true);  // *= mu
+  const double mu_product_next = mu_product * mu_next;
+  out[0] = 1 - std::pow(a.beta2, step);  // bias_correction2
+  out[1] = -a.lr * (1.0 - mu) / (1.0 - mu_product);
+  out[2] = (-a.lr * mu_next) / (1.0 - mu_product_next);
+}
+
+void radam_aux(const OptimKernelArgs& a, const Tensor* const*, double step,
+               double* out) {
+  const double bc1 = 1 - std::pow(a.beta1, step);
+  const double bc2 = 1 - std::pow(a.beta2, step);
+  const double rho_inf = 2 / (1 - a.beta2) - 1;
+  const double rho_t = rho_inf - 2 * step * std::pow(a.beta2, step) / bc2;
+  out[0] = bc1;
+  // The rectification term, or 0 for the unrectified update (rho_t > 5
+  // makes every factor positive).
+  out[1] = rho_t > 5.0
+               ? std::pow((rho_t - 4) * (rho_t - 2) * rho_inf /
+                              ((rho_inf - 4) * (rho_inf - 2) * rho_t),
+                          0.5)
+               : 0.0;
+  out[2] = std::pow(bc2, 0.5);
+}
+
+void asgd_aux(const OptimKernelArgs& a, const Tensor* const* sc, double step,
+              double* out) {
+  out[0] = read_scalar(*sc[0]);  // eta, mu before this step
+  out[1] = read_scalar(*sc[1]);
+  out[2] = 0;
+  // torch: eta.copy_(torch.as_tensor(python float)), a float32 tensor
+  // (the default dtype) whatever eta's dtype; likewise mu.
+  write_scalar(*sc[0],
+               double(float(a.lr / std::pow(1 + a.lambd * a.lr * step,
+                                            a.alpha))),
+               false);
+  write_scalar(*sc[1], double(float(1 / std::max(1.0, step - a.t0))), false);
 }
 
 }  // namespace
@@ -376,6 +517,145 @@ void adagrad_step_(const std::vector<Tensor>& params,
   ka.lr_decay = lr_decay;
   ka.weight_decay = weight_decay;
   ka.eps = eps;
+  ka.maximize = maximize;
+  run_optim(L, ka);
+}
+
+void adadelta_step_(const std::vector<Tensor>& params,
+                    const std::vector<Tensor>& grads,
+                    const std::vector<Tensor>& square_avgs,
+                    const std::vector<Tensor>& acc_deltas,
+                    const std::vector<Tensor>& state_steps, double lr,
+                    double rho, double eps, double weight_decay,
+                    bool maximize) {
+  OptimLists L{Op::adadelta_step, "adadelta_step_", "Adadelta"};
+  set_lists(L, params, grads,
+            {{&square_avgs, "square_avgs"}, {&acc_deltas, "acc_deltas"}});
+  L.steps = &state_steps;
+  OptimKernelArgs ka;
+  ka.lr = lr;
+  ka.rho = rho;
+  ka.eps = eps;
+  ka.weight_decay = weight_decay;
+  ka.maximize = maximize;
+  run_optim(L, ka);
+}
+
+void adamax_step_(const std::vector<Tensor>& params,
+                  const std::vector<Tensor>& grads,
+                  const std::vector<Tensor>& exp_avgs,
+                  const std::vector<Tensor>& exp_infs,
+                  const std::vector<Tensor>& state_steps, double lr,
+                  double beta1, double beta2, double eps, double weight_decay,
+                  bool maximize) {
+  OptimLists L{Op::adamax_step, "adamax_step_", "Adamax"};
+  set_lists(L, params, grads,
+            {{&exp_avgs, "exp_avgs"}, {&exp_infs, "exp_infs"}});
+  L.steps = &state_steps;
+  L.aux_fn = adamax_aux;
+  OptimKernelArgs ka;
+  ka.lr = lr;
+  ka.beta1 = beta1;
+  ka.beta2 = beta2;
+  ka.eps = eps;
+  ka.weight_decay = weight_decay;
+  ka.maximize = maximize;
+  run_optim(L, ka);
+}
+
+void nadam_step_(const std::vector<Tensor>& params,
+                 const std::vector<Tensor>& grads,
+                 const std::vector<Tensor>& exp_avgs,
+                 const std::vector<Tensor>& exp_avg_sqs,
+                 const std::vector<Tensor>& mu_products,
+                 const std::vector<Tensor>& state_steps, double lr,
+                 double beta1, double beta2, double eps, double weight_decay,
+                 double momentum_decay, bool maximize,
+                 bool decoupled_weight_decay) {
+  OptimLists L{Op::nadam_step, "nadam_step_", "NAdam"};
+  set_lists(L, params, grads,
+            {{&exp_avgs, "exp_avgs"}, {&exp_avg_sqs, "exp_avg_sqs"}});
+  L.steps = &state_steps;
+  L.scalar_lists[0] = &mu_products;
+  L.scalar_names[0] = "mu_products";
+  L.aux_fn = nadam_aux;
+  OptimKernelArgs ka;
+  ka.lr = lr;
+  ka.beta1 = beta1;
+  ka.beta2 = beta2;
+  ka.eps = eps;
+  ka.weight_decay = weight_decay;
+  ka.momentum_decay = momentum_decay;
+  ka.maximize = maximize;
+  ka.decoupled = decoupled_weight_decay;
+  run_optim(L, ka);
+}
+
+void radam_step_(const std::vector<Tensor>& params,
+                 const std::vector<Tensor>& grads,
+                 const std::vector<Tensor>& exp_avgs,
+                 const std::vector<Tensor>& exp_avg_sqs,
+                 const std::vector<Tensor>& state_steps, double lr,
+                 double beta1, double beta2, double eps, double weight_decay,
+                 bool maximize, bool decoupled_weight_decay) {
+  OptimLists L{Op::radam_step, "radam_step_", "RAdam"};
+  set_lists(L, params, grads,
+            {{&exp_avgs, "exp_avgs"}, {&exp_avg_sqs, "exp_avg_sqs"}});
+  L.steps = &state_steps;
+  L.aux_fn = radam_aux;
+  OptimKernelArgs ka;
+  ka.lr = lr;
+  ka.beta1 = beta1;
+  ka.beta2 = beta2;
+  ka.eps = eps;
+  ka.weight_decay = weight_decay;
+  ka.maximize = maximize;
+  ka.decoupled = decoupled_weight_decay;
+  run_optim(L, ka);
+}
+
+void asgd_step_(const std::vector<Tensor>& params,
+                const std::vector<Tensor>& grads,
+                const std::vector<Tensor>& axs,
+                const std::vector<Tensor>& etas,
+                const std::vector<Tensor>& mus,
+                const std::vector<Tensor>& state_steps, double lr,
+                double lambd, double alpha, double t0, double weight_decay,
+                bool maximize) {
+  OptimLists L{Op::asgd_step, "asgd_step_", "ASGD"};
+  set_lists(L, params, grads, {{&axs, "axs"}});
+  L.steps = &state_steps;
+  L.scalar_lists[0] = &etas;
+  L.scalar_names[0] = "etas";
+  L.scalar_lists[1] = &mus;
+  L.scalar_names[1] = "mus";
+  L.aux_fn = asgd_aux;
+  OptimKernelArgs ka;
+  ka.lr = lr;
+  ka.lambd = lambd;
+  ka.alpha = alpha;
+  ka.t0 = t0;
+  ka.weight_decay = weight_decay;
+  ka.maximize = maximize;
+  run_optim(L, ka);
+}
+
+void rprop_step_(const std::vector<Tensor>& params,
+                 const std::vector<Tensor>& grads,
+                 const std::vector<Tensor>& prevs,
+                 const std::vector<Tensor>& step_sizes,
+                 const std::vector<Tensor>& state_steps, double etaminus,
+                 double etaplus, double step_size_min, double step_size_max,
+                 bool maximize) {
+  OptimLists L{Op::rprop_step, "rprop_step_", "Rprop"};
+  set_lists(L, params, grads,
+            {{&prevs, "prevs"}, {&step_sizes, "step_sizes"}});
+  L.steps = &state_steps;
+  OptimKernelArgs ka;
+  ka.etaminus = etaminus;
+  ka.etaplus = etaplus;
+  ka.step_size_min = step_size_min;
+  ka.step_size_max = step_size_max;
   ka.maximize = maximize;
   run_optim(L, ka);
 }

@@ -60,6 +60,68 @@ void adagrad_step_(const std::vector<Tensor>& params,
                    double lr_decay, double weight_decay, double eps,
                    bool maximize);
 
+// torch.optim.Adadelta.
+void adadelta_step_(const std::vector<Tensor>& params,
+                    const std::vector<Tensor>& grads,
+                    const std::vector<Tensor>& square_avgs,
+                    const std::vector<Tensor>& acc_deltas,
+                    const std::vector<Tensor>& state_steps, double lr,
+                    double rho, double eps, double weight_decay,
+                    bool maximize);
+
+// torch.optim.Adamax.
+void adamax_step_(const std::vector<Tensor>& params,
+                  const std::vector<Tensor>& grads,
+                  const std::vector<Tensor>& exp_avgs,
+                  const std::vector<Tensor>& exp_infs,
+                  const std::vector<Tensor>& state_steps, double lr,
+                  double beta1, double beta2, double eps, double weight_decay,
+                  bool maximize);
+
+// torch.optim.NAdam. mu_products holds one-element floating CPU tensors
+// (torch's state["mu_product"]), multiplied by this step's mu in their
+// dtype before the update.
+void nadam_step_(const std::vector<Tensor>& params,
+                 const std::vector<Tensor>& grads,
+                 const std::vector<Tensor>& exp_avgs,
+                 const std::vector<Tensor>& exp_avg_sqs,
+                 const std::vector<Tensor>& mu_products,
+                 const std::vector<Tensor>& state_steps, double lr,
+                 double beta1, double beta2, double eps, double weight_decay,
+                 double momentum_decay, bool maximize,
+                 bool decoupled_weight_decay);
+
+// torch.optim.RAdam (the rectified update once rho_t > 5).
+void radam_step_(const std::vector<Tensor>& params,
+                 const std::vector<Tensor>& grads,
+                 const std::vector<Tensor>& exp_avgs,
+                 const std::vector<Tensor>& exp_avg_sqs,
+                 const std::vector<Tensor>& state_steps, double lr,
+                 double beta1, double beta2, double eps, double weight_decay,
+                 bool maximize, bool decoupled_weight_decay);
+
+// torch.optim.ASGD. etas and mus hold one-element floating CPU tensors
+// (torch's state["eta"], state["mu"]): the update uses their values, then
+// they are set from the new step count like torch.
+void asgd_step_(const std::vector<Tensor>& params,
+                const std::vector<Tensor>& grads,
+                const std::vector<Tensor>& axs,
+                const std::vector<Tensor>& etas,
+                const std::vector<Tensor>& mus,
+                const std::vector<Tensor>& state_steps, double lr,
+                double lambd, double alpha, double t0, double weight_decay,
+                bool maximize);
+
+// torch.optim.Rprop. step_sizes start at the optimizer's lr (the caller
+// fills them), prevs at zero.
+void rprop_step_(const std::vector<Tensor>& params,
+                 const std::vector<Tensor>& grads,
+                 const std::vector<Tensor>& prevs,
+                 const std::vector<Tensor>& step_sizes,
+                 const std::vector<Tensor>& state_steps, double etaminus,
+                 double etaplus, double step_size_min, double step_size_max,
+                 bool maximize);
+
 // The CPU loops come in two builds on x86: with fused multiply-adds where
 // torch's AVX2/AVX512 kernels fuse them (picked when the CPU has AVX2+FMA)
 // and without (torch's baseline kernels). Tests switch between them;
@@ -70,6 +132,7 @@ void set_optim_fma_enabled(bool on);
 // What an optimizer kernel reads; KernelArgs::i0 holds its address. All
 // tensors are dense, of the kernel's dtype, and validated by the op layer.
 constexpr int kMaxOptimStates = 3;
+constexpr int kOptimAux = 3;  // per-tensor op-layer scalars
 struct OptimKernelArgs {
   int64_t n = 0;                          // tensors per list
   const Tensor* params = nullptr;
@@ -78,8 +141,13 @@ struct OptimKernelArgs {
   const double* steps = nullptr;          // per tensor, after the increment
   const int64_t* offsets = nullptr;       // n + 1 prefix sums of numel
   const double* scalars = nullptr;        // per tensor, kernel-computed
+  // kOptimAux per tensor, computed by the op layer after the step
+  // increment (adadelta..rprop: see each entry point in optim.cpp).
+  const double* aux = nullptr;
   double lr = 0, weight_decay = 0, eps = 0, momentum = 0, dampening = 0;
   double beta1 = 0, beta2 = 0, alpha = 0, lr_decay = 0;
+  double rho = 0, momentum_decay = 0, lambd = 0, t0 = 0;
+  double etaminus = 0, etaplus = 0, step_size_min = 0, step_size_max = 0;
   bool maximize = false, nesterov = false, first_step = false;
   bool amsgrad = false, decoupled = false, centered = false;
 };

@@ -1,5 +1,6 @@
 // CPU kernels for the fused optimizer steps (Op::sgd_step, adam_step,
-// rmsprop_step, adagrad_step). Each reads an OptimKernelArgs (address in
+// rmsprop_step, adagrad_step, adadelta_step, adamax_step, nadam_step,
+// radam_step, asgd_step, rprop_step). Each reads an OptimKernelArgs (address in
 // KernelArgs::i0, see csrc/ops/optim.h) and updates every tensor of the
 // lists in one call; large totals are split into element chunks across
 // threads. To add an algorithm: a *_body loop, its *_fma / *_base builds,
@@ -24,6 +25,14 @@
 //   adam_step     exp_avg, exp_avg_sq, max_exp_avg_sq (amsgrad)
 //   rmsprop_step  square_avg, grad_avg (centered), momentum buffer
 //   adagrad_step  sum
+//   adadelta_step square_avg, acc_delta
+//   adamax_step   exp_avg, exp_inf
+//   nadam_step    exp_avg, exp_avg_sq (mu_product: the op layer)
+//   radam_step    exp_avg, exp_avg_sq
+//   asgd_step     ax (eta, mu: the op layer)
+//   rprop_step    prev, step_size
+// Per-tensor scalars the op layer derives from the step count and scalar
+// state arrive in OptimKernelArgs::aux (kOptimAux per tensor).
 // No implicit contraction: fused multiply-adds only where madd() asks.
 #if defined(__clang__)
 #pragma STDC FP_CONTRACT OFF
@@ -221,6 +230,29 @@ FASTT_ALWAYS_INLINE void blocked(int64_t b, int64_t e, M* tmp, A&& phase_a,
   }
 }
 
+// blocked() with two roots per element: phase_a fills tmp[j] and
+// tmp[kBlock + j] (tmp holds 2 * kBlock).
+template <bool F, class M, class A, class B>
+FASTT_ALWAYS_INLINE void blocked2(int64_t b, int64_t e, M* tmp, A&& phase_a,
+                                  B&& phase_b) {
+  int64_t k0 = b;
+  for (; k0 + kBlock <= e; k0 += kBlock) {
+    for (int j = 0; j < kBlock; ++j) phase_a(k0 + j, j);
+    sqrt_lanes<F>(tmp, kBlock);
+    sqrt_lanes<F>(tmp + kBlock, kBlock);
+    for (int j = 0; j < kBlock; ++j) phase_b(k0 + j, j);
+  }
+  const int rest = int(e - k0);
+  if (rest > 0) {
+    const int lanes = (rest + kLanes - 1) / kLanes * kLanes;
+    for (int j = rest; j < lanes; ++j) tmp[j] = tmp[kBlock + j] = M(0);
+    for (int j = 0; j < rest; ++j) phase_a(k0 + j, j);
+    sqrt_lanes<F>(tmp, lanes);
+    sqrt_lanes<F>(tmp + kBlock, lanes);
+    for (int j = 0; j < rest; ++j) phase_b(k0 + j, j);
+  }
+}
+
 // ---- SGD ----
 // MOM: 0 no momentum, 1 first step (buf = grad), 2 buf update.
 template <class T, bool F, bool WD, int MOM>
@@ -386,6 +418,240 @@ FASTT_ALWAYS_INLINE void adagrad_body(const OptimKernelArgs& a, int64_t i,
       });
 }
 
+// ---- Adadelta ----
+template <class T, bool F, bool WD>
+FASTT_ALWAYS_INLINE void adadelta_body(const OptimKernelArgs& a, int64_t i,
+                                       int64_t b, int64_t e) {
+  using M = opmath_t<T>;
+  T* p = data_of<T>(a.params[i]);
+  const T* g = data_of<T>(a.grads[i]);
+  T* sq = data_of<T>(a.state[0][i]);
+  T* acc = data_of<T>(a.state[1][i]);
+  const M sign = a.maximize ? M(-1) : M(1);
+  const M wd = alpha_of<T>(a.weight_decay), rho = M(a.rho);
+  // torch's add(tensor, eps) rounds eps to the 16-bit storage types.
+  const M w = M(1 - a.rho), eps = alpha_of<T>(a.eps);
+  const M neg_lr = alpha_of<T>(-a.lr);
+  M tmp[2 * kBlock], gks[kBlock];
+  blocked2<F>(
+      b, e, tmp,
+      [&](int64_t k, int j) {
+        M gk = sign * M(g[k]);
+        if (WD) gk = rnd<T>(madd<F>(M(p[k]), wd, gk));
+        M s = rnd<T>(M(sq[k]) * rho);
+        s = rnd<T>(madd<F>(w * gk, gk, s));  // addcmul(g, g, value=1-rho)
+        sq[k] = T(s);
+        gks[j] = gk;
+        tmp[j] = rnd<T>(s + eps);                     // square_avg.add(eps)
+        tmp[kBlock + j] = rnd<T>(M(acc[k]) + eps);    // acc_delta.add(eps)
+      },
+      [&](int64_t k, int j) {
+        const M std_ = rnd<T>(tmp[j]);  // sqrt_
+        M delta = rnd<T>(tmp[kBlock + j]);
+        delta = rnd<T>(delta / std_);
+        delta = rnd<T>(delta * gks[j]);
+        M ad = rnd<T>(M(acc[k]) * rho);
+        ad = rnd<T>(madd<F>(w * delta, delta, ad));
+        acc[k] = T(ad);
+        p[k] = T(madd<F>(delta, neg_lr, M(p[k])));  // add_(delta, alpha=-lr)
+      });
+}
+
+// ---- Adamax ----  aux: -lr / bias_correction
+template <class T, bool F, bool WD>
+FASTT_ALWAYS_INLINE void adamax_body(const OptimKernelArgs& a, int64_t i,
+                                     int64_t b, int64_t e) {
+  using M = opmath_t<T>;
+  T* p = data_of<T>(a.params[i]);
+  const T* g = data_of<T>(a.grads[i]);
+  T* m = data_of<T>(a.state[0][i]);
+  T* inf = data_of<T>(a.state[1][i]);
+  const M neg_clr = M(a.aux[kOptimAux * i]);
+  const M sign = a.maximize ? M(-1) : M(1);
+  const M wd = alpha_of<T>(a.weight_decay), eps = alpha_of<T>(a.eps);
+  const M w1 = M(1 - a.beta1), one_minus_w1 = M(1) - w1;
+  const bool small = std::abs(w1) < M(0.5);
+  const M beta2 = M(a.beta2);
+  for (int64_t k = b; k < e; ++k) {
+    const M pk = M(p[k]);
+    M gk = sign * M(g[k]);
+    if (WD) gk = rnd<T>(madd<F>(pk, wd, gk));
+    const M mk = rnd<T>(lerp<F>(M(m[k]), gk, w1, one_minus_w1, small));
+    m[k] = T(mk);
+    const M x = rnd<T>(M(inf[k]) * beta2);
+    const M y = rnd<T>(std::abs(gk) + eps);  // grad.abs().add_(eps)
+    const M u = (x > y || x != x) ? x : y;   // torch.maximum: NaN wins
+    inf[k] = T(u);
+    p[k] = T(pk + neg_clr * mk / rnd<T>(u));  // addcdiv(value=-clr)
+  }
+}
+
+// ---- NAdam ----  aux: bias_correction2, grad and exp_avg coefficients.
+// WD: 0 none, 1 L2, 2 decoupled.
+template <class T, bool F, int WD>
+FASTT_ALWAYS_INLINE void nadam_body(const OptimKernelArgs& a, int64_t i,
+                                    int64_t b, int64_t e) {
+  using M = opmath_t<T>;
+  T* p = data_of<T>(a.params[i]);
+  const T* g = data_of<T>(a.grads[i]);
+  T* m = data_of<T>(a.state[0][i]);
+  T* v = data_of<T>(a.state[1][i]);
+  const double* aux = a.aux + kOptimAux * i;
+  const M bc2 = M(aux[0]), c_grad = M(aux[1]), c_avg = M(aux[2]);
+  const M eps = alpha_of<T>(a.eps), sign = a.maximize ? M(-1) : M(1);
+  const M w1 = M(1 - a.beta1), one_minus_w1 = M(1) - w1;
+  const bool small = std::abs(w1) < M(0.5);
+  const M beta2 = M(a.beta2), w2 = M(1 - a.beta2);
+  const M wd = alpha_of<T>(a.weight_decay);
+  const M decay = M(1 - a.lr * a.weight_decay);
+  M tmp[kBlock], pks[kBlock], gks[kBlock], mks[kBlock];
+  blocked<F>(
+      b, e, tmp,
+      [&](int64_t k, int j) {
+        M pk = M(p[k]);
+        M gk = sign * M(g[k]);
+        if (WD == 2) pk = rnd<T>(pk * decay);
+        if (WD == 1) gk = rnd<T>(madd<F>(pk, wd, gk));
+        const M mk = rnd<T>(lerp<F>(M(m[k]), gk, w1, one_minus_w1, small));
+        M vk = rnd<T>(M(v[k]) * beta2);
+        vk = rnd<T>(madd<F>(w2 * gk, gk, vk));
+        m[k] = T(mk);
+        v[k] = T(vk);
+        pks[j] = pk;
+        gks[j] = gk;
+        mks[j] = mk;
+        tmp[j] = rnd<T>(vk / bc2);  // exp_avg_sq.div(bias_correction2)
+      },
+      [&](int64_t k, int j) {
+        M denom = rnd<T>(tmp[j]);  // sqrt
+        denom = rnd<T>(denom + eps);
+        const M pk = rnd<T>(pks[j] + c_grad * gks[j] / denom);
+        p[k] = T(pk + c_avg * mks[j] / denom);
+      });
+}
+
+// ---- RAdam ----  aux: bias_correction1, rect (0: unrectified),
+// sqrt(bias_correction2). WD: 0 none, 1 L2, 2 decoupled.
+template <class T, bool F, int WD>
+FASTT_ALWAYS_INLINE void radam_body(const OptimKernelArgs& a, int64_t i,
+                                    int64_t b, int64_t e) {
+  using M = opmath_t<T>;
+  T* p = data_of<T>(a.params[i]);
+  const T* g = data_of<T>(a.grads[i]);
+  T* m = data_of<T>(a.state[0][i]);
+  T* v = data_of<T>(a.state[1][i]);
+  const double* aux = a.aux + kOptimAux * i;
+  const M bc1 = M(aux[0]), rect = M(aux[1]), bc2_sqrt = M(aux[2]);
+  const bool rectified = aux[1] > 0;
+  const M lr = M(a.lr), eps = alpha_of<T>(a.eps);
+  const M sign = a.maximize ? M(-1) : M(1);
+  const M w1 = M(1 - a.beta1), one_minus_w1 = M(1) - w1;
+  const bool small = std::abs(w1) < M(0.5);
+  const M beta2 = M(a.beta2), w2 = M(1 - a.beta2);
+  const M wd = alpha_of<T>(a.weight_decay);
+  const M decay = M(1 - a.lr * a.weight_decay);
+  // The moments; returns (p, exp_avg / bc1 * lr) and leaves exp_avg_sq.
+  auto moments = [&](int64_t k, M& pk, M& vk) {
+    pk = M(p[k]);
+    M gk = sign * M(g[k]);
+    if (WD == 2) pk = rnd<T>(pk * decay);
+    if (WD == 1) gk = rnd<T>(madd<F>(pk, wd, gk));
+    const M mk = rnd<T>(lerp<F>(M(m[k]), gk, w1, one_minus_w1, small));
+    vk = rnd<T>(M(v[k]) * beta2);
+    vk = rnd<T>(madd<F>(w2 * gk, gk, vk));
+    m[k] = T(mk);
+    v[k] = T(vk);
+    const M bce = rnd<T>(mk / bc1);  // exp_avg / bias_correction1
+    return rnd<T>(bce * lr);
+  };
+  if (!rectified) {
+    for (int64_t k = b; k < e; ++k) {
+      M pk, vk;
+      const M x = moments(k, pk, vk);
+      p[k] = T(pk - x);  // add_(x, alpha=-1)
+    }
+    return;
+  }
+  M tmp[kBlock], pks[kBlock], xs[kBlock];
+  blocked<F>(
+      b, e, tmp,
+      [&](int64_t k, int j) {
+        M pk, vk;
+        xs[j] = moments(k, pk, vk);
+        pks[j] = pk;
+        tmp[j] = vk;
+      },
+      [&](int64_t k, int j) {
+        M s = rnd<T>(tmp[j]);  // exp_avg_sq.sqrt()
+        s = rnd<T>(s + eps);
+        M ad = rnd<T>(M(1) / s);  // bc2 ** 0.5 / s: reciprocal() * scalar
+        ad = rnd<T>(ad * bc2_sqrt);
+        M x = rnd<T>(xs[j] * ad);
+        x = rnd<T>(x * rect);
+        p[k] = T(pks[j] - x);
+      });
+}
+
+// ---- ASGD ----  aux: eta, mu (before this step's update)
+template <class T, bool F, bool WD>
+FASTT_ALWAYS_INLINE void asgd_body(const OptimKernelArgs& a, int64_t i,
+                                   int64_t b, int64_t e) {
+  using M = opmath_t<T>;
+  T* p = data_of<T>(a.params[i]);
+  const T* g = data_of<T>(a.grads[i]);
+  T* ax = data_of<T>(a.state[0][i]);
+  const double eta = a.aux[kOptimAux * i], mu_d = a.aux[kOptimAux * i + 1];
+  const M decay = M(1 - a.lambd * eta), neg_eta = alpha_of<T>(-eta);
+  const M mu = M(mu_d);
+  const bool average = mu_d != 1;
+  const M sign = a.maximize ? M(-1) : M(1);
+  const M wd = alpha_of<T>(a.weight_decay);
+  for (int64_t k = b; k < e; ++k) {
+    M pk = M(p[k]);
+    M gk = sign * M(g[k]);
+    if (WD) gk = rnd<T>(madd<F>(pk, wd, gk));
+    pk = rnd<T>(pk * decay);                 // mul_(1 - lambd * eta)
+    pk = rnd<T>(madd<F>(gk, neg_eta, pk));   // add_(grad, alpha=-eta)
+    p[k] = T(pk);
+    if (average) {
+      const M axk = M(ax[k]);
+      M d = rnd<T>(pk - axk);  // param.sub(ax).mul_(mu)
+      d = rnd<T>(d * mu);
+      ax[k] = T(axk + d);
+    } else {
+      ax[k] = T(pk);
+    }
+  }
+}
+
+// ---- Rprop ----  state: prev, step_size
+template <class T, bool F>
+FASTT_ALWAYS_INLINE void rprop_body(const OptimKernelArgs& a, int64_t i,
+                                    int64_t b, int64_t e) {
+  using M = opmath_t<T>;
+  T* p = data_of<T>(a.params[i]);
+  const T* g = data_of<T>(a.grads[i]);
+  T* prev = data_of<T>(a.state[0][i]);
+  T* ss = data_of<T>(a.state[1][i]);
+  const M sign = a.maximize ? M(-1) : M(1);
+  // The factors as stored in torch's sign tensor, the bounds as clamp's
+  // scalars (both in the tensor's dtype).
+  const M etaplus = M(T(M(a.etaplus))), etaminus = M(T(M(a.etaminus)));
+  const M lo = M(T(M(a.step_size_min))), hi = M(T(M(a.step_size_max)));
+  for (int64_t k = b; k < e; ++k) {
+    M gk = sign * M(g[k]);
+    const M prod = rnd<T>(gk * M(prev[k]));  // grad.mul(prev).sign()
+    const M f = prod > 0 ? etaplus : (prod < 0 ? etaminus : M(1));
+    M s = rnd<T>(M(ss[k]) * f);
+    if (!(s != s)) s = std::min(std::max(s, lo), hi);  // clamp_: NaN stays
+    ss[k] = T(s);
+    if (prod < 0) gk = M(0);
+    const M sg = M(int(gk > 0) - int(gk < 0));  // sign(): NaN gives 0
+    p[k] = T(madd<F>(-sg, s, M(p[k])));  // addcmul(sign, step_size, value=-1)
+    prev[k] = T(gk);
+  }
+}
+
 // ---- The FMA and baseline builds of each loop, and their dispatch ----
 using ChunkFn = void (*)(const OptimKernelArgs&, int64_t, int64_t, int64_t);
 
@@ -426,6 +692,34 @@ template <class T, bool WD>
 void adagrad_base(const OptimKernelArgs& a, int64_t i, int64_t b,
                   int64_t e) {
   adagrad_body<T, false, WD>(a, i, b, e);
+}
+
+// The new loops' builds: NAME##_fma / NAME##_base over template flags.
+#define FASTT_OPTIM_BUILDS(NAME, TPARAMS, TARGS)                         \
+  template <class T, TPARAMS>                                              \
+  FASTT_OPTIM_FMA_TARGET void NAME##_fma(const OptimKernelArgs& a,         \
+                                         int64_t i, int64_t b, int64_t e) { \
+    NAME##_body<T, true, TARGS>(a, i, b, e);                               \
+  }                                                                        \
+  template <class T, TPARAMS>                                              \
+  void NAME##_base(const OptimKernelArgs& a, int64_t i, int64_t b,         \
+                   int64_t e) {                                            \
+    NAME##_body<T, false, TARGS>(a, i, b, e);                              \
+  }
+FASTT_OPTIM_BUILDS(adadelta, bool WD, WD)
+FASTT_OPTIM_BUILDS(adamax, bool WD, WD)
+FASTT_OPTIM_BUILDS(nadam, int WD, WD)
+FASTT_OPTIM_BUILDS(radam, int WD, WD)
+FASTT_OPTIM_BUILDS(asgd, bool WD, WD)
+#undef FASTT_OPTIM_BUILDS
+template <class T>
+FASTT_OPTIM_FMA_TARGET void rprop_fma(const OptimKernelArgs& a, int64_t i,
+                                      int64_t b, int64_t e) {
+  rprop_body<T, true>(a, i, b, e);
+}
+template <class T>
+void rprop_base(const OptimKernelArgs& a, int64_t i, int64_t b, int64_t e) {
+  rprop_body<T, false>(a, i, b, e);
 }
 
 // Picks fn<flags...> for runtime flags: the builds are indexed by
@@ -520,6 +814,53 @@ struct AdagradKernel {
         {adagrad_base<T, false>, adagrad_base<T, true>},
         {adagrad_fma<T, false>, adagrad_fma<T, true>}};
     const ChunkFn fn = table[g_use_fma][a.weight_decay != 0];
+    for_each_chunk(a, [&](int64_t i, int64_t b, int64_t e) { fn(a, i, b, e); });
+  }
+};
+
+// Adadelta, Adamax and ASGD: [fma][weight_decay != 0].
+#define FASTT_OPTIM_WD_KERNEL(KERNEL, NAME)                               \
+  template <class T>                                                      \
+  struct KERNEL {                                                         \
+    static void run(KernelArgs& ka) {                                     \
+      const auto& a = *reinterpret_cast<const OptimKernelArgs*>(ka.i0);   \
+      static constexpr ChunkFn table[2][2] = {                            \
+          {NAME##_base<T, false>, NAME##_base<T, true>},                  \
+          {NAME##_fma<T, false>, NAME##_fma<T, true>}};                   \
+      const ChunkFn fn = table[g_use_fma][a.weight_decay != 0];           \
+      for_each_chunk(a,                                                   \
+                     [&](int64_t i, int64_t b, int64_t e) { fn(a, i, b, e); }); \
+    }                                                                     \
+  };
+FASTT_OPTIM_WD_KERNEL(AdadeltaKernel, adadelta)
+FASTT_OPTIM_WD_KERNEL(AdamaxKernel, adamax)
+FASTT_OPTIM_WD_KERNEL(AsgdKernel, asgd)
+#undef FASTT_OPTIM_WD_KERNEL
+
+// NAdam and RAdam: [fma][0 none, 1 L2, 2 decoupled weight decay].
+#define FASTT_OPTIM_WD3_KERNEL(KERNEL, NAME)                              \
+  template <class T>                                                      \
+  struct KERNEL {                                                         \
+    static void run(KernelArgs& ka) {                                     \
+      const auto& a = *reinterpret_cast<const OptimKernelArgs*>(ka.i0);   \
+      static constexpr ChunkFn table[2][3] = {                            \
+          {NAME##_base<T, 0>, NAME##_base<T, 1>, NAME##_base<T, 2>},      \
+          {NAME##_fma<T, 0>, NAME##_fma<T, 1>, NAME##_fma<T, 2>}};        \
+      const int wd = a.weight_decay == 0 ? 0 : (a.decoupled ? 2 : 1);     \
+      const ChunkFn fn = table[g_use_fma][wd];                            \
+      for_each_chunk(a,                                                   \
+                     [&](int64_t i, int64_t b, int64_t e) { fn(a, i, b, e); }); \
+    }                                                                     \
+  };
+FASTT_OPTIM_WD3_KERNEL(NadamKernel, nadam)
+FASTT_OPTIM_WD3_KERNEL(RadamKernel, radam)
+#undef FASTT_OPTIM_WD3_KERNEL
+
+template <class T>
+struct RpropKernel {
+  static void run(KernelArgs& ka) {
+    const auto& a = *reinterpret_cast<const OptimKernelArgs*>(ka.i0);
+    const ChunkFn fn = g_use_fma ? rprop_fma<T> : rprop_base<T>;
     for_each_chunk(a, [&](int64_t i, int64_t b, int64_t e) { fn(a, i, b, e); });
   }
 };

@@ -1,5 +1,6 @@
 // CUDA kernels for the fused optimizer steps (Op::sgd_step, adam_step,
-// rmsprop_step, adagrad_step), reading the OptimKernelArgs the op layer
+// rmsprop_step, adagrad_step, adadelta_step, adamax_step, nadam_step,
+// radam_step, asgd_step, rprop_step), reading the OptimKernelArgs the op layer
 // fills (csrc/ops/optim.h). A group's tensors go into a chunk table passed
 // by value as the kernel's parameters (pointers of every list, sizes, per-
 // tensor scalars, and a block -> (tensor, chunk) map), so a group is ONE
@@ -40,11 +41,11 @@ constexpr size_t kParamBytes = 4096;
 constexpr size_t kBodyBytes = 256;  // room left for the element functor
 
 // Tensors per launch for D lists (params, grads, states...): what fits
-// after the block map, at 8*D (pointers) + 8 (numel) + 16 (scalars) bytes.
+// after the block map, at 8*D (pointers) + 8 (numel) + 24 (scalars) bytes.
 template <int D>
 constexpr int max_tensors() {
   return int((kParamBytes - kBodyBytes - 16 - kMaxBlocks * 5) /
-             (8 * D + 24));
+             (8 * D + 32));
 }
 
 template <int D>
@@ -53,13 +54,14 @@ struct ChunkTable {
   static_assert(kTensors <= 256, "tensor slots are indexed by uint8_t");
   void* ptr[D][kTensors];
   int64_t numel[kTensors];
-  double scalar[2][kTensors];  // per tensor: Adam's / Adagrad's step sizes
+  double scalar[3][kTensors];  // per tensor: step sizes, bias corrections
   int chunk[kMaxBlocks];       // chunk index within its tensor
   uint8_t tensor[kMaxBlocks];  // slot of the block's tensor
 };
 
 // One block per chunk; the block's threads stride over the chunk. Body is
-// an element functor: body(ptrs, k, scalar0, scalar1) updates element k.
+// an element functor: body(ptrs, k, scalar0, scalar1, scalar2) updates
+// element k.
 template <int D, class Body>
 __global__ void __launch_bounds__(kThreads)
     multi_tensor_kernel(ChunkTable<D> tab, Body body) {
@@ -72,8 +74,9 @@ __global__ void __launch_bounds__(kThreads)
   const int64_t n = tab.numel[slot];
   const int64_t end = n - begin < kChunk ? n : begin + kChunk;
   const double s0 = tab.scalar[0][slot], s1 = tab.scalar[1][slot];
+  const double s2 = tab.scalar[2][slot];
   for (int64_t k = begin + threadIdx.x; k < end; k += kThreads)
-    body(ptr, k, s0, s1);
+    body(ptr, k, s0, s1, s2);
 }
 
 template <int D, class Body>
@@ -88,7 +91,8 @@ void launch_table(const ChunkTable<D>& tab, int blocks, const Body& body,
 
 // Packs the n tensors of lists[0..D) (each a list of n dense tensors of
 // Body::T, all on one device) into tables and launches each one when full
-// and the last. scalars(i, out) fills tensor i's two per-tensor scalars.
+// and the last. scalars(i, out) fills tensor i's three per-tensor scalars
+// (zero unless set).
 template <int D, class Body, class Scalars>
 void run_lists(const OptimKernelArgs& a, const Tensor* const* lists,
                const Body& body, Scalars&& scalars, const char* what) {
@@ -104,10 +108,9 @@ void run_lists(const OptimKernelArgs& a, const Tensor* const* lists,
     if (numel == 0) continue;
     for (int d = 0; d < D; ++d) tab.ptr[d][slot] = lists[d][i].data_ptr();
     tab.numel[slot] = numel;
-    double s[2] = {0, 0};
+    double s[3] = {0, 0, 0};
     scalars(i, s);
-    tab.scalar[0][slot] = s[0];
-    tab.scalar[1][slot] = s[1];
+    for (int j = 0; j < 3; ++j) tab.scalar[j][slot] = s[j];
     const int64_t chunks = (numel + kChunk - 1) / kChunk;
     for (int64_t c = 0; c < chunks; ++c) {
       tab.tensor[blocks] = uint8_t(slot);
@@ -122,8 +125,7 @@ void run_lists(const OptimKernelArgs& a, const Tensor* const* lists,
         } else {      // this tensor's other chunks go on in slot 0
           for (int d = 0; d < D; ++d) tab.ptr[d][0] = tab.ptr[d][slot];
           tab.numel[0] = numel;
-          tab.scalar[0][0] = s[0];
-          tab.scalar[1][0] = s[1];
+          for (int j = 0; j < 3; ++j) tab.scalar[j][0] = s[j];
           slot = 0;
         }
       }
@@ -177,7 +179,7 @@ struct SgdElem {
   bool nesterov;
   template <class P>
   __device__ __forceinline__ void operator()(const P& ptr, int64_t k, double,
-                                             double) const {
+                                             double, double) const {
     T* p = ptr[0];
     const T* g = ptr[1];
     const M pk = M(p[k]);
@@ -246,7 +248,8 @@ struct AdamElem {
   bool small;
   template <class P>
   __device__ __forceinline__ void operator()(const P& ptr, int64_t k,
-                                             double s0, double s1) const {
+                                             double s0, double s1,
+                                             double) const {
     T* p = ptr[0];
     const T* g = ptr[1];
     T* m = ptr[2];
@@ -336,7 +339,7 @@ struct RmspropElem {
   bool small;
   template <class P>
   __device__ __forceinline__ void operator()(const P& ptr, int64_t k, double,
-                                             double) const {
+                                             double, double) const {
     T* p = ptr[0];
     const T* g = ptr[1];
     T* sq = ptr[2];
@@ -413,7 +416,8 @@ struct AdagradElem {
   M sign, wd, eps;
   template <class P>
   __device__ __forceinline__ void operator()(const P& ptr, int64_t k,
-                                             double s0, double) const {
+                                             double s0, double,
+                                             double) const {
     T* p = ptr[0];
     const T* g = ptr[1];
     T* sum = ptr[2];
@@ -449,6 +453,337 @@ struct AdagradKernel {
     const auto& a = *reinterpret_cast<const OptimKernelArgs*>(ka.i0);
     if (a.weight_decay != 0) adagrad_launch<T, true>(a);
     else adagrad_launch<T, false>(a);
+  }
+};
+
+// The op layer's per-tensor scalars (OptimKernelArgs::aux) as the table's.
+inline auto aux_scalars(const OptimKernelArgs& a) {
+  return [&a](int64_t i, double* s) {
+    for (int j = 0; j < kOptimAux; ++j) s[j] = a.aux[kOptimAux * i + j];
+  };
+}
+
+// ---- Adadelta ----  lists: params, grads, square_avg, acc_delta
+template <class T_, bool WD>
+struct AdadeltaElem {
+  using T = T_;
+  using M = opmath_t<T>;
+  M sign, wd, rho, w, eps, neg_lr;
+  template <class P>
+  __device__ __forceinline__ void operator()(const P& ptr, int64_t k, double,
+                                             double, double) const {
+    T* p = ptr[0];
+    const T* g = ptr[1];
+    T* sq = ptr[2];
+    T* acc = ptr[3];
+    const M pk = M(p[k]);
+    M gk = sign * M(g[k]);
+    if (WD) gk = rnd<T>(madd(pk, wd, gk));
+    M s = rnd<T>(mul_rn(M(sq[k]), rho));
+    s = rnd<T>(madd(mul_rn(w, gk), gk, s));
+    sq[k] = T(s);
+    const M std_ = rnd<T>(sqrt_rn(rnd<T>(add_rn(s, eps))));
+    M delta = rnd<T>(sqrt_rn(rnd<T>(add_rn(M(acc[k]), eps))));
+    delta = rnd<T>(div_rn(delta, std_));
+    delta = rnd<T>(mul_rn(delta, gk));
+    M ad = rnd<T>(mul_rn(M(acc[k]), rho));
+    ad = rnd<T>(madd(mul_rn(w, delta), delta, ad));
+    acc[k] = T(ad);
+    p[k] = T(madd(delta, neg_lr, pk));
+  }
+};
+
+template <class T, bool WD>
+void adadelta_launch(const OptimKernelArgs& a) {
+  AdadeltaElem<T, WD> e;
+  using M = opmath_t<T>;
+  e.sign = a.maximize ? M(-1) : M(1);
+  e.wd = alpha_of<T>(a.weight_decay);
+  e.rho = M(a.rho);
+  e.w = M(1 - a.rho);
+  e.eps = alpha_of<T>(a.eps);  // torch rounds add()'s scalar
+  e.neg_lr = alpha_of<T>(-a.lr);
+  auto none = [](int64_t, double*) {};
+  const Tensor* const lists[4] = {a.params, a.grads, a.state[0], a.state[1]};
+  run_lists<4>(a, lists, e, none, "adadelta_step");
+}
+
+template <class T>
+struct AdadeltaKernel {
+  static void run(KernelArgs& ka) {
+    const auto& a = *reinterpret_cast<const OptimKernelArgs*>(ka.i0);
+    if (a.weight_decay != 0) adadelta_launch<T, true>(a);
+    else adadelta_launch<T, false>(a);
+  }
+};
+
+// ---- Adamax ----  lists: params, grads, exp_avg, exp_inf. Scalar:
+// -lr / bias_correction.
+template <class T_, bool WD>
+struct AdamaxElem {
+  using T = T_;
+  using M = opmath_t<T>;
+  M sign, wd, eps, w1, one_minus_w1, beta2;
+  bool small;
+  template <class P>
+  __device__ __forceinline__ void operator()(const P& ptr, int64_t k,
+                                             double s0, double,
+                                             double) const {
+    T* p = ptr[0];
+    const T* g = ptr[1];
+    T* m = ptr[2];
+    T* inf = ptr[3];
+    const M pk = M(p[k]);
+    M gk = sign * M(g[k]);
+    if (WD) gk = rnd<T>(madd(pk, wd, gk));
+    const M mk = rnd<T>(lerp(M(m[k]), gk, w1, one_minus_w1, small));
+    m[k] = T(mk);
+    const M x = rnd<T>(mul_rn(M(inf[k]), beta2));
+    const M y = rnd<T>(add_rn(gk < M(0) ? -gk : gk, eps));
+    const M u = (x > y || x != x) ? x : y;  // torch.maximum: NaN wins
+    inf[k] = T(u);
+    p[k] = T(add_rn(pk, div_rn(mul_rn(M(s0), mk), u)));
+  }
+};
+
+template <class T, bool WD>
+void adamax_launch(const OptimKernelArgs& a) {
+  AdamaxElem<T, WD> e;
+  using M = opmath_t<T>;
+  e.sign = a.maximize ? M(-1) : M(1);
+  e.wd = alpha_of<T>(a.weight_decay);
+  e.eps = alpha_of<T>(a.eps);  // torch rounds add()'s scalar
+  e.w1 = M(1 - a.beta1);
+  e.one_minus_w1 = M(1) - e.w1;
+  e.small = std::abs(e.w1) < M(0.5);
+  e.beta2 = M(a.beta2);
+  const Tensor* const lists[4] = {a.params, a.grads, a.state[0], a.state[1]};
+  run_lists<4>(a, lists, e, aux_scalars(a), "adamax_step");
+}
+
+template <class T>
+struct AdamaxKernel {
+  static void run(KernelArgs& ka) {
+    const auto& a = *reinterpret_cast<const OptimKernelArgs*>(ka.i0);
+    if (a.weight_decay != 0) adamax_launch<T, true>(a);
+    else adamax_launch<T, false>(a);
+  }
+};
+
+// ---- NAdam / RAdam shared moments ----
+// WD: 0 none, 1 L2, 2 decoupled. Updates exp_avg (ptr[2]) and exp_avg_sq
+// (ptr[3]); returns them through mk / vk and the decayed parameter and
+// gradient through pk / gk.
+template <class T, int WD, class M, class P>
+__device__ __forceinline__ void adam_moments(const P& ptr, int64_t k, M sign,
+                                             M wd, M decay, M w1,
+                                             M one_minus_w1, bool small,
+                                             M beta2, M w2, M& pk, M& gk,
+                                             M& mk, M& vk) {
+  T* p = ptr[0];
+  const T* g = ptr[1];
+  T* m = ptr[2];
+  T* v = ptr[3];
+  pk = M(p[k]);
+  gk = sign * M(g[k]);
+  if (WD == 2) pk = rnd<T>(mul_rn(pk, decay));
+  if (WD == 1) gk = rnd<T>(madd(pk, wd, gk));
+  mk = rnd<T>(lerp(M(m[k]), gk, w1, one_minus_w1, small));
+  vk = rnd<T>(mul_rn(M(v[k]), beta2));
+  vk = rnd<T>(madd(mul_rn(w2, gk), gk, vk));
+  m[k] = T(mk);
+  v[k] = T(vk);
+}
+
+// ---- NAdam ----  lists: params, grads, exp_avg, exp_avg_sq. Scalars:
+// bias_correction2, the gradient's and exp_avg's coefficients.
+template <class T_, int WD>
+struct NadamElem {
+  using T = T_;
+  using M = opmath_t<T>;
+  M sign, eps, w1, one_minus_w1, beta2, w2, wd, decay;
+  bool small;
+  template <class P>
+  __device__ __forceinline__ void operator()(const P& ptr, int64_t k,
+                                             double s0, double s1,
+                                             double s2) const {
+    M pk, gk, mk, vk;
+    adam_moments<T, WD>(ptr, k, sign, wd, decay, w1, one_minus_w1, small,
+                        beta2, w2, pk, gk, mk, vk);
+    M denom = rnd<T>(div_rn(vk, M(s0)));
+    denom = rnd<T>(sqrt_rn(denom));
+    denom = rnd<T>(add_rn(denom, eps));
+    pk = rnd<T>(add_rn(pk, div_rn(mul_rn(M(s1), gk), denom)));
+    T* p = ptr[0];
+    p[k] = T(add_rn(pk, div_rn(mul_rn(M(s2), mk), denom)));
+  }
+};
+
+// ---- RAdam ----  lists: params, grads, exp_avg, exp_avg_sq. Scalars:
+// bias_correction1, rect (0: the unrectified update), sqrt(bc2).
+template <class T_, int WD>
+struct RadamElem {
+  using T = T_;
+  using M = opmath_t<T>;
+  M sign, eps, w1, one_minus_w1, beta2, w2, wd, decay, lr;
+  bool small;
+  template <class P>
+  __device__ __forceinline__ void operator()(const P& ptr, int64_t k,
+                                             double s0, double s1,
+                                             double s2) const {
+    M pk, gk, mk, vk;
+    adam_moments<T, WD>(ptr, k, sign, wd, decay, w1, one_minus_w1, small,
+                        beta2, w2, pk, gk, mk, vk);
+    M x = rnd<T>(div_rn(mk, M(s0)));
+    x = rnd<T>(mul_rn(x, lr));
+    if (s1 > 0) {
+      M r = rnd<T>(sqrt_rn(vk));
+      r = rnd<T>(add_rn(r, eps));
+      M ad = rnd<T>(div_rn(M(1), r));
+      ad = rnd<T>(mul_rn(ad, M(s2)));
+      x = rnd<T>(mul_rn(x, ad));
+      x = rnd<T>(mul_rn(x, M(s1)));
+    }
+    T* p = ptr[0];
+    p[k] = T(sub_rn(pk, x));
+  }
+};
+
+template <template <class, int> class Elem, class T, int WD>
+void adam_family_launch(const OptimKernelArgs& a, const char* what) {
+  Elem<T, WD> e;
+  using M = opmath_t<T>;
+  e.sign = a.maximize ? M(-1) : M(1);
+  e.eps = alpha_of<T>(a.eps);  // torch rounds add()'s scalar
+  e.w1 = M(1 - a.beta1);
+  e.one_minus_w1 = M(1) - e.w1;
+  e.small = std::abs(e.w1) < M(0.5);
+  e.beta2 = M(a.beta2);
+  e.w2 = M(1 - a.beta2);
+  e.wd = alpha_of<T>(a.weight_decay);
+  e.decay = M(1 - a.lr * a.weight_decay);
+  if constexpr (std::is_same<Elem<T, WD>, RadamElem<T, WD>>::value)
+    e.lr = M(a.lr);
+  const Tensor* const lists[4] = {a.params, a.grads, a.state[0], a.state[1]};
+  run_lists<4>(a, lists, e, aux_scalars(a), what);
+}
+
+template <class T>
+struct NadamKernel {
+  static void run(KernelArgs& ka) {
+    const auto& a = *reinterpret_cast<const OptimKernelArgs*>(ka.i0);
+    const int wd = a.weight_decay == 0 ? 0 : (a.decoupled ? 2 : 1);
+    if (wd == 0) adam_family_launch<NadamElem, T, 0>(a, "nadam_step");
+    else if (wd == 1) adam_family_launch<NadamElem, T, 1>(a, "nadam_step");
+    else adam_family_launch<NadamElem, T, 2>(a, "nadam_step");
+  }
+};
+
+template <class T>
+struct RadamKernel {
+  static void run(KernelArgs& ka) {
+    const auto& a = *reinterpret_cast<const OptimKernelArgs*>(ka.i0);
+    const int wd = a.weight_decay == 0 ? 0 : (a.decoupled ? 2 : 1);
+    if (wd == 0) adam_family_launch<RadamElem, T, 0>(a, "radam_step");
+    else if (wd == 1) adam_family_launch<RadamElem, T, 1>(a, "radam_step");
+    else adam_family_launch<RadamElem, T, 2>(a, "radam_step");
+  }
+};
+
+// ---- ASGD ----  lists: params, grads, ax. Scalars: eta, mu.
+template <class T_, bool WD>
+struct AsgdElem {
+  using T = T_;
+  using M = opmath_t<T>;
+  M sign, wd;
+  double lambd;
+  template <class P>
+  __device__ __forceinline__ void operator()(const P& ptr, int64_t k,
+                                             double eta, double mu,
+                                             double) const {
+    T* p = ptr[0];
+    const T* g = ptr[1];
+    T* ax = ptr[2];
+    M pk = M(p[k]);
+    M gk = sign * M(g[k]);
+    if (WD) gk = rnd<T>(madd(pk, wd, gk));
+    pk = rnd<T>(mul_rn(pk, M(1 - lambd * eta)));  // mul_(1 - lambd * eta)
+    // add_(grad, alpha=-eta): the 16-bit floats round alpha to storage
+    const M neg_eta = M(T(M(-eta)));
+    pk = rnd<T>(madd(gk, neg_eta, pk));
+    p[k] = T(pk);
+    if (mu != 1) {
+      const M axk = M(ax[k]);
+      M d = rnd<T>(sub_rn(pk, axk));
+      d = rnd<T>(mul_rn(d, M(mu)));
+      ax[k] = T(add_rn(axk, d));
+    } else {
+      ax[k] = T(pk);
+    }
+  }
+};
+
+template <class T, bool WD>
+void asgd_launch(const OptimKernelArgs& a) {
+  AsgdElem<T, WD> e;
+  using M = opmath_t<T>;
+  e.sign = a.maximize ? M(-1) : M(1);
+  e.wd = alpha_of<T>(a.weight_decay);
+  e.lambd = a.lambd;
+  const Tensor* const lists[3] = {a.params, a.grads, a.state[0]};
+  run_lists<3>(a, lists, e, aux_scalars(a), "asgd_step");
+}
+
+template <class T>
+struct AsgdKernel {
+  static void run(KernelArgs& ka) {
+    const auto& a = *reinterpret_cast<const OptimKernelArgs*>(ka.i0);
+    if (a.weight_decay != 0) asgd_launch<T, true>(a);
+    else asgd_launch<T, false>(a);
+  }
+};
+
+// ---- Rprop ----  lists: params, grads, prev, step_size
+template <class T_>
+struct RpropElem {
+  using T = T_;
+  using M = opmath_t<T>;
+  M sign, etaplus, etaminus, lo, hi;
+  template <class P>
+  __device__ __forceinline__ void operator()(const P& ptr, int64_t k, double,
+                                             double, double) const {
+    T* p = ptr[0];
+    const T* g = ptr[1];
+    T* prev = ptr[2];
+    T* ss = ptr[3];
+    M gk = sign * M(g[k]);
+    const M prod = rnd<T>(mul_rn(gk, M(prev[k])));
+    const M f = prod > M(0) ? etaplus : (prod < M(0) ? etaminus : M(1));
+    M s = rnd<T>(mul_rn(M(ss[k]), f));
+    if (!(s != s)) s = s < lo ? lo : (s > hi ? hi : s);  // clamp_
+    ss[k] = T(s);
+    if (prod < M(0)) gk = M(0);
+    const M sg = M(int(gk > M(0)) - int(gk < M(0)));
+    p[k] = T(madd(-sg, s, M(p[k])));
+    prev[k] = T(gk);
+  }
+};
+
+template <class T>
+struct RpropKernel {
+  static void run(KernelArgs& ka) {
+    const auto& a = *reinterpret_cast<const OptimKernelArgs*>(ka.i0);
+    RpropElem<T> e;
+    using M = opmath_t<T>;
+    e.sign = a.maximize ? M(-1) : M(1);
+    e.etaplus = M(T(M(a.etaplus)));
+    e.etaminus = M(T(M(a.etaminus)));
+    e.lo = M(T(M(a.step_size_min)));
+    e.hi = M(T(M(a.step_size_max)));
+    auto none = [](int64_t, double*) {};
+    const Tensor* const lists[4] = {a.params, a.grads, a.state[0],
+                                    a.state[1]};
+    run_lists<4>(a, lists, e, none, "rprop_step");
   }
 };
 

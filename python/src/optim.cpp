@@ -1,5 +1,6 @@
 // Bindings of fused multi-tensor optimizer steps (csrc/ops/optim.h):
-// _C._sgd_step, _adam_step, _rmsprop_step, _adagrad_step, each taking
+// _C._sgd_step, _adam_step, _rmsprop_step, _adagrad_step, _adadelta_step,
+// _adamax_step, _nadam_step, _radam_step, _asgd_step, _rprop_step, each taking
 // Python lists of tensors (converted once into reused vectors; entries whose
 // grad is None are skipped) and the hyperparameters positionally or by
 // torch's keyword names. To add one:
@@ -289,6 +290,171 @@ PyObject* f_adagrad_step(PyObject*, PyObject* const* args, Py_ssize_t nargs,
   FASTT_PY_END
 }
 
+PyObject* f_adadelta_step(PyObject*, PyObject* const* args, Py_ssize_t nargs,
+                          PyObject* kwnames) {
+  FASTT_PY_BEGIN
+  static const OptimSig sig{"_adadelta_step",
+                            {"params", "grads", "square_avgs", "acc_deltas",
+                             "state_steps", "lr", "rho", "eps",
+                             "weight_decay", "maximize"},
+                            5};
+  PyObject* a[kMaxOptimArgs];
+  parse_optim_args(sig, args, nargs, kwnames, a);
+  ListSlots& s = slots();
+  SlotsGuard guard{s};
+  read_lists(sig, a, 5, s);
+  const double lr = opt_double(a[5], 1.0, "lr");
+  const double rho = opt_double(a[6], 0.9, "rho");
+  const double eps = opt_double(a[7], 1e-6, "eps");
+  const double wd = opt_double(a[8], 0, "weight_decay");
+  const bool maximize = opt_bool(a[9], false, "maximize");
+  run_maybe_nogil(s.numel, [&] {
+    adadelta_step_(s.v[0], s.v[1], s.v[2], s.v[3], s.v[4], lr, rho, eps, wd,
+                   maximize);
+  });
+  Py_RETURN_NONE;
+  FASTT_PY_END
+}
+
+PyObject* f_adamax_step(PyObject*, PyObject* const* args, Py_ssize_t nargs,
+                        PyObject* kwnames) {
+  FASTT_PY_BEGIN
+  static const OptimSig sig{"_adamax_step",
+                            {"params", "grads", "exp_avgs", "exp_infs",
+                             "state_steps", "lr", "beta1", "beta2", "eps",
+                             "weight_decay", "maximize"},
+                            5};
+  PyObject* a[kMaxOptimArgs];
+  parse_optim_args(sig, args, nargs, kwnames, a);
+  ListSlots& s = slots();
+  SlotsGuard guard{s};
+  read_lists(sig, a, 5, s);
+  const double lr = opt_double(a[5], 2e-3, "lr");
+  const double beta1 = opt_double(a[6], 0.9, "beta1");
+  const double beta2 = opt_double(a[7], 0.999, "beta2");
+  const double eps = opt_double(a[8], 1e-8, "eps");
+  const double wd = opt_double(a[9], 0, "weight_decay");
+  const bool maximize = opt_bool(a[10], false, "maximize");
+  run_maybe_nogil(s.numel, [&] {
+    adamax_step_(s.v[0], s.v[1], s.v[2], s.v[3], s.v[4], lr, beta1, beta2,
+                 eps, wd, maximize);
+  });
+  Py_RETURN_NONE;
+  FASTT_PY_END
+}
+
+PyObject* f_nadam_step(PyObject*, PyObject* const* args, Py_ssize_t nargs,
+                       PyObject* kwnames) {
+  FASTT_PY_BEGIN
+  static const OptimSig sig{
+      "_nadam_step",
+      {"params", "grads", "exp_avgs", "exp_avg_sqs", "mu_products",
+       "state_steps", "lr", "beta1", "beta2", "eps", "weight_decay",
+       "momentum_decay", "maximize", "decoupled_weight_decay"},
+      6};
+  PyObject* a[kMaxOptimArgs];
+  parse_optim_args(sig, args, nargs, kwnames, a);
+  ListSlots& s = slots();
+  SlotsGuard guard{s};
+  read_lists(sig, a, 6, s);
+  const double lr = opt_double(a[6], 2e-3, "lr");
+  const double beta1 = opt_double(a[7], 0.9, "beta1");
+  const double beta2 = opt_double(a[8], 0.999, "beta2");
+  const double eps = opt_double(a[9], 1e-8, "eps");
+  const double wd = opt_double(a[10], 0, "weight_decay");
+  const double md = opt_double(a[11], 4e-3, "momentum_decay");
+  const bool maximize = opt_bool(a[12], false, "maximize");
+  const bool decoupled = opt_bool(a[13], false, "decoupled_weight_decay");
+  run_maybe_nogil(s.numel, [&] {
+    nadam_step_(s.v[0], s.v[1], s.v[2], s.v[3], s.v[4], s.v[5], lr, beta1,
+                beta2, eps, wd, md, maximize, decoupled);
+  });
+  Py_RETURN_NONE;
+  FASTT_PY_END
+}
+
+PyObject* f_radam_step(PyObject*, PyObject* const* args, Py_ssize_t nargs,
+                       PyObject* kwnames) {
+  FASTT_PY_BEGIN
+  static const OptimSig sig{
+      "_radam_step",
+      {"params", "grads", "exp_avgs", "exp_avg_sqs", "state_steps", "lr",
+       "beta1", "beta2", "eps", "weight_decay", "maximize",
+       "decoupled_weight_decay"},
+      5};
+  PyObject* a[kMaxOptimArgs];
+  parse_optim_args(sig, args, nargs, kwnames, a);
+  ListSlots& s = slots();
+  SlotsGuard guard{s};
+  read_lists(sig, a, 5, s);
+  const double lr = opt_double(a[5], 1e-3, "lr");
+  const double beta1 = opt_double(a[6], 0.9, "beta1");
+  const double beta2 = opt_double(a[7], 0.999, "beta2");
+  const double eps = opt_double(a[8], 1e-8, "eps");
+  const double wd = opt_double(a[9], 0, "weight_decay");
+  const bool maximize = opt_bool(a[10], false, "maximize");
+  const bool decoupled = opt_bool(a[11], false, "decoupled_weight_decay");
+  run_maybe_nogil(s.numel, [&] {
+    radam_step_(s.v[0], s.v[1], s.v[2], s.v[3], s.v[4], lr, beta1, beta2,
+                eps, wd, maximize, decoupled);
+  });
+  Py_RETURN_NONE;
+  FASTT_PY_END
+}
+
+PyObject* f_asgd_step(PyObject*, PyObject* const* args, Py_ssize_t nargs,
+                      PyObject* kwnames) {
+  FASTT_PY_BEGIN
+  static const OptimSig sig{
+      "_asgd_step",
+      {"params", "grads", "axs", "etas", "mus", "state_steps", "lr", "lambd",
+       "alpha", "t0", "weight_decay", "maximize"},
+      6};
+  PyObject* a[kMaxOptimArgs];
+  parse_optim_args(sig, args, nargs, kwnames, a);
+  ListSlots& s = slots();
+  SlotsGuard guard{s};
+  read_lists(sig, a, 6, s);
+  const double lr = opt_double(a[6], 1e-2, "lr");
+  const double lambd = opt_double(a[7], 1e-4, "lambd");
+  const double alpha = opt_double(a[8], 0.75, "alpha");
+  const double t0 = opt_double(a[9], 1e6, "t0");
+  const double wd = opt_double(a[10], 0, "weight_decay");
+  const bool maximize = opt_bool(a[11], false, "maximize");
+  run_maybe_nogil(s.numel, [&] {
+    asgd_step_(s.v[0], s.v[1], s.v[2], s.v[3], s.v[4], s.v[5], lr, lambd,
+               alpha, t0, wd, maximize);
+  });
+  Py_RETURN_NONE;
+  FASTT_PY_END
+}
+
+PyObject* f_rprop_step(PyObject*, PyObject* const* args, Py_ssize_t nargs,
+                       PyObject* kwnames) {
+  FASTT_PY_BEGIN
+  static const OptimSig sig{
+      "_rprop_step",
+      {"params", "grads", "prevs", "step_sizes", "state_steps", "etaminus",
+       "etaplus", "step_size_min", "step_size_max", "maximize"},
+      5};
+  PyObject* a[kMaxOptimArgs];
+  parse_optim_args(sig, args, nargs, kwnames, a);
+  ListSlots& s = slots();
+  SlotsGuard guard{s};
+  read_lists(sig, a, 5, s);
+  const double etaminus = opt_double(a[5], 0.5, "etaminus");
+  const double etaplus = opt_double(a[6], 1.2, "etaplus");
+  const double lo = opt_double(a[7], 1e-6, "step_size_min");
+  const double hi = opt_double(a[8], 50, "step_size_max");
+  const bool maximize = opt_bool(a[9], false, "maximize");
+  run_maybe_nogil(s.numel, [&] {
+    rprop_step_(s.v[0], s.v[1], s.v[2], s.v[3], s.v[4], etaminus, etaplus,
+                lo, hi, maximize);
+  });
+  Py_RETURN_NONE;
+  FASTT_PY_END
+}
+
 }  // namespace
 
 #define FASTT_OPTIM_KW(name, fn)                                           \
@@ -300,6 +466,12 @@ PyMethodDef g_optim_functions[] = {
     FASTT_OPTIM_KW("_adam_step", f_adam_step),
     FASTT_OPTIM_KW("_rmsprop_step", f_rmsprop_step),
     FASTT_OPTIM_KW("_adagrad_step", f_adagrad_step),
+    FASTT_OPTIM_KW("_adadelta_step", f_adadelta_step),
+    FASTT_OPTIM_KW("_adamax_step", f_adamax_step),
+    FASTT_OPTIM_KW("_nadam_step", f_nadam_step),
+    FASTT_OPTIM_KW("_radam_step", f_radam_step),
+    FASTT_OPTIM_KW("_asgd_step", f_asgd_step),
+    FASTT_OPTIM_KW("_rprop_step", f_rprop_step),
     {nullptr, nullptr, 0, nullptr}};
 
 }  // namespace py

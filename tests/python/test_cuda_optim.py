@@ -42,11 +42,32 @@ CONFIGS = [
     ("Adagrad", dict(lr=0.1, lr_decay=0.01, weight_decay=0.1,
                      initial_accumulator_value=0.5, eps=1e-6,
                      maximize=True)),
+    ("Adadelta", dict(lr=0.5)),
+    ("Adadelta", dict(lr=0.5, rho=0.7, weight_decay=0.1, maximize=True)),
+    ("Adamax", dict(lr=0.01)),
+    ("Adamax", dict(lr=0.01, betas=(0.8, 0.9), weight_decay=0.1,
+                    maximize=True)),
+    ("NAdam", dict(lr=0.01)),
+    ("NAdam", dict(lr=0.01, weight_decay=0.1, momentum_decay=0.01)),
+    ("NAdam", dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True,
+                   maximize=True)),
+    ("RAdam", dict(lr=0.01, betas=(0.9, 0.5))),
+    ("RAdam", dict(lr=0.01, betas=(0.8, 0.6), weight_decay=0.1)),
+    ("RAdam", dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True,
+                   maximize=True)),
+    ("ASGD", dict(lr=0.05)),
+    ("ASGD", dict(lr=0.05, lambd=0.01, t0=1, weight_decay=0.1,
+                  maximize=True)),
+    ("Rprop", dict(lr=0.01)),
+    ("Rprop", dict(lr=0.01, etas=(0.3, 1.7), step_sizes=(1e-3, 0.02),
+                   maximize=True)),
 ]
 CONFIG_IDS = [f"{n}{i}" for i, (n, _) in enumerate(CONFIGS)]
 
 STATE_KEYS = ("momentum_buffer", "exp_avg", "exp_avg_sq", "max_exp_avg_sq",
-              "square_avg", "grad_avg", "sum")
+              "square_avg", "grad_avg", "sum", "acc_delta", "exp_inf",
+              "ax", "prev", "step_size")
+SCALAR_KEYS = ("mu_product", "eta", "mu")  # 0-d CPU state besides step
 
 
 def tolerance(dtype):
@@ -103,6 +124,10 @@ def compare_runs(name, kwargs, params, grads_per_step, dtype):
         if "step" in cs:
             assert ds["step"].device.type == "cpu"  # like torch's default
             assert float(ds["step"]) == float(cs["step"])
+        for key in SCALAR_KEYS:
+            if key in cs:
+                assert ds[key].device.type == "cpu"
+                assert float(ds[key]) == float(cs[key])
     return dev_p, dev_opt
 
 
@@ -114,6 +139,16 @@ def test_optimizer_matches_cpu(config, dtype):
     params = make_params(sizes, dtype)
     grads = [make_grads(params, s) for s in range(3)]
     compare_runs(name, kwargs, params, grads, dtype)
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
+def test_radam_rectified_matches_cpu(dtype):
+    """RAdam's rectified update (rho_t > 5 from the 7th step with
+    betas[1] = 0.8), past the 3 steps of the tests above."""
+    params = make_params([1, 17, 1000], dtype, seed=11)
+    grads = [make_grads(params, s, seed=21) for s in range(8)]
+    compare_runs("RAdam", dict(lr=0.01, betas=(0.9, 0.8), weight_decay=0.1),
+                 params, grads, dtype)
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=CONFIG_IDS)

@@ -363,6 +363,11 @@ class Optimizer:
             chain.from_iterable(g["params"] for g in saved_groups),
             chain.from_iterable(g["params"] for g in groups)))
 
+        # 0-d tensor state besides "step" (NAdam's mu_product, ASGD's eta
+        # and mu): cast to the parameter's dtype like torch, but kept on
+        # the CPU where the fused steps read it.
+        scalar_keys = getattr(self, "_SCALAR_STATE", ())
+
         def cast(param, value, key=None):
             t = _to_fastt(value) if not isinstance(value, (dict, str, bytes,
                                                            list, tuple)) \
@@ -372,6 +377,8 @@ class Optimizer:
                     return t if t.device.type == "cpu" else t.cpu()
                 if param.is_floating_point() and t.dtype != param.dtype:
                     t = t.to(param.dtype)
+                if key in scalar_keys:  # 0-d state the fused steps read
+                    return t if t.device.type == "cpu" else t.cpu()
                 if t.device != param.device:
                     t = t.to(param.device)
                 return t
