@@ -90,15 +90,17 @@ struct LeakyRelu {
     return a > T(0) ? a : T(a * T(slope));
   }
 };
-struct Gelu {  // x * Phi(x)
+struct Gelu {  // x * Phi(x), Phi from erfc: no cancellation for x << 0
   template <class T> FASTT_HD T operator()(T a) const {
-    return a * T(0.5) * (T(1) + std::erf(a * T(0.70710678118654752440)));
+    return a * T(0.5) * std::erfc(-a * T(0.70710678118654752440));
   }
 };
-struct GeluTanh {
+struct GeluTanh {  // 0.5 x (1 + tanh u) written as x sigmoid(2u): no
+                   // cancellation in the negative tail
   template <class T> FASTT_HD T operator()(T a) const {
     const T k = T(0.79788456080286535588);  // sqrt(2/pi)
-    return T(0.5) * a * (T(1) + std::tanh(k * (a + T(0.044715) * a * a * a)));
+    const T u = k * (a + T(0.044715) * a * a * a);
+    return a / (T(1) + std::exp(T(-2) * u));
   }
 };
 // Fused activation gradients: (grad, saved) -> grad_input, one pass.
@@ -125,19 +127,19 @@ struct SiluBackward {
 };
 struct GeluBackward {  // d/dx x * Phi(x) = Phi(x) + x * phi(x)
   template <class T> FASTT_HD T operator()(T g, T x) const {
-    const T cdf = T(0.5) * (T(1) + std::erf(x * T(0.70710678118654752440)));
+    const T cdf = T(0.5) * std::erfc(-x * T(0.70710678118654752440));
     const T pdf = std::exp(T(-0.5) * x * x) * T(0.39894228040143267794);
     return g * (cdf + x * pdf);
   }
 };
-struct GeluTanhBackward {
+struct GeluTanhBackward {  // with s = sigmoid(2u) = (1 + tanh u) / 2:
+                           // s + 2 x s (1 - s) u'
   template <class T> FASTT_HD T operator()(T g, T x) const {
     const T k = T(0.79788456080286535588), c = T(0.044715);
     const T x2 = x * x;
-    const T t = std::tanh(k * x * (T(1) + c * x2));
+    const T s = T(1) / (T(1) + std::exp(T(-2) * k * x * (T(1) + c * x2)));
     const T dinner = k * (T(1) + T(3) * c * x2);
-    return g * (T(0.5) * (T(1) + t) +
-                T(0.5) * x * (T(1) - t * t) * dinner);
+    return g * (s + T(2) * x * s * (T(1) - s) * dinner);
   }
 };
 struct Silu {

@@ -4,6 +4,7 @@
 // ops write bool.
 #include "csrc/mutation.h"
 #include "kernels/cpu/loop.h"
+#include "kernels/cpu/vec_activation.h"
 #include "kernels/functors.h"
 
 namespace fastt {
@@ -11,12 +12,38 @@ namespace {
 using namespace cpu;
 namespace F = functors;
 
+template <class Fn> struct VecBackward { static constexpr bool kHas = false; };
+template <> struct VecBackward<F::GeluBackward> {
+  static constexpr bool kHas = true;
+  static constexpr BackwardKind kKind = BackwardKind::Gelu;
+};
+template <> struct VecBackward<F::GeluTanhBackward> {
+  static constexpr bool kHas = true;
+  static constexpr BackwardKind kKind = BackwardKind::GeluTanh;
+};
+template <> struct VecBackward<F::SiluBackward> {
+  static constexpr bool kHas = true;
+  static constexpr BackwardKind kKind = BackwardKind::Silu;
+};
+
 // The CPU loop policy for the binary rows of csrc/ops/elementwise.def.
 template <Op kOp, class Fn, bool kBoolOut>
 struct BinaryAdapter {
   template <class T>
   struct K {
     static void run(KernelArgs& a) {
+      if constexpr (VecBackward<Fn>::kHas && std::is_same<T, float>::value) {
+        if (a.contiguous) {
+          float* o = reinterpret_cast<float*>(a.data[0]);
+          const float* g = reinterpret_cast<const float*>(a.data[1]);
+          const float* x = reinterpret_cast<const float*>(a.data[2]);
+          parallel_for(0, a.numel, kGrainSize, [&](int64_t b, int64_t e) {
+            backward_range(VecBackward<Fn>::kKind, g + b, x + b, o + b,
+                           e - b);
+          });
+          return;
+        }
+      }
       binary_loop<std::conditional_t<kBoolOut, bool, T>, T>(
           a, F::functor_for<Fn, T>{});
     }

@@ -16,7 +16,8 @@ namespace F = functors;
 // float32 exp, sigmoid and silu over dense ranges: std::exp is an opaque
 // libm call that keeps the loop scalar; vec_exp is plain arithmetic, so the
 // loop vectorizes (AVX2/AVX-512 clones picked at load time). About 1 ulp.
-enum class ExpKind { Exp, Sigmoid, Silu };
+// tanh, erf and both GELUs likewise through vec_tanh / vec_erf.
+enum class ExpKind { Exp, Sigmoid, Silu, Tanh, Erf, Gelu, GeluTanh };
 template <ExpKind K>
 FASTT_VEC_CLONES void exp_range(const float* x, float* o, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
@@ -25,8 +26,17 @@ FASTT_VEC_CLONES void exp_range(const float* x, float* o, int64_t n) {
       o[i] = vec_exp(v);
     } else if constexpr (K == ExpKind::Sigmoid) {
       o[i] = 1.0f / (1.0f + vec_exp(-v));
-    } else {
+    } else if constexpr (K == ExpKind::Silu) {
       o[i] = v / (1.0f + vec_exp(-v));
+    } else if constexpr (K == ExpKind::Tanh) {
+      o[i] = vec_tanh(v);
+    } else if constexpr (K == ExpKind::Erf) {
+      o[i] = vec_erf(v);
+    } else if constexpr (K == ExpKind::Gelu) {
+      o[i] = v * vec_normal_cdf(v);
+    } else {
+      const float k = 0.79788456080286535588f;
+      o[i] = v / (1.0f + vec_exp(-2.0f * k * (v + 0.044715f * v * v * v)));
     }
   }
 }
@@ -43,6 +53,22 @@ template <> struct VecExp<F::Sigmoid> {
 template <> struct VecExp<F::Silu> {
   static constexpr bool kHas = true;
   static constexpr ExpKind kKind = ExpKind::Silu;
+};
+template <> struct VecExp<F::Tanh> {
+  static constexpr bool kHas = true;
+  static constexpr ExpKind kKind = ExpKind::Tanh;
+};
+template <> struct VecExp<F::Erf> {
+  static constexpr bool kHas = true;
+  static constexpr ExpKind kKind = ExpKind::Erf;
+};
+template <> struct VecExp<F::Gelu> {
+  static constexpr bool kHas = true;
+  static constexpr ExpKind kKind = ExpKind::Gelu;
+};
+template <> struct VecExp<F::GeluTanh> {
+  static constexpr bool kHas = true;
+  static constexpr ExpKind kKind = ExpKind::GeluTanh;
 };
 
 // The CPU loop policy for the unary rows of csrc/ops/elementwise.def.
