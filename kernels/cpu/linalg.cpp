@@ -23,7 +23,7 @@
 
 #include "kernels/cpu/loop.h"
 #include "kernels/gemm_geom.h"
-#include "kernels/cpu/vec_exp.h"
+#include "kernels/cpu/vec_clones.h"
 
 namespace fastt {
 namespace {

@@ -14,22 +14,7 @@
 #pragma GCC optimize("no-trapping-math")
 #endif
 
-// The build targets baseline x86-64 (SSE2). Row kernels marked
-// FASTT_VEC_CLONES also get AVX2+FMA and AVX-512 clones, one picked at load
-// time (ifunc): measured on an EPYC, an exp loop runs about 3x faster 8-wide
-// than 4-wide and another 1.5-2x faster 16-wide.
-// Mark functions that take a whole range of rows, so the indirect call is
-// paid once per range, and keep the loops they inline in their body.
-// Not under TSan: the dynamic loader runs ifunc resolvers before the TSan
-// runtime is initialised, and an instrumented resolver crashes at load.
-#if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__) && \
-    !defined(__clang__) && !defined(__AVX2__) && !defined(__SANITIZE_THREAD__)
-#define FASTT_VEC_CLONES \
-  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", \
-                               "default")))
-#else
-#define FASTT_VEC_CLONES
-#endif
+#include "kernels/cpu/vec_clones.h"
 
 namespace fastt {
 namespace cpu {

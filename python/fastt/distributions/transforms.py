@@ -10,10 +10,12 @@ import operator
 import fastt
 
 from . import constraints
-from .utils import _sum_rightmost, broadcast_all, lazy_property
+from .utils import (_sum_rightmost, broadcast_all, lazy_property,
+                    tril_matrix_to_vec, vec_to_tril_matrix)
 
 __all__ = [
-    "AbsTransform", "AffineTransform", "ComposeTransform",
+    "AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform",
+    "CorrCholeskyTransform", "StackTransform",
     "CumulativeDistributionTransform", "ExpTransform", "IndependentTransform",
     "LowerCholeskyTransform", "PositiveDefiniteTransform", "PowerTransform",
     "ReshapeTransform", "SigmoidTransform", "SoftplusTransform",
@@ -767,3 +769,218 @@ class CumulativeDistributionTransform(Transform):
             return self
         return CumulativeDistributionTransform(self.distribution,
                                                cache_size=cache_size)
+
+
+class CorrCholeskyTransform(Transform):
+    """Real vectors of length D (D - 1) / 2 to Cholesky factors of D x D
+    correlation matrices: tanh to (-1, 1), then stick breaking along each
+    row so that every row has unit norm."""
+    domain = constraints.real_vector
+    codomain = constraints.corr_cholesky
+    bijective = True
+
+    def _call(self, x):
+        x = fastt.tanh(x)
+        eps = fastt.finfo(x.dtype).eps
+        x = x.clamp(min=-1 + eps, max=1 - eps)
+        r = vec_to_tril_matrix(x, diag=-1)
+        z = r ** 2
+        z1m_cumprod_sqrt = (1 - z).sqrt().cumprod(-1)
+        r = r + fastt.eye(r.shape[-1], dtype=r.dtype, device=r.device)
+        return r * _F.pad(z1m_cumprod_sqrt[..., :-1], [1, 0], value=1)
+
+    def _inverse(self, y):
+        y_cumsum = 1 - fastt.cumsum(y * y, dim=-1)
+        y_cumsum_shifted = _F.pad(y_cumsum[..., :-1], [1, 0], value=1)
+        y_vec = tril_matrix_to_vec(y, diag=-1)
+        y_cumsum_vec = tril_matrix_to_vec(y_cumsum_shifted, diag=-1)
+        t = y_vec / y_cumsum_vec.sqrt()
+        return (t.log1p() - t.neg().log1p()) / 2
+
+    def log_abs_det_jacobian(self, x, y, intermediates=None):
+        y1m_cumsum = 1 - (y * y).cumsum(dim=-1)
+        y1m_cumsum_tril = tril_matrix_to_vec(y1m_cumsum, diag=-2)
+        stick_breaking_logdet = 0.5 * y1m_cumsum_tril.log().sum(-1)
+        tanh_logdet = -2 * (x + _F.softplus(-2 * x)
+                            - math.log(2.0)).sum(dim=-1)
+        return stick_breaking_logdet + tanh_logdet
+
+    def forward_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        N = shape[-1]
+        D = round((0.25 + 2 * N) ** 0.5 + 0.5)
+        if D * (D - 1) // 2 != N:
+            raise ValueError("Input is not a flattened lower-diagonal number")
+        return fastt.Size(tuple(shape[:-1]) + (D, D))
+
+    def inverse_shape(self, shape):
+        if len(shape) < 2:
+            raise ValueError("Too few dimensions on input")
+        if shape[-2] != shape[-1]:
+            raise ValueError("Input is not square")
+        D = shape[-1]
+        return fastt.Size(tuple(shape[:-2]) + (D * (D - 1) // 2,))
+
+
+def _check_dim(t, dim, what):
+    if not (-t.dim() <= dim < t.dim()):
+        raise AssertionError(
+            f"dim {dim} out of range for {what} with {t.dim()} dimensions")
+
+
+class CatTransform(Transform):
+    """Apply tseq[i] to the i-th slice (of lengths[i] entries) of the input
+    along dim, and concatenate (torch.cat's counterpart for transforms)."""
+
+    def __init__(self, tseq, dim=0, lengths=None, cache_size=0):
+        if not all(isinstance(t, Transform) for t in tseq):
+            raise AssertionError(
+                "All elements of tseq must be Transform instances")
+        if cache_size:
+            tseq = [t.with_cache(cache_size) for t in tseq]
+        super().__init__(cache_size=cache_size)
+        self.transforms = list(tseq)
+        if lengths is None:
+            lengths = [1] * len(self.transforms)
+        self.lengths = list(lengths)
+        if len(self.lengths) != len(self.transforms):
+            raise AssertionError(
+                f"lengths ({len(self.lengths)}) must match transforms "
+                f"({len(self.transforms)})")
+        self.dim = dim
+
+    @lazy_property
+    def event_dim(self):
+        return max(t.event_dim for t in self.transforms)
+
+    @lazy_property
+    def length(self):
+        return sum(self.lengths)
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return CatTransform(self.transforms, self.dim, self.lengths,
+                            cache_size)
+
+    def _check(self, t, what):
+        _check_dim(t, self.dim, what)
+        if t.size(self.dim) != self.length:
+            raise AssertionError(
+                f"{what}.size({self.dim}) = {t.size(self.dim)} must equal "
+                f"length {self.length}")
+
+    def _map(self, t, fn):
+        out, start = [], 0
+        for trans, length in zip(self.transforms, self.lengths):
+            out.append(fn(trans, t.narrow(self.dim, start, length)))
+            start = start + length
+        return fastt.cat(out, dim=self.dim)
+
+    def _call(self, x):
+        self._check(x, "x")
+        return self._map(x, lambda tr, s: tr(s))
+
+    def _inverse(self, y):
+        self._check(y, "y")
+        return self._map(y, lambda tr, s: tr.inv(s))
+
+    def log_abs_det_jacobian(self, x, y):
+        self._check(x, "x")
+        self._check(y, "y")
+        logdetjacs, start = [], 0
+        for trans, length in zip(self.transforms, self.lengths):
+            xslice = x.narrow(self.dim, start, length)
+            yslice = y.narrow(self.dim, start, length)
+            logdetjac = trans.log_abs_det_jacobian(xslice, yslice)
+            if trans.event_dim < self.event_dim:
+                logdetjac = _sum_rightmost(logdetjac,
+                                           self.event_dim - trans.event_dim)
+            logdetjacs.append(logdetjac)
+            start = start + length
+        dim = self.dim
+        if dim >= 0:
+            dim = dim - x.dim()
+        dim = dim + self.event_dim
+        if dim < 0:
+            return fastt.cat(logdetjacs, dim=dim)
+        return sum(logdetjacs)
+
+    @property
+    def bijective(self):
+        return all(t.bijective for t in self.transforms)
+
+    @constraints.dependent_property
+    def domain(self):
+        return constraints.cat([t.domain for t in self.transforms], self.dim,
+                               self.lengths)
+
+    @constraints.dependent_property
+    def codomain(self):
+        return constraints.cat([t.codomain for t in self.transforms],
+                               self.dim, self.lengths)
+
+
+class StackTransform(Transform):
+    """Apply tseq[i] to the i-th index of the input along dim, and stack
+    (torch.stack's counterpart for transforms)."""
+
+    def __init__(self, tseq, dim=0, cache_size=0):
+        if not all(isinstance(t, Transform) for t in tseq):
+            raise AssertionError(
+                "All elements of tseq must be Transform instances")
+        if cache_size:
+            tseq = [t.with_cache(cache_size) for t in tseq]
+        super().__init__(cache_size=cache_size)
+        self.transforms = list(tseq)
+        self.dim = dim
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return StackTransform(self.transforms, self.dim, cache_size)
+
+    def _slice(self, z):
+        return [z.select(self.dim, i) for i in range(z.size(self.dim))]
+
+    def _check(self, t, what):
+        _check_dim(t, self.dim, what)
+        if t.size(self.dim) != len(self.transforms):
+            raise AssertionError(
+                f"{what}.size({self.dim}) = {t.size(self.dim)} must equal "
+                f"len(transforms) {len(self.transforms)}")
+
+    def _call(self, x):
+        self._check(x, "x")
+        return fastt.stack([tr(s) for s, tr in
+                            zip(self._slice(x), self.transforms)],
+                           dim=self.dim)
+
+    def _inverse(self, y):
+        self._check(y, "y")
+        return fastt.stack([tr.inv(s) for s, tr in
+                            zip(self._slice(y), self.transforms)],
+                           dim=self.dim)
+
+    def log_abs_det_jacobian(self, x, y):
+        self._check(x, "x")
+        self._check(y, "y")
+        return fastt.stack(
+            [tr.log_abs_det_jacobian(xs, ys) for xs, ys, tr in
+             zip(self._slice(x), self._slice(y), self.transforms)],
+            dim=self.dim)
+
+    @property
+    def bijective(self):
+        return all(t.bijective for t in self.transforms)
+
+    @constraints.dependent_property
+    def domain(self):
+        return constraints.stack([t.domain for t in self.transforms],
+                                 self.dim)
+
+    @constraints.dependent_property
+    def codomain(self):
+        return constraints.stack([t.codomain for t in self.transforms],
+                                 self.dim)

@@ -119,3 +119,15 @@ def vec_to_tril_matrix(vec, diag=0):
     flat = vec.new_zeros(batch + (n * n,))
     flat = flat.index_add(-1, idx, vec)
     return flat.reshape(batch + (n, n))
+
+
+def _softplus(x):
+    """log(1 + exp(x)), stable, with the gradient sigmoid(x) everywhere
+    (fastt's softplus / logsigmoid / binary_cross_entropy_with_logits
+    backward gives the one-sided slope at exactly x == 0)."""
+    return fastt.logaddexp(x, fastt.zeros_like(x))
+
+
+def _neg_bce_with_logits(logits, target):
+    """-binary_cross_entropy_with_logits(logits, target, reduction='none')."""
+    return target * logits - _softplus(logits)
