@@ -814,3 +814,26 @@ def test_clip_grad_norm_nonfinite_and_value():
     assert tuple(vec.shape) == (12,)
     nn.utils.vector_to_parameters(fastt.arange(12).float(), params)
     assert_close(params[0], np.arange(12, dtype=np.float32).reshape(4, 3))
+
+
+def test_softplus_family_gradient_at_zero_matches_torch():
+    # log1p(exp(-|x|)) + relu(x) has a zero one-sided slope at 0; the true
+    # derivative is sigmoid(0) = 1/2.
+    cases = [
+        (lambda L, x: L.nn.functional.softplus(x)),
+        (lambda L, x: L.nn.functional.softplus(x, beta=2.0)),
+        (lambda L, x: L.nn.functional.logsigmoid(x)),
+        (lambda L, x: L.nn.functional.binary_cross_entropy_with_logits(
+            x, L.full_like(x, 0.2), reduction="none")),
+        (lambda L, x: L.nn.functional.mish(x)),
+    ]
+    for fn in cases:
+        grads = []
+        for L in (fastt, torch):
+            x = L.tensor([0.0, -1.5, 2.0, 25.0, -25.0], dtype=L.float64,
+                         requires_grad=True)
+            y = fn(L, x)
+            g, = L.autograd.grad(y.sum(), x)
+            grads.append((y.detach().tolist(), g.tolist()))
+        for a, b in zip(grads[0], grads[1]):
+            assert max(abs(u - v) for u, v in zip(a, b)) < 1e-12, (a, b)

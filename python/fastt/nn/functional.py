@@ -168,9 +168,16 @@ def softshrink(input, lambd=0.5):
                        fastt.where(input < -lambd, input + lambd, 0.0))
 
 
+def _softplus1(x):
+    """log(1 + e^x), stable for any x, with the gradient sigmoid(x) at
+    every point (x = 0 included: log1p(exp(-|x|)) + relu(x) has a zero
+    one-sided slope there)."""
+    return fastt.logaddexp(x, x.new_zeros(()))
+
+
 def softplus(input, beta=1.0, threshold=20.0):
     scaled = input * beta if beta != 1.0 else input
-    soft = fastt.log1p(fastt.exp(-scaled.abs())) + fastt.relu(scaled)
+    soft = _softplus1(scaled)
     if beta != 1.0:
         soft = soft / beta
     return fastt.where(scaled > threshold, input, soft)
@@ -192,7 +199,7 @@ def hardsigmoid(input, inplace=False):
 
 
 def logsigmoid(input):
-    return -softplus(-input)
+    return -_softplus1(-input)  # no threshold (torch's log_sigmoid is exact)
 
 
 def _softmax_dim(ndim):
@@ -1652,15 +1659,15 @@ def binary_cross_entropy(input, target, weight=None, size_average=None,
 def binary_cross_entropy_with_logits(input, target, weight=None,
                                      size_average=None, reduce=None,
                                      reduction="mean", pos_weight=None):
-    """(1 - t) x + w_p * softplus(-x), softplus(-x) = log1p(exp(-|x|)) +
-    relu(-x): finite for any logit."""
+    """(1 - t) x + w_p * softplus(-x), softplus(-x) = logaddexp(-x, 0):
+    finite for any logit, gradient exact at 0."""
     if size_average is not None or reduce is not None:
         reduction = _reduction(size_average, reduce, reduction)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(
             f"Target size ({target.shape}) must be the same as input size "
             f"({input.shape})")
-    softplus_neg = fastt.log1p(fastt.exp(-input.abs())) + fastt.relu(-input)
+    softplus_neg = _softplus1(-input)
     if pos_weight is not None:
         log_weight = (pos_weight - 1.0) * target + 1.0
         loss = (1.0 - target) * input + log_weight * softplus_neg
