@@ -9,6 +9,7 @@
 #include "csrc/allocator.h"
 #include "csrc/mutation.h"
 #include "csrc/ops.h"
+#include "csrc/thread_state.h"
 
 namespace fastt {
 namespace autograd {
@@ -40,27 +41,27 @@ const char* node_name(const Node& n) {
 
 // ------------------------------------------------ saved-tensor hooks --
 namespace {
-std::vector<std::shared_ptr<SavedTensorHooks>>& saved_hooks_stack() {
-  thread_local std::vector<std::shared_ptr<SavedTensorHooks>> stack;
-  return stack;
+// Whether saved-tensor hooks are active: the one test Node::save makes
+// (the stack itself is in the thread's heap block).
+FASTT_TLS_IE thread_local bool t_saved_hooks_on = false;
+SavedTensorHooks* current_saved_hooks() {
+  auto& st = thread_state().saved_hooks;
+  return st.empty() ? nullptr : st.back().get();
 }
-// The innermost hooks, or null: the one test Node::save makes.
-FASTT_TLS_IE thread_local SavedTensorHooks* t_saved_hooks = nullptr;
 }  // namespace
 }  // namespace autograd
 
 void push_saved_tensor_hooks(std::shared_ptr<SavedTensorHooks> h) {
   FASTT_CHECK(h != nullptr, ValueError, "saved_tensors_hooks: null hooks");
-  auto& st = autograd::saved_hooks_stack();
-  st.push_back(std::move(h));
-  autograd::t_saved_hooks = st.back().get();
+  thread_state().saved_hooks.push_back(std::move(h));
+  autograd::t_saved_hooks_on = true;
 }
 void pop_saved_tensor_hooks() {
-  auto& st = autograd::saved_hooks_stack();
+  auto& st = thread_state().saved_hooks;
   FASTT_CHECK(!st.empty(), RuntimeError,
               "saved_tensors_hooks: no hooks to pop");
   st.pop_back();
-  autograd::t_saved_hooks = st.empty() ? nullptr : st.back().get();
+  autograd::t_saved_hooks_on = !st.empty();
 }
 
 namespace autograd {
@@ -170,15 +171,14 @@ void Node::save(size_t i, const Tensor& t, bool output, uint16_t output_nr) {
     return;
   }
   s.version = t.storage()->version();
-  if (FASTT_UNLIKELY(t_saved_hooks != nullptr)) {
+  if (FASTT_UNLIKELY(t_saved_hooks_on)) {
     // pack() sees the tensor (an output as a history-free alias, so a hook
     // that keeps it makes no cycle); hooks are off while it runs.
-    SavedTensorHooks* h = t_saved_hooks;
-    t_saved_hooks = nullptr;
+    SavedTensorHooks* h = current_saved_hooks();
+    t_saved_hooks_on = false;
     struct Restore {
-      SavedTensorHooks* h;
-      ~Restore() { t_saved_hooks = h; }
-    } restore{h};
+      ~Restore() { t_saved_hooks_on = true; }
+    } restore;
     s.packed = h->pack(output ? Tensor::from_storage(t.storage(), t.sizes(),
                                                      t.strides(),
                                                      t.storage_offset(),
@@ -560,16 +560,11 @@ namespace autograd {
 namespace {
 
 // The epochs of the backward walks running in this thread (outermost
-// first).
-std::vector<uint64_t>& active_walks() {
-  thread_local std::vector<uint64_t> walks;
-  return walks;
-}
-// Per active walk: does it accumulate into every leaf's .grad (backward()
-// without inputs=)? Reentrant checkpointing needs that.
+// first) and, per walk, whether it accumulates into every leaf's .grad
+// (backward() without inputs=): reentrant checkpointing needs that.
+std::vector<uint64_t>& active_walks() { return thread_state().walks; }
 std::vector<bool>& walk_accumulates() {
-  thread_local std::vector<bool> acc;
-  return acc;
+  return thread_state().walk_accumulates;
 }
 
 struct ByTapeOrder {

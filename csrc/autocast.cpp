@@ -1,10 +1,8 @@
 // Autocast state, casts and the weight-cast cache (csrc/autocast.h).
 #include "csrc/autocast.h"
 
-#include <unordered_map>
-#include <utility>
-
 #include "csrc/autograd.h"
+#include "csrc/thread_state.h"
 
 namespace fastt {
 namespace autocast {
@@ -12,51 +10,35 @@ namespace autocast {
 FASTT_TLS_IE thread_local bool t_active = false;
 
 namespace {
-struct State {
-  bool enabled[kNumDeviceTypes] = {false, false};
-  DType dtype[kNumDeviceTypes] = {DType::BFloat16, DType::Float16};
-  bool cache = true;
-};
-State& state() {
-  thread_local State s;
-  return s;
-}
-// Casts of weights: the source (kept so its address is not reused) and
-// its cast, per target dtype.
-std::unordered_map<const TensorImpl*, std::pair<Tensor, Tensor>>& cache() {
-  thread_local std::unordered_map<const TensorImpl*, std::pair<Tensor, Tensor>>
-      c;
-  return c;
-}
+ThreadState& state() { return thread_state(); }
 void refresh_active() {
-  const State& s = state();
   bool any = false;
-  for (bool e : s.enabled) any = any || e;
+  for (bool e : state().autocast_enabled) any = any || e;
   t_active = any;
 }
 bool is_low(DType d) { return d == DType::Float16 || d == DType::BFloat16; }
 }  // namespace
 
-bool is_enabled(DeviceType d) { return state().enabled[int(d)]; }
+bool is_enabled(DeviceType d) { return state().autocast_enabled[int(d)]; }
 void set_enabled(DeviceType d, bool on) {
-  state().enabled[int(d)] = on;
+  state().autocast_enabled[int(d)] = on;
   refresh_active();
 }
-DType dtype(DeviceType d) { return state().dtype[int(d)]; }
+DType dtype(DeviceType d) { return state().autocast_dtype[int(d)]; }
 void set_dtype(DeviceType d, DType dt) {
   FASTT_CHECK(is_low(dt), ValueError,
               "autocast: the dtype must be float16 or bfloat16, got {}",
               dtype_name(dt));
-  state().dtype[int(d)] = dt;
+  state().autocast_dtype[int(d)] = dt;
 }
-bool cache_enabled() { return state().cache; }
-void set_cache_enabled(bool on) { state().cache = on; }
-void clear_cache() { cache().clear(); }
+bool cache_enabled() { return state().autocast_cache; }
+void set_cache_enabled(bool on) { state().autocast_cache = on; }
+void clear_cache() { state().autocast_casts.clear(); }
 
 bool applies(Policy policy, const Tensor& t) {
   if (!t.defined()) return false;
   const DeviceType d = t.device().type;
-  if (!state().enabled[int(d)]) return false;
+  if (!state().autocast_enabled[int(d)]) return false;
   if ((policy == Policy::CudaFp32 || policy == Policy::CudaLower) &&
       d != DeviceType::CUDA)
     return false;
@@ -69,24 +51,25 @@ Tensor cast(Policy policy, DeviceType d, const Tensor& t) {
   DType to;
   if (policy == Policy::Lower || policy == Policy::CudaLower) {
     if (t.dtype() == DType::Float64) return t;  // torch leaves double alone
-    to = state().dtype[int(d)];
+    to = state().autocast_dtype[int(d)];
   } else {
     if (!is_low(t.dtype())) return t;
     to = DType::Float32;
   }
   if (t.dtype() == to) return t;
   // Weights (leaves that require grad) are cast once per region.
-  const bool cacheable = state().cache && t.impl()->requires_grad &&
+  const bool cacheable = state().autocast_cache && t.impl()->requires_grad &&
                          t.impl()->grad_fn == nullptr &&
                          autograd::grad_enabled();
   if (cacheable) {
-    auto it = cache().find(t.impl());
-    if (it != cache().end() && it->second.second.dtype() == to &&
+    auto& cache = state().autocast_casts;
+    auto it = cache.find(t.impl());
+    if (it != cache.end() && it->second.second.dtype() == to &&
         it->second.first.impl() == t.impl())
       return it->second.second;
   }
   Tensor r = t.to(to);
-  if (cacheable) cache()[t.impl()] = {t, r};
+  if (cacheable) state().autocast_casts[t.impl()] = {t, r};
   return r;
 }
 

@@ -21,6 +21,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "csrc/thread_state.h"
 #include "kernels/cpu/loop.h"
 #include "kernels/gemm_geom.h"
 #include "kernels/cpu/vec_clones.h"
@@ -522,7 +523,7 @@ struct HalfGemm {
       return run_loop(c);
     // One buffer per thread, kept between calls: a fresh one costs its
     // zeroing and page faults (about as much as the conversions at 512^2).
-    thread_local std::vector<float> buf;
+    std::vector<float>& buf = thread_state().gemm_buffer;
     const size_t na = size_t(g.M * g.K), nb = size_t(g.K * g.N),
                  nc = size_t(g.M * g.N);
     if (buf.size() < na + nb + nc) buf.resize(na + nb + nc);
