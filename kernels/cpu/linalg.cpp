@@ -527,12 +527,9 @@ struct HalfGemm {
     const size_t na = size_t(g.M * g.K), nb = size_t(g.K * g.N),
                  nc = size_t(g.M * g.N);
     if (buf.size() < na + nb + nc) buf.resize(na + nb + nc);
-    struct Span {
-      float* p;
-      float* data() const { return p; }
-      float& operator[](size_t i) const { return p[i]; }
-    };
-    const Span fa{buf.data()}, fb{buf.data() + na}, fc{buf.data() + na + nb};
+    float* const fa = buf.data();
+    float* const fb = fa + na;
+    float* const fc = fb + nb;
     // The packed float operands are dense row-major.
     Geom fg = g;
     fg.sam = g.K, fg.sak = 1, fg.sbk = g.N, fg.sbn = 1, fg.scm = g.N;
@@ -547,7 +544,7 @@ struct HalfGemm {
       // A column-major operand (sak > sam, e.g. a transpose) converts
       // along its contiguous dim.
       if (g.sak == 1 || g.sam != 1) {
-        rows_to_float(a, g.M, g.K, g.sam, g.sak, fa.data());
+        rows_to_float(a, g.M, g.K, g.sam, g.sak, fa);
       } else {
         std::vector<float> t(size_t(g.M * g.K));
         rows_to_float(a, g.K, g.M, g.sak, g.sam, t.data());
@@ -556,7 +553,7 @@ struct HalfGemm {
             fa[size_t(m * g.K + k)] = t[size_t(k * g.M + m)];
       }
       if (g.sbn == 1 || g.sbk != 1) {
-        rows_to_float(b, g.K, g.N, g.sbk, g.sbn, fb.data());
+        rows_to_float(b, g.K, g.N, g.sbk, g.sbn, fb);
       } else {
         std::vector<float> t(size_t(g.K * g.N));
         rows_to_float(b, g.N, g.K, g.sbn, g.sbk, t.data());
@@ -566,11 +563,11 @@ struct HalfGemm {
       }
       const T* d = i ? i : cc;
       const int64_t sdm = i ? g.sim : g.scm, sdn = i ? g.sin : g.scn;
-      if (!c.beta_zero) rows_to_float(d, g.M, g.N, sdm, sdn, fc.data());
-      blas_product<float>(fg, L, c.alpha, fa.data(), fb.data(),
+      if (!c.beta_zero) rows_to_float(d, g.M, g.N, sdm, sdn, fc);
+      blas_product<float>(fg, L, c.alpha, fa, fb,
                           c.beta_zero ? 0.0f : c.beta, c.beta_zero,
-                          fc.data());
-      rows_from_float(fc.data(), g.M, g.N, cc, g.scm, g.scn);
+                          fc);
+      rows_from_float(fc, g.M, g.N, cc, g.scm, g.scn);
     }
   }
 };

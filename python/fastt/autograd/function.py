@@ -70,11 +70,7 @@ class FunctionCtx:
         return self.saved_tensors
 
 
-class _HookMixin:
-    pass
-
-
-class BackwardCFunction(FunctionCtx, _HookMixin):
+class BackwardCFunction(FunctionCtx):
     """The class of a Function's ctx (and of its outputs' grad_fn)."""
 
     _forward_cls = None
