@@ -49,7 +49,7 @@ if [ -d .gpudeps ] && ls .gpudeps/*.deb >/dev/null 2>&1; then
   mkdir -p "$DEPS"
   for f in .gpudeps/*.deb; do dpkg -x "$f" "$DEPS"; done
   export CMAKE_PREFIX_PATH="$DEPS/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
-  export LD_LIBRARY_PATH="$DEPS/usr/lib/x86_64-linux-gnu:$DEPS/usr/lib/x86_64-linux-gnu/openblas-pthread${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  export LD_LIBRARY_PATH="$DEPS/usr/lib/x86_64-linux-gnu:$DEPS/usr/lib/x86_64-linux-gnu/openblas-openmp:$DEPS/usr/lib/x86_64-linux-gnu/openblas-pthread${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
 
 # cuDNN loads its sub-libraries (libcudnn_cnn etc.) by name at run time:

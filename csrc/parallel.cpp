@@ -1,6 +1,8 @@
 // Thread count for intra-op parallelism (OpenMP's pool when built with it).
 #include "parallel.h"
 
+#include <cblas.h>
+
 #include "errors.h"
 
 namespace fastt {
@@ -21,5 +23,15 @@ void set_num_threads(int n) {
 }
 bool in_parallel_region() { return false; }
 #endif
+
+ParallelInfo parallel_info() {
+#if defined(_OPENMP)
+  const int omp = _OPENMP;
+#else
+  const int omp = 0;
+#endif
+  return {omp, get_num_threads(), openblas_get_config(),
+          openblas_get_parallel(), openblas_get_num_threads()};
+}
 
 }  // namespace fastt

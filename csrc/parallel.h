@@ -14,6 +14,19 @@ int get_num_threads();
 void set_num_threads(int n);  // n >= 1
 bool in_parallel_region();
 
+// What runs fastt's threads, for fastt.__config__.parallel_info(): the
+// OpenMP version (0 without OpenMP) and the BLAS's build and threading
+// (OpenBLAS's openblas_get_parallel: 0 sequential, 1 its own pthread
+// pool, 2 OpenMP, i.e. fastt's pool).
+struct ParallelInfo {
+  int openmp_version;
+  int num_threads;
+  const char* blas_config;
+  int blas_parallel;
+  int blas_num_threads;
+};
+ParallelInfo parallel_info();
+
 template <class F>
 inline void parallel_for(int64_t begin, int64_t end, int64_t grain, F&& f) {
   if (end <= begin) return;

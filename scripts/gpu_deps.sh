@@ -11,6 +11,7 @@ grep -qx '/.gpudeps/' .git/info/exclude 2>/dev/null ||
   echo '/.gpudeps/' >>.git/info/exclude
 fmt_lib=$(apt-cache depends libfmt-dev | awk '/Depends: libfmt[0-9]/ {print $2; exit}')
 pkgs=(libfmt-dev "$fmt_lib" libopenblas-dev libopenblas0 libopenblas0-pthread
+      libopenblas0-openmp
       libopenblas-pthread-dev libgfortran5 catch2)
 (cd .gpudeps && rm -f ./*.deb && apt-get download "${pkgs[@]}")
 ls -la .gpudeps

@@ -5,7 +5,8 @@
 set -euo pipefail
 
 APT_PACKAGES=(build-essential cmake ninja-build ccache pkg-config git
-  libfmt-dev catch2 libopenblas-dev libbenchmark-dev python3-dev)
+  libfmt-dev catch2 libopenblas-dev libopenblas0-openmp libbenchmark-dev
+  python3-dev)
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi

@@ -179,6 +179,7 @@ class iinfo:
 # fastt.cuda (python/fastt/cuda.py): devices, streams, events, memory
 # statistics; imports without CUDA too (is_available() is then False).
 from . import backends, cuda  # noqa: E402,F401
+from . import __config__  # noqa: E402,F401  (threads, OpenMP, the BLAS)
 
 # The legacy type classes (fastt.FloatTensor, ...; python/fastt/
 # _legacy_types.py), also as fastt.cuda.FloatTensor, ...

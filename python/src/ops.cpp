@@ -981,6 +981,13 @@ static PyObject* f_set_num_threads(PyObject*, PyObject* o) {
 static PyObject* f_get_num_threads(PyObject*, PyObject*) {
   return PyLong_FromLong(fastt::get_num_threads());
 }
+static PyObject* f_parallel_info(PyObject*, PyObject*) {
+  const fastt::ParallelInfo i = fastt::parallel_info();
+  return Py_BuildValue("{s:i,s:i,s:s,s:i,s:i}", "openmp", i.openmp_version,
+                       "num_threads", i.num_threads, "blas_config",
+                       i.blas_config, "blas_parallel", i.blas_parallel,
+                       "blas_num_threads", i.blas_num_threads);
+}
 static PyObject* f_manual_seed(PyObject*, PyObject* o) {
   FASTT_PY_BEGIN
   // torch accepts any seed in [-2^63, 2^64); negatives wrap to uint64.
@@ -1222,6 +1229,7 @@ PyMethodDef g_module_functions[] = {
     FASTT_O("set_default_dtype", f_set_default_dtype, nullptr),
     FASTT_O("set_num_threads", f_set_num_threads, nullptr),
     FASTT_NOARGS("get_num_threads", f_get_num_threads, nullptr),
+    FASTT_NOARGS("_parallel_info", f_parallel_info, nullptr),
     FASTT_O("manual_seed", f_manual_seed, nullptr),
     FASTT_NOARGS("initial_seed", f_initial_seed, nullptr),
     FASTT_NOARGS("_get_rng_state", f_get_rng_state, nullptr),

@@ -250,3 +250,26 @@ def test_random_ops_from_threads():
     a = npy(fastt.randn(100))
     fastt.manual_seed(3)
     np.testing.assert_array_equal(npy(fastt.randn(100)), a)
+
+
+def test_blas_runs_in_fastts_openmp_pool():
+    """OpenBLAS's pthread build keeps its own worker pool, which competes
+    with fastt's OpenMP workers for the cores (a GPT step took 2.2x as
+    long on 2 threads as on 1). The build must link the OpenMP build, and
+    the BLAS must follow fastt.set_num_threads."""
+    info = fastt.__config__._info()
+    assert fastt.__config__.blas_threading() == "openmp", (
+        fastt.__config__.parallel_info())
+    assert "USE_OPENMP" in info["blas_config"]
+    assert "OpenMP (fastt's pool)" in fastt.__config__.parallel_info()
+    n = fastt.get_num_threads()
+    a = fastt.randn(256, 256)
+    try:
+        for k in (1, 2):
+            fastt.set_num_threads(k)
+            c = a @ a  # big enough for the BLAS to thread
+            assert fastt.__config__._info()["blas_num_threads"] == k
+            np.testing.assert_allclose(npy(c), npy(a) @ npy(a), rtol=1e-4,
+                                       atol=1e-3)
+    finally:
+        fastt.set_num_threads(n)
