@@ -197,9 +197,11 @@ FASTT_FORMULA(PowScalar) {
   const double e = n.s0.to<double>();
   if (e == 0) {
     gi[0] = fastt::zeros_like(x);
+  } else if (e == 2) {  // torch: grad * (2 * x)
+    gi[0] = fastt::mul(g, fastt::mul(x, Scalar(2.0)));
   } else {
-    gi[0] = fastt::mul(fastt::mul(g, Scalar(e)),
-                       fastt::pow(x, Scalar(e - 1)));
+    gi[0] = fastt::mul(g, fastt::mul(fastt::pow(x, Scalar(e - 1)),
+                                     Scalar(e)));
   }
 }
 FASTT_FORMULA(RPow) {  // c ** y: g * out * ln(c)

@@ -679,9 +679,42 @@ Tensor pow(const Tensor& a, const Tensor& b) {
                             nullptr, 1, [&] { return pow(a, b); });
   return binary(Op::pow, Rule::Same, a, b);
 }
+// torch's scalar-exponent fast paths (pow_tensor_scalar_optimized):
+// x*x, x*x*x, sqrt, rsqrt, 1/x, 1/(x*x) instead of a libm pow per
+// element (RMSNorm's x.pow(2) ran 10x slower than square), with their
+// results: pow(-0, 0.5) is -0 and pow(-inf, 0.5) NaN, as sqrt gives.
+// Floating tensors only (their dtype is the result's), per dtype as torch:
+// float16 only x*x and 1/x (its pow(-0, 0.5) is libm's +0), bfloat16 also
+// sqrt and rsqrt, not the two-kernel forms (they would round twice).
+namespace {
+enum class PowFast { None, Square, Cube, Sqrt, Rsqrt, Recip, RecipSquare };
+PowFast pow_fast(const Tensor& a, const Scalar& b) {
+  if (!a.defined() || !is_floating(a.dtype())) return PowFast::None;
+  const double e = b.to<double>();
+  if (e == 2) return PowFast::Square;
+  if (e == -1) return PowFast::Recip;
+  if (a.dtype() == DType::Float16) return PowFast::None;
+  if (e == 0.5) return PowFast::Sqrt;
+  if (e == -0.5) return PowFast::Rsqrt;
+  if (a.dtype() == DType::BFloat16) return PowFast::None;
+  if (e == 3) return PowFast::Cube;
+  if (e == -2) return PowFast::RecipSquare;
+  return PowFast::None;
+}
+}  // namespace
+
 Tensor pow(const Tensor& a, const Scalar& b) {
   check_pow_scalar(a, b);
   if (autograd::should_record(a)) return autograd::pow(a, b);
+  switch (pow_fast(a, b)) {
+    case PowFast::Square: return square(a);
+    case PowFast::Cube: { Tensor s = square(a); return mul_(s, a); }
+    case PowFast::Sqrt: return sqrt(a);
+    case PowFast::Rsqrt: return rsqrt(a);
+    case PowFast::Recip: return reciprocal(a);
+    case PowFast::RecipSquare: { Tensor s = square(a); return reciprocal_(s); }
+    case PowFast::None: break;
+  }
   return binary(Op::pow, Rule::Same, a, b);
 }
 Tensor pow(const Scalar& a, const Tensor& b) {
@@ -699,6 +732,15 @@ Tensor& pow_(Tensor& a, const Scalar& b) {
   if (autograd::should_record(a))
     return autograd::inplace(a, "pow_",
                              [&](const Tensor& s) { return pow(s, b); });
+  switch (pow_fast(a, b)) {
+    case PowFast::Square: return square_(a);
+    case PowFast::Cube: { Tensor s = square(a); return mul_(a, s); }
+    case PowFast::Sqrt: return sqrt_(a);
+    case PowFast::Rsqrt: return rsqrt_(a);
+    case PowFast::Recip: return reciprocal_(a);
+    case PowFast::RecipSquare: return reciprocal_(square_(a));
+    case PowFast::None: break;
+  }
   return binary_inplace(Op::pow, Rule::Same, a, b);
 }
 Tensor& pow_out(Tensor& out, const Tensor& a, const Tensor& b) {

@@ -71,6 +71,37 @@ template <> struct VecExp<F::GeluTanh> {
   static constexpr ExpKind kKind = ExpKind::GeluTanh;
 };
 
+// Plain-arithmetic functors (one or two vector instructions each): dense
+// float/double ranges run in an AVX2/AVX-512 clone instead of the SSE2
+// baseline loop (1M float32 1/x: 215 -> ~110 us, sqrt/rsqrt likewise).
+template <class Fn> struct VecArith { static constexpr bool kHas = false; };
+#define FASTT_VEC_ARITH(Fn) \
+  template <> struct VecArith<F::Fn> { static constexpr bool kHas = true; };
+FASTT_VEC_ARITH(Sqrt)
+FASTT_VEC_ARITH(Rsqrt)
+FASTT_VEC_ARITH(Reciprocal)
+FASTT_VEC_ARITH(Square)
+FASTT_VEC_ARITH(Neg)
+FASTT_VEC_ARITH(Abs)
+FASTT_VEC_ARITH(Relu)
+#undef FASTT_VEC_ARITH
+// sqrt through the builtin: <cmath>'s std::sqrt(float) is compiled before
+// vec_exp.h's optimize pragma, so it does not inline into these loops.
+template <class T> inline T builtin_sqrt(T v) {
+  if constexpr (std::is_same<T, float>::value) return __builtin_sqrtf(v);
+  else return __builtin_sqrt(v);
+}
+template <class Fn, class T>
+FASTT_VEC_CLONES void arith_range(const T* x, T* o, int64_t n) {
+  const Fn f{};
+  for (int64_t i = 0; i < n; ++i) {
+    if constexpr (std::is_same<Fn, F::Sqrt>::value) o[i] = builtin_sqrt(x[i]);
+    else if constexpr (std::is_same<Fn, F::Rsqrt>::value)
+      o[i] = T(1) / builtin_sqrt(x[i]);
+    else o[i] = f(x[i]);
+  }
+}
+
 // The CPU loop policy for the unary rows of csrc/ops/elementwise.def.
 template <Op kOp, class Fn, bool kBoolOut>
 struct UnaryAdapter {
@@ -84,6 +115,18 @@ struct UnaryAdapter {
           const float* x = reinterpret_cast<const float*>(a.data[1]);
           parallel_for(0, a.numel, kGrainSize, [&](int64_t b, int64_t e) {
             exp_range<VecExp<Fn>::kKind>(x + b, o + b, e - b);
+          });
+          return;
+        }
+      }
+      if constexpr (VecArith<Fn>::kHas && !kBoolOut &&
+                    (std::is_same<T, float>::value ||
+                     std::is_same<T, double>::value)) {
+        if (a.contiguous) {
+          T* o = reinterpret_cast<T*>(a.data[0]);
+          const T* x = reinterpret_cast<const T*>(a.data[1]);
+          parallel_for(0, a.numel, kGrainSize, [&](int64_t b, int64_t e) {
+            arith_range<Fn, T>(x + b, o + b, e - b);
           });
           return;
         }

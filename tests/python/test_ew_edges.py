@@ -202,3 +202,97 @@ def test_gradients_at_edges_match_torch():
         getattr(torch, op)(ta, tb).sum().backward()
         same(fa.grad, ta.grad, rtol=1e-12)
         same(fb.grad, tb.grad, rtol=1e-12)
+
+
+POW_FAST = [2, 3, 0.5, -0.5, -1, -2, 2.0, -1.0]
+
+
+def _bits(t):
+    return t.detach().double().numpy()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16",
+                                   "bfloat16"])
+@pytest.mark.parametrize("e", POW_FAST + [1, 0, 2.5, -3])
+def test_pow_scalar_exponent_fast_paths_match_torch(e, dtype):
+    """pow(x, e) for the exponents torch computes as x*x, x*x*x, sqrt,
+    rsqrt, 1/x, 1/(x*x): the same values on the special inputs (sqrt's
+    -0 and NaN for -0.0 and -inf, not libm pow's +0 and +inf), strided
+    inputs, in-place and out= forms."""
+    vals = SPECIAL + [3.0, -3.0, 7.25, 1e-3]
+    x = fastt.tensor(vals, dtype=getattr(fastt, dtype))
+    tx = torch.tensor(vals, dtype=getattr(torch, dtype))
+    want = tx.pow(e)
+    got = x.pow(e)
+    assert got.dtype == x.dtype
+    # the fast paths are exact operations, libm pow is not (torch's and
+    # fastt's float64 pow(x, 2.5) differ in the last bit)
+    tol = {"float32": 1e-6, "float64": 1e-15}.get(dtype, 1e-2)
+    if e in POW_FAST and dtype in ("float32", "float64"):
+        tol = 0
+    np.testing.assert_allclose(_bits(got), _bits(want), rtol=tol, atol=0,
+                               equal_nan=True)
+    # signs of zeros too (float32/64: pow(-0.0, 0.5) is -0.0, as sqrt)
+    keep = ~np.isnan(_bits(want))
+    np.testing.assert_array_equal(np.signbit(_bits(got))[keep],
+                                  np.signbit(_bits(want))[keep])
+    y = x.clone()
+    assert y.pow_(e) is y
+    np.testing.assert_array_equal(_bits(y), _bits(got))
+    out, tout = fastt.empty_like(x), torch.empty_like(tx)
+    fastt.pow(x, e, out=out)
+    torch.pow(tx, e, out=tout)
+    if e not in (0.5, -0.5):  # fastt's out= takes the exponent as a tensor
+        np.testing.assert_allclose(_bits(out), _bits(tout),
+                                   rtol=max(tol, 1e-15), atol=0,
+                                   equal_nan=True)
+    if e in POW_FAST and dtype in ("float32", "float64"):  # the same kernels on a strided input
+        s = fastt.tensor([[v, 1.0] for v in vals], dtype=x.dtype)[:, 0]
+        assert not s.is_contiguous()
+        np.testing.assert_array_equal(_bits(s.pow(e)), _bits(got))
+
+
+@pytest.mark.parametrize("e", POW_FAST)
+def test_pow_scalar_exponent_gradients_match_torch(e):
+    vals = [0.3, 1.7, 2.5, 4.0, 9.0, 0.01]
+    x = fastt.tensor(vals, dtype=fastt.float64, requires_grad=True)
+    tx = torch.tensor(vals, dtype=torch.float64, requires_grad=True)
+    g = [0.5, -1.0, 2.0, 1.5, -0.25, 3.0]
+    x.pow(e).backward(fastt.tensor(g, dtype=fastt.float64))
+    tx.pow(e).backward(torch.tensor(g, dtype=torch.float64))
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-14)
+    # second order goes through the same formula
+    x2 = fastt.tensor(vals, dtype=fastt.float64, requires_grad=True)
+    tx2 = torch.tensor(vals, dtype=torch.float64, requires_grad=True)
+    (gx,) = fastt.autograd.grad(x2.pow(e).sum(), x2, create_graph=True)
+    (tgx,) = torch.autograd.grad(tx2.pow(e).sum(), tx2, create_graph=True)
+    gx.sum().backward()
+    tgx.sum().backward()
+    np.testing.assert_allclose(x2.grad.numpy(), tx2.grad.numpy(), rtol=1e-13)
+
+
+@pytest.mark.parametrize("op", ["sqrt", "rsqrt", "reciprocal", "square",
+                                "neg", "abs", "relu"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_vector_arith_unary_ranges(op, dtype):
+    """The AVX2/AVX-512 clones of the plain-arithmetic unary loops: dense
+    inputs of lengths around the vector widths and the thread split, with
+    special values, equal to torch (sqrt: correctly rounded, which torch's
+    vectorized float32 sqrt is not always; rsqrt within 1 ulp)."""
+    rng = np.random.default_rng(0)
+    for n in (1, 7, 16, 17, 33, 1000, 40000):
+        v = rng.standard_normal(n) * 10
+        v[:min(n, len(SPECIAL))] = SPECIAL[:n]
+        x = fastt.tensor(v, dtype=getattr(fastt, dtype))
+        tx = torch.tensor(v, dtype=getattr(torch, dtype))
+        got, want = getattr(x, op)(), getattr(tx, op)()
+        if op == "sqrt":
+            with np.errstate(invalid="ignore"):
+                ref = np.sqrt(x.numpy().astype(np.float64))
+            np.testing.assert_array_equal(_bits(got),
+                                          ref.astype(x.numpy().dtype))
+        elif op == "rsqrt" and dtype == "float32":
+            np.testing.assert_allclose(_bits(got), _bits(want), rtol=2.4e-7,
+                                       atol=0, equal_nan=True)
+        else:
+            np.testing.assert_array_equal(_bits(got), _bits(want))
