@@ -1,11 +1,37 @@
 // Reductions on the CPU, part 3: amax/amin, var/std and logsumexp
 // (driver and functors in reduce_impl.h). Kept apart from reduce.cpp so the
 // reduction files compile in parallel.
+#include "kernels/cpu/vec_exp.h"  // first: FASTT_VEC_CLONES, FP options
+
 #include "kernels/cpu/reduce_impl.h"
 
 namespace fastt {
 namespace reduce_impl {
 namespace {
+
+// Dense float32/float64 max or min of a whole range (x.max(), amax over
+// everything): 64 lanes of selects in the AVX2/AVX-512 clones, four or
+// more vector chains; a NaN sticks in its lane (v > NaN is false) and wins
+// in the final combine, as torch. The generic driver's 8-lane loop stayed
+// scalar in the SSE2 build: 1M float32 max took 5.6x torch's time.
+template <class T, bool IsMax>
+FASTT_VEC_CLONES T extreme_span(const T* x, int64_t n, T init) {
+  constexpr int L = 64;
+  T acc[L];
+  for (int k = 0; k < L; ++k) acc[k] = init;
+  int64_t i = 0;
+  for (; i + L <= n; i += L)
+    for (int k = 0; k < L; ++k) {
+      const T v = x[i + k];
+      const bool take = (IsMax ? v > acc[k] : v < acc[k]) | (v != v);
+      acc[k] = take ? v : acc[k];
+    }
+  const ExtremeR<T, IsMax> r;
+  T s = init;
+  for (; i < n; ++i) s = r.combine(s, x[i]);
+  for (int k = 0; k < L; ++k) s = r.combine(s, acc[k]);
+  return s;
+}
 
 // amax/amin.
 template <bool IsMax>
@@ -14,6 +40,35 @@ struct Extreme {
   struct K {
     static void run(KernelArgs& a) {
       T* o = out_ptr<T>(a.out);
+      if constexpr (std::is_same<T, float>::value ||
+                    std::is_same<T, double>::value) {
+        const Tensor& in = *a.in[0];
+        if (a.dims.empty() && in.is_contiguous() && in.numel() > 0) {
+          const ExtremeR<T, IsMax> r;
+          const T* x = static_cast<const T*>(in.data_ptr());
+          const int64_t n = in.numel();
+          const int64_t chunks = std::min<int64_t>(
+              get_num_threads(), (n + kGrainSize - 1) / kGrainSize);
+          if (chunks <= 1 || in_parallel_region()) {
+            o[0] = extreme_span<T, IsMax>(x, n, r.init());
+            return;
+          }
+          T part[64];
+          const int64_t np = std::min<int64_t>(chunks, 64);
+          const int64_t plen = (n + np - 1) / np;
+          parallel_for(0, np, 1, [&](int64_t cb, int64_t ce) {
+            for (int64_t c = cb; c < ce; ++c) {
+              const int64_t b = c * plen, e = std::min(n, b + plen);
+              part[c] = b < e ? extreme_span<T, IsMax>(x + b, e - b, r.init())
+                              : r.init();
+            }
+          });
+          T s = r.init();
+          for (int64_t c = 0; c < np; ++c) s = r.combine(s, part[c]);
+          o[0] = s;
+          return;
+        }
+      }
       reduce<T>(*a.in[0], a.dims, ExtremeR<M<T>, IsMax>{},
                 [o](int64_t i, M<T> s) { o[i] = T(s); });
     }
