@@ -41,24 +41,10 @@ bool dense_f32_sum(const KernelArgs& a, double* out) {
   if (in.dtype() != DType::Float32 || !a.dims.empty() || !in.is_contiguous())
     return false;
   const float* x = static_cast<const float*>(in.data_ptr());
-  const int64_t n = in.numel();
-  const int64_t chunks = std::min<int64_t>(get_num_threads(),
-                                           (n + kGrainSize - 1) / kGrainSize);
-  if (chunks <= 1 || in_parallel_region()) {
-    *out = sum_f32_span(x, n - FASTT_MUTANT(SumSkipLast));
-    return true;
-  }
-  const int64_t len = (n + chunks - 1) / chunks;
-  std::vector<double> part(size_t(chunks), 0.0);
-  parallel_for(0, chunks, 1, [&](int64_t cb, int64_t ce) {
-    for (int64_t c = cb; c < ce; ++c) {
-      const int64_t b = c * len, e = std::min(n, b + len);
-      part[size_t(c)] = sum_f32_span(x + b, e - b);
-    }
-  });
-  double s = 0;
-  for (double v : part) s += v;
-  *out = s;
+  *out = fold_split<double>(
+      in.numel() - FASTT_MUTANT(SumSkipLast),
+      [x](int64_t b, int64_t e) { return sum_f32_span(x + b, e - b); },
+      [](double p, double q) { return p + q; });
   return true;
 }
 

@@ -114,6 +114,27 @@ inline void for_each_reduced(const ReduceGeom& g, F&& f) {
   }
 }
 
+
+// One result from a reduced range [0, n): fold(b, e) folds a sub-range.
+// Above the grain the range is split across the threads and the parts are
+// combined in order, so the result does not depend on timing. The driver
+// below and the dense whole-tensor kernels (sum, max/min) share it.
+template <class S, class Fold, class Combine>
+S fold_split(int64_t n, Fold&& fold, Combine&& combine) {
+  const int64_t chunks = std::min<int64_t>(get_num_threads(),
+                                           (n + kGrainSize - 1) / kGrainSize);
+  if (chunks <= 1 || in_parallel_region()) return fold(0, n);
+  const int64_t len = (n + chunks - 1) / chunks;
+  std::vector<S> part(size_t(chunks), S{});
+  parallel_for(0, chunks, 1, [&](int64_t cb, int64_t ce) {
+    for (int64_t c = cb; c < ce; ++c)
+      part[size_t(c)] = fold(c * len, std::min(n, (c + 1) * len));
+  });
+  S s = part[0];
+  for (int64_t c = 1; c < chunks; ++c) s = combine(s, part[size_t(c)]);
+  return s;
+}
+
 // Runs reduction `r` over input `in` (dims empty = all) and calls
 // write(output_index, state) once per output element.
 template <class T, class R, class W>
@@ -126,22 +147,12 @@ void reduce(const Tensor& in, IntList dims, const R& r, W&& write,
   if (g.n_out == 0) return;
 
   if (g.n_out == 1) {  // one output: split the reduced range across threads
-    const int64_t chunks = std::min<int64_t>(
-        get_num_threads(), (g.n_red + kGrainSize - 1) / kGrainSize);
-    if (chunks <= 1 || in_parallel_region()) {
-      write(0, reduce_span(r, r.init(), x, g, 0, g.n_red));
-      return;
-    }
-    const int64_t len = (g.n_red + chunks - 1) / chunks;
-    std::vector<S> part(size_t(chunks), r.init());
-    parallel_for(0, chunks, 1, [&](int64_t cb, int64_t ce) {
-      for (int64_t c = cb; c < ce; ++c)
-        part[c] = reduce_span(r, r.init(), x, g, c * len,
-                              std::min(g.n_red, (c + 1) * len));
-    });
-    S s = part[0];
-    for (int64_t c = 1; c < chunks; ++c) s = r.combine(s, part[c]);
-    write(0, s);
+    write(0, fold_split<S>(
+                 g.n_red,
+                 [&](int64_t b, int64_t e) {
+                   return reduce_span(r, r.init(), x, g, b, e);
+                 },
+                 [&](S a, S b) { return r.combine(a, b); }));
     return;
   }
 

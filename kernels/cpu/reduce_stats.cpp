@@ -46,26 +46,12 @@ struct Extreme {
         if (a.dims.empty() && in.is_contiguous() && in.numel() > 0) {
           const ExtremeR<T, IsMax> r;
           const T* x = static_cast<const T*>(in.data_ptr());
-          const int64_t n = in.numel();
-          const int64_t chunks = std::min<int64_t>(
-              get_num_threads(), (n + kGrainSize - 1) / kGrainSize);
-          if (chunks <= 1 || in_parallel_region()) {
-            o[0] = extreme_span<T, IsMax>(x, n, r.init());
-            return;
-          }
-          T part[64];
-          const int64_t np = std::min<int64_t>(chunks, 64);
-          const int64_t plen = (n + np - 1) / np;
-          parallel_for(0, np, 1, [&](int64_t cb, int64_t ce) {
-            for (int64_t c = cb; c < ce; ++c) {
-              const int64_t b = c * plen, e = std::min(n, b + plen);
-              part[c] = b < e ? extreme_span<T, IsMax>(x + b, e - b, r.init())
-                              : r.init();
-            }
-          });
-          T s = r.init();
-          for (int64_t c = 0; c < np; ++c) s = r.combine(s, part[c]);
-          o[0] = s;
+          o[0] = fold_split<T>(
+              in.numel(),
+              [&](int64_t b, int64_t e) {
+                return extreme_span<T, IsMax>(x + b, e - b, r.init());
+              },
+              [&](T p, T q) { return r.combine(p, q); });
           return;
         }
       }

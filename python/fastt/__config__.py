@@ -13,8 +13,10 @@ import sys
 
 from . import _C
 
-_BLAS_PARALLEL = {0: "sequential", 1: "its own pthread pool",
-                  2: "OpenMP (fastt's pool)"}
+# openblas_get_parallel(): 0 sequential, 1 its own pthread pool, 2 OpenMP
+_BLAS_THREADING = ("sequential", "pthread", "openmp")
+_BLAS_POOL = {"sequential": "sequential", "pthread": "its own pthread pool",
+              "openmp": "OpenMP (fastt's pool)"}
 _OPENMP_NAMES = {201511: "4.5", 201811: "5.0", 202011: "5.1", 202111: "5.2"}
 
 
@@ -24,8 +26,8 @@ def _info():
 
 def blas_threading():
     """'openmp', 'pthread' or 'sequential': how the linked BLAS threads."""
-    return {0: "sequential", 1: "pthread", 2: "openmp"}.get(
-        _info()["blas_parallel"], "unknown")
+    p = _info()["blas_parallel"]
+    return _BLAS_THREADING[p] if 0 <= p < len(_BLAS_THREADING) else "unknown"
 
 
 def parallel_info():
@@ -40,8 +42,7 @@ def parallel_info():
     else:
         lines.append("OpenMP: not built with it (one thread)")
     lines.append(f"OpenBLAS: {i['blas_config'].strip()}")
-    lines.append("\tthreads: "
-                 + _BLAS_PARALLEL.get(i["blas_parallel"], "unknown"))
+    lines.append("\tthreads: " + _BLAS_POOL.get(blas_threading(), "unknown"))
     lines.append(f"\topenblas_get_num_threads() : {i['blas_num_threads']}")
     lines.append(f"os.cpu_count() : {os.cpu_count()}")
     lines.append("Environment variables:")
