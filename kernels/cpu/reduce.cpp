@@ -7,46 +7,11 @@
 
 #include "csrc/mutation.h"
 #include "kernels/cpu/reduce_impl.h"
+#include "kernels/cpu/reduce_dense.h"
 
 namespace fastt {
 namespace reduce_impl {
 namespace {
-
-// A dense float32 sum, the common case (losses, means): 64 float lanes
-// (four AVX-512 / eight AVX2 accumulators, enough to hide the add latency)
-// each add K = 4 inputs in float, then fold into 64 double lanes. Converting
-// every input to double (the previous scheme) halved the throughput:
-// 1M floats 87 us vs torch's 46. Error: four float additions per lane per
-// fold, then double, far inside torch's float cascade (which drops the
-// ones after a 1e8 that fall in its lane; here at most 3 of them).
-FASTT_VEC_CLONES double sum_f32_span(const float* x, int64_t n) {
-  constexpr int L = 64, K = 4;
-  double dacc[L] = {};
-  int64_t i = 0;
-  for (; i + L * K <= n; i += L * K) {
-    float acc[L] = {};
-    for (int s = 0; s < K; ++s)
-      for (int k = 0; k < L; ++k) acc[k] += x[i + s * L + k];
-    for (int k = 0; k < L; ++k) dacc[k] += double(acc[k]);
-  }
-  double total = 0;
-  for (; i < n; ++i) total += double(x[i]);
-  for (int k = 0; k < L; ++k) total += dacc[k];
-  return total;
-}
-
-// Full dense float32 sum, split across threads above the grain.
-bool dense_f32_sum(const KernelArgs& a, double* out) {
-  const Tensor& in = *a.in[0];
-  if (in.dtype() != DType::Float32 || !a.dims.empty() || !in.is_contiguous())
-    return false;
-  const float* x = static_cast<const float*>(in.data_ptr());
-  *out = fold_split<double>(
-      in.numel() - FASTT_MUTANT(SumSkipLast),
-      [x](int64_t b, int64_t e) { return sum_f32_span(x + b, e - b); },
-      [](double p, double q) { return p + q; });
-  return true;
-}
 
 template <class T>
 struct SumK {
@@ -54,7 +19,7 @@ struct SumK {
     using O = sum_out_t<T>;
     O* o = out_ptr<O>(a.out);
     double s;
-    if (std::is_same<T, float>::value && dense_f32_sum(a, &s)) {
+    if (std::is_same<T, float>::value && dense_f32_sum<Identity>(a, &s)) {
       o[0] = O(s);
       return;
     }
@@ -69,7 +34,7 @@ struct MeanK {
     const int64_t n = a.out->numel();
     const double count = n ? double(a.in[0]->numel()) / double(n) : 0.0;
     double s;
-    if (std::is_same<T, float>::value && dense_f32_sum(a, &s)) {
+    if (std::is_same<T, float>::value && dense_f32_sum<Identity>(a, &s)) {
       o[0] = T(s / count);
       return;
     }

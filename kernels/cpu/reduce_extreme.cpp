@@ -1,7 +1,10 @@
 // Reductions on the CPU, part 2: max/min over a dim, argmax/argmin and norm
 // (driver and functors in reduce_impl.h). Kept apart from reduce.cpp so the
 // reduction files compile in parallel.
+#include "kernels/cpu/vec_exp.h"  // first: FASTT_VEC_CLONES, FP options
+
 #include "kernels/cpu/reduce_impl.h"
+#include "kernels/cpu/reduce_dense.h"
 
 namespace fastt {
 namespace reduce_impl {
@@ -44,6 +47,14 @@ struct NormK {
   template <int Kind>
   static void sum_norm(KernelArgs& a, T* o) {
     NormSumR<Kind> r{a.f0};
+    if constexpr (std::is_same<T, float>::value && (Kind == 1 || Kind == 2)) {
+      double s;  // dense float32 over everything: float lanes, as sum
+      if (dense_f32_sum<std::conditional_t<Kind == 1, AbsF, SquareF>>(a,
+                                                                     &s)) {
+        o[0] = T(r.finish(s));
+        return;
+      }
+    }
     reduce<T>(*a.in[0], a.dims, r,
               [o, r](int64_t i, double s) { o[i] = T(r.finish(s)); });
   }

@@ -289,7 +289,9 @@ struct NormSumR {
     double v = double(x);
     if constexpr (Kind == 0) return s + (v != 0.0 ? 1.0 : 0.0);
     else if constexpr (Kind == 1) return s + std::fabs(v);
-    else if constexpr (Kind == 2) return s + v * v;
+    // the square in the input's math type, as torch (and the dense float32
+    // path): a float32 norm of 1e20 is inf, of 1e-25 zero
+    else if constexpr (Kind == 2) return s + double(x * x);
     else return s + std::pow(std::fabs(v), p);
   }
   double combine(double a, double b) const { return a + b; }

@@ -4,34 +4,11 @@
 #include "kernels/cpu/vec_exp.h"  // first: FASTT_VEC_CLONES, FP options
 
 #include "kernels/cpu/reduce_impl.h"
+#include "kernels/cpu/reduce_dense.h"
 
 namespace fastt {
 namespace reduce_impl {
 namespace {
-
-// Dense float32/float64 max or min of a whole range (x.max(), amax over
-// everything): 64 lanes of selects in the AVX2/AVX-512 clones, four or
-// more vector chains; a NaN sticks in its lane (v > NaN is false) and wins
-// in the final combine, as torch. The generic driver's 8-lane loop stayed
-// scalar in the SSE2 build: 1M float32 max took 5.6x torch's time.
-template <class T, bool IsMax>
-FASTT_VEC_CLONES T extreme_span(const T* x, int64_t n, T init) {
-  constexpr int L = 64;
-  T acc[L];
-  for (int k = 0; k < L; ++k) acc[k] = init;
-  int64_t i = 0;
-  for (; i + L <= n; i += L)
-    for (int k = 0; k < L; ++k) {
-      const T v = x[i + k];
-      const bool take = (IsMax ? v > acc[k] : v < acc[k]) | (v != v);
-      acc[k] = take ? v : acc[k];
-    }
-  const ExtremeR<T, IsMax> r;
-  T s = init;
-  for (; i < n; ++i) s = r.combine(s, x[i]);
-  for (int k = 0; k < L; ++k) s = r.combine(s, acc[k]);
-  return s;
-}
 
 // amax/amin.
 template <bool IsMax>

@@ -222,8 +222,11 @@ def test_float32_full_reductions_against_float64(n, family):
              ).astype(np.float32)
     x, tx = fastt.from_numpy(v), torch.from_numpy(v)
     ref = v.astype(np.float64).sum()
+    v64 = v.astype(np.float64)
     for got, want, r in ((x.sum(), tx.sum(), ref),
-                         (x.mean(), tx.mean(), ref / n)):
+                         (x.mean(), tx.mean(), ref / n),
+                         (x.norm(), tx.norm(), np.sqrt((v64 * v64).sum())),
+                         (x.norm(1), tx.norm(1), np.abs(v64).sum())):
         err, terr = abs(float(got) - r), abs(float(want) - r)
         assert err <= max(2 * terr, 2 * np.spacing(np.float32(abs(r)))), \
             (err, terr)
@@ -236,3 +239,19 @@ def test_float32_full_reductions_against_float64(n, family):
         assert np.isnan(float(xw.max())) and np.isnan(float(xw.amin()))
         w[n // 2] = np.inf
         assert float(fastt.from_numpy(w).max()) == np.inf
+
+
+@pytest.mark.parametrize("n", [3, 300, 5000])
+def test_float32_norm_squares_in_float_as_torch(n):
+    """The 2-norm squares float32 inputs in float on every path (dense,
+    strided, over a dim), as torch: 1e20 overflows to inf, 1e-25 to 0."""
+    for big in (1e20, 1e-25, 3.0):
+        v = np.full(n, big, dtype=np.float32)
+        v[0] = 1.0
+        x, tx = fastt.from_numpy(v), torch.from_numpy(v)
+        want = float(tx.norm())
+        strided = fastt.from_numpy(np.stack([v, v], 1))[:, 0]
+        assert not strided.is_contiguous()
+        for got in (x.norm(), strided.norm(), x.reshape(1, n).norm(dim=1)[0],
+                    fastt.linalg.vector_norm(x)):
+            np.testing.assert_allclose(float(got), want, rtol=1e-6)
