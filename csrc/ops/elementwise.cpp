@@ -747,6 +747,35 @@ Tensor& pow_out(Tensor& out, const Tensor& a, const Tensor& b) {
   autograd::check_out("pow", autograd::should_record(a, b, out));
   return binary_out(Op::pow, Rule::Same, out, a, b);
 }
+// pow(a, number, out=): torch's Tensor_Scalar_out, with the same fast
+// paths (a 0-d tensor exponent takes the Tensor form above, as in torch).
+Tensor& pow_out(Tensor& out, const Tensor& a, const Scalar& b) {
+  check_pow_scalar(a, b);
+  autograd::check_out("pow", autograd::should_record(a, out));
+  // The fast kernels write out directly when it is a's dtype and shape; a
+  // castable dtype gets the result computed in a's dtype, then cast (as
+  // torch); anything else takes the generic path, which raises as pow.
+  const PowFast fast = pow_fast(a, b);
+  const IntList os = out.sizes(), as = a.sizes();
+  const bool same_shape = out.defined() && os.size() == as.size() &&
+                          std::equal(os.begin(), os.end(), as.begin());
+  const bool direct = same_shape && out.dtype() == a.dtype();
+  if (fast != PowFast::None && same_shape && !direct &&
+      can_cast(a.dtype(), out.dtype()))
+    return out.copy_(pow(a, b));
+  switch (direct ? fast : PowFast::None) {
+    case PowFast::Square: return square_out(out, a);
+    case PowFast::Cube: { Tensor s = square(a); return mul_out(out, s, a); }
+    case PowFast::Sqrt: return sqrt_out(out, a);
+    case PowFast::Rsqrt: return rsqrt_out(out, a);
+    case PowFast::Recip: return reciprocal_out(out, a);
+    case PowFast::RecipSquare: return reciprocal_(square_out(out, a));
+    case PowFast::None: break;
+  }
+  Operand ins[2] = {Operand(a), Operand(b)};
+  elementwise(Op::pow, Rule::Same, ins, 2, &out, Params{});
+  return out;
+}
 
 
 static Op div_op(const char* mode) {

@@ -104,6 +104,8 @@ Tensor addcdiv(const Tensor& a, const Tensor& t1, const Tensor& t2,
                const Scalar& value = 1);
 Tensor& addcdiv_(Tensor& a, const Tensor& t1, const Tensor& t2,
                  const Scalar& value = 1);
+// pow(a, number, out=) (torch's Tensor_Scalar_out: the scalar fast paths).
+Tensor& pow_out(Tensor& out, const Tensor& a, const Scalar& b);
 // masked_fill: where(mask, value, a) broadcast to a's shape.
 Tensor masked_fill(const Tensor& a, const Tensor& mask, const Scalar& value);
 Tensor& masked_fill_(Tensor& a, const Tensor& mask, const Scalar& value);

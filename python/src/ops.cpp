@@ -89,6 +89,21 @@ static inline Tensor& out_broadcast(PyObject* o, const Tensor& a,
       "{}(): argument 'other' (position 1) must be Tensor, not {}", op,
       Py_TYPE(o)->tp_name));
 }
+// out= with a Python number `s` (null otherwise): the op's (out, tensor,
+// Scalar) overload where it has one (pow: torch's Tensor_Scalar_out, with
+// its fast paths), else `b`, the number as a tensor. `f` is a generic
+// lambda whose return type names the call, so the first form drops out
+// where that overload does not exist.
+template <class F>
+auto out_with_other(F&& f, Tensor& o, const Tensor& t, const Tensor& b,
+                    const Scalar* s, int) -> decltype(f(o, t, *s)) {
+  return s ? f(o, t, *s) : f(o, t, b);
+}
+template <class F>
+Tensor& out_with_other(F&& f, Tensor& o, const Tensor& t, const Tensor& b,
+                       const Scalar*, long) {
+  return f(o, t, b);
+}
 #define FASTT_BIND_BINARY_M(name) FASTT_BIND_BINARY_MX(name, true)
 #define FASTT_BIND_BINARY_MX(name, number_ok)                                 \
   FASTT_METHOD(name) {                                                      \
@@ -102,8 +117,15 @@ static inline Tensor& out_broadcast(PyObject* o, const Tensor& a,
     if (given(a[1])) {                                                      \
       to_tensor(a[1], "out");                                               \
       Tensor b = to_tensor_like(a[0], "other");                             \
+      const bool number = !is_tensor(a[0]) && try_scalar(a[0], &s);         \
+      Tensor& o = out_broadcast(a[1], t, b, #name);                         \
       maybe_release_gil(t.numel(), [&]() -> Tensor& {                       \
-        return fastt::name##_out(out_broadcast(a[1], t, b, #name), t, b);   \
+        return out_with_other(                                              \
+            [](Tensor& r, const Tensor& x, const auto& y)                    \
+                -> decltype(fastt::name##_out(r, x, y)) {                    \
+              return fastt::name##_out(r, x, y);                             \
+            },                                                              \
+            o, t, b, number ? &s : nullptr, 0);                             \
       });                                                                   \
       return return_self(a[1]);                                             \
     }                                                                       \

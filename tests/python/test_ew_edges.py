@@ -242,10 +242,27 @@ def test_pow_scalar_exponent_fast_paths_match_torch(e, dtype):
     out, tout = fastt.empty_like(x), torch.empty_like(tx)
     fastt.pow(x, e, out=out)
     torch.pow(tx, e, out=tout)
-    if e not in (0.5, -0.5):  # fastt's out= takes the exponent as a tensor
-        np.testing.assert_allclose(_bits(out), _bits(tout),
-                                   rtol=max(tol, 1e-15), atol=0,
-                                   equal_nan=True)
+    np.testing.assert_array_equal(_bits(out), _bits(got))
+    np.testing.assert_allclose(_bits(out), _bits(tout), rtol=tol, atol=0,
+                               equal_nan=True)
+    keep = ~np.isnan(_bits(tout))
+    np.testing.assert_array_equal(np.signbit(_bits(out))[keep],
+                                  np.signbit(_bits(tout))[keep])
+    if dtype == "float32":  # computed in float32, then cast, as torch
+        o64 = fastt.empty(len(vals), dtype=fastt.float64)
+        t64 = torch.empty(len(vals), dtype=torch.float64)
+        fastt.pow(x, e, out=o64)
+        torch.pow(tx, e, out=t64)
+        np.testing.assert_allclose(o64.numpy(), t64.numpy(), rtol=tol,
+                                   atol=0, equal_nan=True)
+    with pytest.raises(RuntimeError, match="pow: result type"):
+        fastt.pow(x, e, out=fastt.empty(len(vals), dtype=fastt.int64))
+    # a 0-d tensor exponent is torch's Tensor_Tensor form: libm pow
+    z = fastt.tensor(float(e), dtype=x.dtype)
+    tz = torch.tensor(float(e), dtype=tx.dtype)
+    np.testing.assert_allclose(_bits(x.pow(z)), _bits(tx.pow(tz)),
+                               rtol=max(tol, 1e-6 if dtype != "float64"
+                                        else 1e-15), atol=0, equal_nan=True)
     if e in POW_FAST and dtype in ("float32", "float64"):  # the same kernels on a strided input
         s = fastt.tensor([[v, 1.0] for v in vals], dtype=x.dtype)[:, 0]
         assert not s.is_contiguous()
