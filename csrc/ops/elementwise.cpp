@@ -701,6 +701,19 @@ PowFast pow_fast(const Tensor& a, const Scalar& b) {
   if (e == -2) return PowFast::RecipSquare;
   return PowFast::None;
 }
+// The fast path into `out` (a's dtype and shape; it may be a itself).
+Tensor& pow_fast_out(PowFast f, Tensor& out, const Tensor& a) {
+  switch (f) {
+    case PowFast::Square: return square_out(out, a);
+    case PowFast::Cube: { Tensor s = square(a); return mul_out(out, s, a); }
+    case PowFast::Sqrt: return sqrt_out(out, a);
+    case PowFast::Rsqrt: return rsqrt_out(out, a);
+    case PowFast::Recip: return reciprocal_out(out, a);
+    case PowFast::RecipSquare: return reciprocal_(square_out(out, a));
+    case PowFast::None: break;
+  }
+  return out;
+}
 }  // namespace
 
 Tensor pow(const Tensor& a, const Scalar& b) {
@@ -732,15 +745,8 @@ Tensor& pow_(Tensor& a, const Scalar& b) {
   if (autograd::should_record(a))
     return autograd::inplace(a, "pow_",
                              [&](const Tensor& s) { return pow(s, b); });
-  switch (pow_fast(a, b)) {
-    case PowFast::Square: return square_(a);
-    case PowFast::Cube: { Tensor s = square(a); return mul_(a, s); }
-    case PowFast::Sqrt: return sqrt_(a);
-    case PowFast::Rsqrt: return rsqrt_(a);
-    case PowFast::Recip: return reciprocal_(a);
-    case PowFast::RecipSquare: return reciprocal_(square_(a));
-    case PowFast::None: break;
-  }
+  const PowFast fast = pow_fast(a, b);
+  if (fast != PowFast::None) return pow_fast_out(fast, a, a);
   return binary_inplace(Op::pow, Rule::Same, a, b);
 }
 Tensor& pow_out(Tensor& out, const Tensor& a, const Tensor& b) {
@@ -763,15 +769,7 @@ Tensor& pow_out(Tensor& out, const Tensor& a, const Scalar& b) {
   if (fast != PowFast::None && same_shape && !direct &&
       can_cast(a.dtype(), out.dtype()))
     return out.copy_(pow(a, b));
-  switch (direct ? fast : PowFast::None) {
-    case PowFast::Square: return square_out(out, a);
-    case PowFast::Cube: { Tensor s = square(a); return mul_out(out, s, a); }
-    case PowFast::Sqrt: return sqrt_out(out, a);
-    case PowFast::Rsqrt: return rsqrt_out(out, a);
-    case PowFast::Recip: return reciprocal_out(out, a);
-    case PowFast::RecipSquare: return reciprocal_(square_out(out, a));
-    case PowFast::None: break;
-  }
+  if (direct && fast != PowFast::None) return pow_fast_out(fast, out, a);
   Operand ins[2] = {Operand(a), Operand(b)};
   elementwise(Op::pow, Rule::Same, ins, 2, &out, Params{});
   return out;
