@@ -4,7 +4,6 @@
 // Include after kernels/cpu/vec_exp.h (its FP options make the selects
 // vectorize) and reduce_impl.h.
 #pragma once
-#include "csrc/mutation.h"
 
 namespace fastt {
 namespace reduce_impl {
@@ -70,14 +69,16 @@ FASTT_VEC_CLONES T extreme_span(const T* x, int64_t n, T init) {
 
 // The float32 whole-tensor sum of map(x) when the kernel's input is dense
 // and every dim is reduced; false otherwise (the generic driver runs).
+// `drop` leaves out the last elements (the mutation check's planted bug;
+// its hooks stay in .cpp files).
 template <class Map>
-bool dense_f32_sum(const KernelArgs& a, double* out) {
+bool dense_f32_sum(const KernelArgs& a, double* out, int64_t drop = 0) {
   const Tensor& in = *a.in[0];
   if (in.dtype() != DType::Float32 || !a.dims.empty() || !in.is_contiguous())
     return false;
   const float* x = static_cast<const float*>(in.data_ptr());
   *out = fold_split<double>(
-      in.numel() - FASTT_MUTANT(SumSkipLast), [x](int64_t b, int64_t e) { return sum_f32_span<Map>(x + b, e - b); },
+      in.numel() - drop, [x](int64_t b, int64_t e) { return sum_f32_span<Map>(x + b, e - b); },
       [](double p, double q) { return p + q; });
   return true;
 }
