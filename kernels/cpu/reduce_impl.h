@@ -125,13 +125,19 @@ S fold_split(int64_t n, Fold&& fold, Combine&& combine) {
                                            (n + kGrainSize - 1) / kGrainSize);
   if (chunks <= 1 || in_parallel_region()) return fold(0, n);
   const int64_t len = (n + chunks - 1) / chunks;
-  std::vector<S> part(size_t(chunks), S{});
+  // One cache line per part: not std::vector<S>, which for S = bool (all,
+  // any) packs the parts into bits of one word that the threads would
+  // write at once.
+  struct alignas(64) Part {
+    S v;
+  };
+  std::vector<Part> part(size_t(chunks), Part{S{}});
   parallel_for(0, chunks, 1, [&](int64_t cb, int64_t ce) {
     for (int64_t c = cb; c < ce; ++c)
-      part[size_t(c)] = fold(c * len, std::min(n, (c + 1) * len));
+      part[size_t(c)].v = fold(c * len, std::min(n, (c + 1) * len));
   });
-  S s = part[0];
-  for (int64_t c = 1; c < chunks; ++c) s = combine(s, part[size_t(c)]);
+  S s = part[0].v;
+  for (int64_t c = 1; c < chunks; ++c) s = combine(s, part[size_t(c)].v);
   return s;
 }
 

@@ -13,6 +13,7 @@
 #include "catch.h"
 #include "core_test_util.h"
 #include "csrc/ops.h"
+#include "kernels/cpu/reduce_impl.h"
 
 using namespace fastt;
 using namespace fastt::test;
@@ -314,4 +315,37 @@ TEST_CASE("per-thread generators are reproducible under concurrency",
   CHECK(bad.load() == 0);
   // Different seeds give different streams (the test can fail).
   CHECK(values(want[0][0]) != values(want[1][0]));
+}
+
+TEST_CASE("a whole-tensor bool reduction's parts do not share a word",
+          "[threads]") {
+  // all() / any() fold their parts in fold_split; the parts once lived in
+  // a std::vector<bool>, whose bits two threads wrote at once (a lost
+  // update turned all() False now and then under load). Here the parts'
+  // folds meet at a spin barrier so that their writes collide every time.
+  const int saved = get_num_threads();
+  set_num_threads(2);
+  const int64_t n = 4 * cpu::kGrainSize;
+  std::atomic<int64_t> arrived{0};
+  int lost = 0, split = 0;
+  for (int it = 0; it < 20000; ++it) {
+    const int64_t target = 2 * (it + 1);
+    auto fold = [&](int64_t b, int64_t e) {
+      if (e - b < n) {  // a part: wait (bounded) for the other one
+        arrived.fetch_add(1);
+        for (int spin = 0; spin < 100000 && arrived.load() < target; ++spin) {
+        }
+      }
+      return true;
+    };
+    if (arrived.load() != 2 * it) arrived.store(2 * it);
+    const bool r = reduce_impl::fold_split<bool>(
+        n, fold, [](bool a, bool b) { return a && b; });
+    if (arrived.load() == target) ++split;
+    if (!r) ++lost;
+  }
+  set_num_threads(saved);
+  CHECK(lost == 0);
+  // The case ran in parallel (on a one-core machine it proves less).
+  if (std::thread::hardware_concurrency() >= 2) CHECK(split > 0);
 }
