@@ -5,7 +5,8 @@
 set -euo pipefail
 
 APT_PACKAGES=(build-essential cmake ninja-build ccache pkg-config git
-  libfmt-dev catch2 libopenblas-dev libopenblas0-openmp libbenchmark-dev
+  libfmt-dev catch2 libopenblas-dev libopenblas0-openmp libsleef-dev
+  libbenchmark-dev
   python3-dev)
 
 SUDO=""

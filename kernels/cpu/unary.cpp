@@ -6,6 +6,7 @@
 
 #include "csrc/mutation.h"
 #include "kernels/cpu/loop.h"
+#include "kernels/cpu/vec_math.h"
 #include "kernels/functors.h"
 
 namespace fastt {
@@ -102,6 +103,39 @@ FASTT_VEC_CLONES void arith_range(const T* x, T* o, int64_t n) {
   }
 }
 
+// Functors with a SLEEF vector function (kernels/cpu/vec_math.def).
+template <class Fn> struct VecMathOf { static constexpr int kIdx = -1; };
+#define FASTT_VM1(functor, ...)                        \
+  template <> struct VecMathOf<F::functor> {           \
+    static constexpr int kIdx = vec_math::k##functor; \
+  };
+#define FASTT_VM2(functor, name, ulp)
+#include "kernels/cpu/vec_math.def"
+#undef FASTT_VM1
+#undef FASTT_VM2
+
+// A dense range through the vector math table: float and double directly,
+// half and bfloat16 through a float32 buffer (torch's Vectorized<Half>
+// likewise computes in float).
+template <class T>
+void vec_math_range(int idx, const T* x, T* o, int64_t n) {
+  const vec_math::Table& t = *vec_math::g_table;
+  if constexpr (std::is_same<T, float>::value) {
+    t.f1[idx](x, o, n);
+  } else if constexpr (std::is_same<T, double>::value) {
+    t.d1[idx](x, o, n);
+  } else {
+    constexpr int64_t B = 512;
+    float buf[B];
+    for (int64_t i = 0; i < n; i += B) {
+      const int64_t m = std::min(B, n - i);
+      for (int64_t k = 0; k < m; ++k) buf[k] = static_cast<float>(x[i + k]);
+      t.f1[idx](buf, buf, m);
+      for (int64_t k = 0; k < m; ++k) o[i + k] = T(buf[k]);
+    }
+  }
+}
+
 // The CPU loop policy for the unary rows of csrc/ops/elementwise.def.
 template <Op kOp, class Fn, bool kBoolOut>
 struct UnaryAdapter {
@@ -109,6 +143,19 @@ struct UnaryAdapter {
   struct K {
     static void run(KernelArgs& a) {
       using O = std::conditional_t<kBoolOut, bool, T>;
+      if constexpr (VecMathOf<Fn>::kIdx >= 0 && !kBoolOut &&
+                    !(VecExp<Fn>::kHas && std::is_same<T, float>::value)) {
+        if (a.contiguous && vec_math::g_table &&
+            (!std::is_same<T, double>::value ||
+             vec_math::g_table->d1[VecMathOf<Fn>::kIdx])) {
+          T* o = reinterpret_cast<T*>(a.data[0]);
+          const T* x = reinterpret_cast<const T*>(a.data[1]);
+          parallel_for(0, a.numel, kGrainSize, [&](int64_t b, int64_t e) {
+            vec_math_range<T>(VecMathOf<Fn>::kIdx, x + b, o + b, e - b);
+          });
+          return;
+        }
+      }
       if constexpr (VecExp<Fn>::kHas && std::is_same<T, float>::value) {
         if (a.contiguous) {
           float* o = reinterpret_cast<float*>(a.data[0]);

@@ -33,7 +33,9 @@ inline float vec_exp(float x) {
   // Written so NaN clamps to -104 too (its result is replaced below): a
   // NaN reaching int32_t(k) and the exponent shifts would be UB.
   float xc = x > -104.0f ? x : -104.0f;
-  xc = xc < 88.7f ? xc : 88.7f;
+  // ln(FLT_MAX) = 88.7228391: up to it the result is finite (k = 128
+  // scales by 2^64 twice), above it the product overflows to inf.
+  xc = xc < 88.7228394f ? xc : 88.7228394f;
   // Round to nearest by the 1.5 * 2^23 trick (no SSE4.1 roundps needed).
   const float k = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
   float r = xc - k * 0.693359375f;
@@ -50,7 +52,7 @@ inline float vec_exp(float x) {
   const float s1 = bits_to_float((k1 + 127) << 23);
   const float s2 = bits_to_float((k2 + 127) << 23);
   float y = p * s1 * s2;
-  y = x > 88.7f ? INFINITY : y;
+  y = x > 88.7228394f ? INFINITY : y;
   return x != x ? x : y;
 }
 inline double vec_exp(double x) { return std::exp(x); }

@@ -54,9 +54,14 @@ def parallel_info():
 def show():
     """A summary of the build, like torch.__config__.show()."""
     from . import backends
+    isa = _C._cpu_isa()
     lines = ["fastt built with:",
              f"  - Python {sys.version.split()[0]}",
              f"  - OpenBLAS ({_info()['blas_config'].strip()}), threads: "
              + blas_threading(),
+             "  - CPU capability usage: " + backends.cpu.get_cpu_capability()
+             + (f" (vector math: SLEEF, {isa['in_use']}; the CPU runs up "
+                f"to {isa['supported']})" if isa["in_use"] != "none" else
+                " (vector math: scalar libm loops, built without SLEEF)"),
              f"  - CUDA: {'yes' if backends.cuda.is_built() else 'no'}"]
     return "\n".join(lines) + "\n"

@@ -180,6 +180,9 @@ class iinfo:
 # statistics; imports without CUDA too (is_available() is then False).
 from . import backends, cuda  # noqa: E402,F401
 from . import __config__  # noqa: E402,F401  (threads, OpenMP, the BLAS)
+if _C._cpu_isa()["warning"]:  # a FASTT_CPU_ISA value that was not taken
+    import warnings as _warnings
+    _warnings.warn(_C._cpu_isa()["warning"], RuntimeWarning, stacklevel=2)
 
 # The legacy type classes (fastt.FloatTensor, ...; python/fastt/
 # _legacy_types.py), also as fastt.cuda.FloatTensor, ...

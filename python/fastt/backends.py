@@ -1,5 +1,7 @@
 """fastt.backends: global switches named like torch.backends'.
 
+    fastt.backends.cpu.get_cpu_capability()        # "AVX512", "AVX2", ...
+
     fastt.backends.cuda.matmul.allow_tf32 = True   # float32 GEMM on TF32
     fastt.backends.cudnn.allow_tf32 = False        # float32 convs in FP32
 
@@ -39,5 +41,21 @@ class _Cudnn:
         return bool(getattr(_C, "_cudnn_built", 0))
 
 
+class _Cpu:
+    """The instruction set of the CPU kernels picked at load time: the
+    widest this CPU runs, or a lower one named by FASTT_CPU_ISA (sse2,
+    avx2, avx512; torch's ATEN_CPU_CAPABILITY is read as well)."""
+
+    _NAMES = {"avx512": "AVX512", "avx2": "AVX2", "sse2": "DEFAULT",
+              "none": "DEFAULT"}
+
+    @staticmethod
+    def get_cpu_capability():
+        """As torch.backends.cpu.get_cpu_capability(): "AVX512", "AVX2"
+        or "DEFAULT"."""
+        return _Cpu._NAMES[_C._cpu_isa()["in_use"]]
+
+
+cpu = _Cpu()
 cuda = _Cuda()
 cudnn = _Cudnn()

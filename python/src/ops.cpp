@@ -14,6 +14,7 @@
 #include "csrc/ops/factory.h"
 #include "csrc/ops/out.h"
 #include "csrc/parallel.h"
+#include "kernels/cpu/vec_math.h"
 
 namespace fastt {
 namespace py {
@@ -1010,6 +1011,14 @@ static PyObject* f_parallel_info(PyObject*, PyObject*) {
                        i.blas_config, "blas_parallel", i.blas_parallel,
                        "blas_num_threads", i.blas_num_threads);
 }
+// The vector math level in use (fastt.backends.cpu.get_cpu_capability()),
+// what the CPU has, and why a FASTT_CPU_ISA value was not taken.
+static PyObject* f_cpu_isa(PyObject*, PyObject*) {
+  return Py_BuildValue("{s:s,s:s,s:s}", "in_use",
+                       fastt::vec_math::isa_in_use(), "supported",
+                       fastt::vec_math::isa_supported(), "warning",
+                       fastt::vec_math::isa_warning());
+}
 static PyObject* f_manual_seed(PyObject*, PyObject* o) {
   FASTT_PY_BEGIN
   // torch accepts any seed in [-2^63, 2^64); negatives wrap to uint64.
@@ -1252,6 +1261,7 @@ PyMethodDef g_module_functions[] = {
     FASTT_O("set_num_threads", f_set_num_threads, nullptr),
     FASTT_NOARGS("get_num_threads", f_get_num_threads, nullptr),
     FASTT_NOARGS("_parallel_info", f_parallel_info, nullptr),
+    FASTT_NOARGS("_cpu_isa", f_cpu_isa, nullptr),
     FASTT_O("manual_seed", f_manual_seed, nullptr),
     FASTT_NOARGS("initial_seed", f_initial_seed, nullptr),
     FASTT_NOARGS("_get_rng_state", f_get_rng_state, nullptr),

@@ -1,0 +1,225 @@
+// One instruction set's vector math table (kernels/cpu/vec_math.h): the
+// rows of kernels/cpu/vec_math.def as range functions over SLEEF's vector
+// functions. CMake compiles this file once per level with -mavx512f,
+// -mavx2 -mfma or the SSE2 baseline, and FASTT_VM_ISA = 3, 2 or 1; it sits
+// outside kernels/cpu's glob so that nothing else is built with those
+// flags. Everything here has internal linkage or an ISA-named symbol: an
+// inline function shared with baseline code could be merged into an
+// AVX-512 copy by the linker and run on a CPU without it.
+#include <immintrin.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "kernels/cpu/vec_math.h"
+
+#include <sleef.h>
+#undef CONST
+#undef IMPORT
+
+#if FASTT_VM_ISA == 3
+#define FASTT_VM_NS avx512
+#define FASTT_VM_NAME "avx512"
+#define FASTT_VM_SUFFIX avx512f
+#define FASTT_VM_WF 16
+#define FASTT_VM_WD 8
+using VF = __m512;
+using VD = __m512d;
+#define FASTT_VM_LF(p) _mm512_loadu_ps(p)
+#define FASTT_VM_SF(p, v) _mm512_storeu_ps(p, v)
+#define FASTT_VM_LD(p) _mm512_loadu_pd(p)
+#define FASTT_VM_SD(p, v) _mm512_storeu_pd(p, v)
+// every lane's |v| <= lim (false for a nan lane)
+#define FASTT_VM_INF(v, lim) \
+  (_mm512_cmp_ps_mask(_mm512_abs_ps(v), _mm512_set1_ps(lim), _CMP_LE_OQ) == \
+   0xFFFF)
+#define FASTT_VM_IND(v, lim) \
+  (_mm512_cmp_pd_mask(_mm512_abs_pd(v), _mm512_set1_pd(lim), _CMP_LE_OQ) == \
+   0xFF)
+#elif FASTT_VM_ISA == 2
+#define FASTT_VM_NS avx2
+#define FASTT_VM_NAME "avx2"
+#define FASTT_VM_SUFFIX avx2
+#define FASTT_VM_WF 8
+#define FASTT_VM_WD 4
+using VF = __m256;
+using VD = __m256d;
+#define FASTT_VM_LF(p) _mm256_loadu_ps(p)
+#define FASTT_VM_SF(p, v) _mm256_storeu_ps(p, v)
+#define FASTT_VM_LD(p) _mm256_loadu_pd(p)
+#define FASTT_VM_SD(p, v) _mm256_storeu_pd(p, v)
+#define FASTT_VM_INF(v, lim)                                              \
+  (_mm256_movemask_ps(_mm256_cmp_ps(                                      \
+       _mm256_andnot_ps(_mm256_set1_ps(-0.0f), v), _mm256_set1_ps(lim),   \
+       _CMP_LE_OQ)) == 0xFF)
+#define FASTT_VM_IND(v, lim)                                              \
+  (_mm256_movemask_pd(_mm256_cmp_pd(                                      \
+       _mm256_andnot_pd(_mm256_set1_pd(-0.0), v), _mm256_set1_pd(lim),    \
+       _CMP_LE_OQ)) == 0xF)
+#elif FASTT_VM_ISA == 1
+#define FASTT_VM_NS sse2
+#define FASTT_VM_NAME "sse2"
+#define FASTT_VM_SUFFIX sse2
+#define FASTT_VM_WF 4
+#define FASTT_VM_WD 2
+using VF = __m128;
+using VD = __m128d;
+#define FASTT_VM_LF(p) _mm_loadu_ps(p)
+#define FASTT_VM_SF(p, v) _mm_storeu_ps(p, v)
+#define FASTT_VM_LD(p) _mm_loadu_pd(p)
+#define FASTT_VM_SD(p, v) _mm_storeu_pd(p, v)
+#define FASTT_VM_INF(v, lim)                                             \
+  (_mm_movemask_ps(_mm_cmple_ps(_mm_andnot_ps(_mm_set1_ps(-0.0f), v),    \
+                                _mm_set1_ps(lim))) == 0xF)
+#define FASTT_VM_IND(v, lim)                                             \
+  (_mm_movemask_pd(_mm_cmple_pd(_mm_andnot_pd(_mm_set1_pd(-0.0), v),     \
+                                _mm_set1_pd(lim))) == 0x3)
+#else
+#error "FASTT_VM_ISA must be 1 (sse2), 2 (avx2) or 3 (avx512)"
+#endif
+
+// Sleef_<name><f|d><lanes>_<ulp><isa>, e.g. Sleef_tanhf16_u10avx512f.
+#define FASTT_VM_CAT_(a, b, c, d, e, f) a##b##c##d##_##e##f
+#define FASTT_VM_CAT(a, b, c, d, e, f) FASTT_VM_CAT_(a, b, c, d, e, f)
+#define FASTT_VM_F(name, ulp) \
+  FASTT_VM_CAT(Sleef_, name, f, FASTT_VM_WF, ulp, FASTT_VM_SUFFIX)
+#define FASTT_VM_D(name, ulp) \
+  FASTT_VM_CAT(Sleef_, name, d, FASTT_VM_WD, ulp, FASTT_VM_SUFFIX)
+
+namespace fastt {
+namespace vec_math {
+namespace FASTT_VM_NS {
+namespace {
+
+// Loads, stores and widths per element type.
+template <class T> struct V;
+template <> struct V<float> {
+  using type = VF;
+  static constexpr int64_t W = FASTT_VM_WF;
+  static type load(const float* p) { return FASTT_VM_LF(p); }
+  static void store(float* p, type v) { FASTT_VM_SF(p, v); }
+  static bool within(type v, float lim) { return FASTT_VM_INF(v, lim); }
+};
+template <> struct V<double> {
+  using type = VD;
+  static constexpr int64_t W = FASTT_VM_WD;
+  static type load(const double* p) { return FASTT_VM_LD(p); }
+  static void store(double* p, type v) { FASTT_VM_SD(p, v); }
+  static bool within(type v, double lim) { return FASTT_VM_IND(v, lim); }
+};
+
+// A row's float / double domain limits and libm's function beyond them
+// (float lanes computed in double, so correctly rounded but rarely)
+// (builtins, not <cmath>'s inline wrappers: see the top of the file).
+#define FASTT_VM1(functor, name, ulp, flim, dlim)                     \
+  struct Row##functor {                                              \
+    static constexpr float kLimF = flim;                             \
+    static constexpr double kLimD = dlim;                            \
+    static float libm(float v) { /* in double: 0.5 ulp */           \
+      return float(__builtin_##name(double(v)));                     \
+    }                                                                \
+    static double libm(double v) { return __builtin_##name(v); }     \
+  };
+#define FASTT_VM2(functor, ...)
+#include "kernels/cpu/vec_math.def"
+#undef FASTT_VM1
+#undef FASTT_VM2
+
+// Whole vectors, then the tail through a zero-padded vector on the stack.
+// A row with a domain limit sends any vector with a lane beyond it (or a
+// nan) to libm's function, lane by lane.
+// Fn: a SLEEF function (its return type is const-qualified, hence auto).
+template <class T, auto Fn, class Row>
+void range1(const T* x, T* o, int64_t n) {
+  constexpr int64_t W = V<T>::W;
+  constexpr T lim = std::is_same<T, float>::value ? T(Row::kLimF)
+                                                  : T(Row::kLimD);
+  auto one = [&](const T* p, T* r) {
+    const typename V<T>::type v = V<T>::load(p);
+    if constexpr (lim > T(0)) {
+      if (!V<T>::within(v, lim)) {
+        T tmp[W];
+        for (int64_t k = 0; k < W; ++k) tmp[k] = Row::libm(p[k]);
+        for (int64_t k = 0; k < W; ++k) r[k] = tmp[k];
+        return;
+      }
+    }
+    V<T>::store(r, Fn(v));
+  };
+  int64_t i = 0;
+  for (; i + W <= n; i += W) one(x + i, o + i);
+  if (i < n) {
+    T buf[W] = {};
+    for (int64_t k = 0; k < n - i; ++k) buf[k] = x[i + k];
+    one(buf, buf);
+    for (int64_t k = 0; k < n - i; ++k) o[i + k] = buf[k];
+  }
+}
+
+// A row's double limit of -1: libm's scalar loop is faster than SLEEF's
+// double function (erf, erfc), so the table has no double entry.
+template <class T, auto Fn, class Row>
+constexpr Range1<T> entry1() {
+  if constexpr (std::is_same<T, double>::value && Row::kLimD < 0)
+    return nullptr;
+  else
+    return &range1<T, Fn, Row>;
+}
+
+template <class T, auto Fn>
+void range2(const T* a, const T* b, T* o, int64_t n) {
+  constexpr int64_t W = V<T>::W;
+  int64_t i = 0;
+  for (; i + W <= n; i += W)
+    V<T>::store(o + i, Fn(V<T>::load(a + i), V<T>::load(b + i)));
+  if (i < n) {
+    T ba[W] = {}, bb[W] = {};
+    for (int64_t k = 0; k < n - i; ++k) {
+      ba[k] = a[i + k];
+      bb[k] = b[i + k];
+    }
+    V<T>::store(ba, Fn(V<T>::load(ba), V<T>::load(bb)));
+    for (int64_t k = 0; k < n - i; ++k) o[i + k] = ba[k];
+  }
+}
+
+}  // namespace
+
+extern const Table table;
+const Table table = {
+    FASTT_VM_NAME,
+    {
+#define FASTT_VM1(functor, name, ulp, ...) \
+  entry1<float, FASTT_VM_F(name, ulp), Row##functor>(),
+#define FASTT_VM2(functor, name, ulp)
+#include "kernels/cpu/vec_math.def"
+#undef FASTT_VM1
+#undef FASTT_VM2
+    },
+    {
+#define FASTT_VM1(functor, name, ulp, ...) \
+  entry1<double, FASTT_VM_D(name, ulp), Row##functor>(),
+#define FASTT_VM2(functor, name, ulp)
+#include "kernels/cpu/vec_math.def"
+#undef FASTT_VM1
+#undef FASTT_VM2
+    },
+    {
+#define FASTT_VM1(functor, ...)
+#define FASTT_VM2(functor, name, ulp) &range2<float, FASTT_VM_F(name, ulp)>,
+#include "kernels/cpu/vec_math.def"
+#undef FASTT_VM1
+#undef FASTT_VM2
+    },
+    {
+#define FASTT_VM1(functor, ...)
+#define FASTT_VM2(functor, name, ulp) &range2<double, FASTT_VM_D(name, ulp)>,
+#include "kernels/cpu/vec_math.def"
+#undef FASTT_VM1
+#undef FASTT_VM2
+    },
+};
+
+}  // namespace FASTT_VM_NS
+}  // namespace vec_math
+}  // namespace fastt
