@@ -1,0 +1,117 @@
+"""The vector math rows (kernels/cpu/vec_math.def) side by side: fastt,
+torch and NumPy on float32 and float64 at 64K elements (L2-resident) and
+1M, one thread, medians of interleaved repeats (bench.common.interleaved).
+Budget (issue 16): transcendental ops at 1M elements fastt/torch <= 0.9.
+
+    python -m bench.vec_math [--quick]
+
+Writes bench/results/vec_math.md and .json; the header line names the
+instruction set the kernels run (FASTT_CPU_ISA lowers it, as for a run at
+another level).
+"""
+import argparse
+import re
+import sys
+from pathlib import Path
+
+if __package__ in (None, ""):  # run as a script: make `bench` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench import common  # noqa: E402
+
+# NumPy's names where they differ; None: NumPy has no such ufunc
+NUMPY = {"asin": "arcsin", "acos": "arccos", "atan": "arctan",
+         "asinh": "arcsinh", "acosh": "arccosh", "atanh": "arctanh",
+         "atan2": "arctan2", "pow": "power", "erf": None, "erfc": None}
+
+
+def rows():
+    out = []
+    for line in open(common.ROOT / "kernels" / "cpu" / "vec_math.def"):
+        m = re.match(r"FASTT_VM([12])\((\w+),\s*(\w+),", line)
+        if m:
+            out.append((int(m.group(1)), m.group(3)))
+    return out
+
+
+def run(quick=False):
+    import numpy as np
+    import torch
+
+    import fastt
+    fastt.set_num_threads(1)
+    torch.set_num_threads(1)
+    sizes = (1 << 16, 1 << 20)
+    repeats = 5 if quick else 11
+    target = 0.01 if quick else 0.03
+    res = {}
+    for dt in ("float32", "float64"):
+        for n in sizes:
+            rng = np.random.default_rng(0)
+            x = rng.uniform(0.1, 0.9, n).astype(dt)
+            y = rng.uniform(0.1, 2.0, n).astype(dt)
+            for arity, name in rows():
+                xv = x + 1 if name == "acosh" else x
+                args = {"fastt": [fastt.from_numpy(xv.copy())],
+                        "torch": [torch.from_numpy(xv.copy())],
+                        "numpy": [xv.copy()]}
+                if arity == 2:
+                    args["fastt"].append(fastt.from_numpy(y.copy()))
+                    args["torch"].append(torch.from_numpy(y.copy()))
+                    args["numpy"].append(y.copy())
+                fns = {"fastt": getattr(fastt, name),
+                       "torch": getattr(torch, name)}
+                npn = NUMPY.get(name, name)
+                if npn:
+                    fns["numpy"] = getattr(np, npn)
+                samplers = {}
+                for lib, f in fns.items():
+                    a = args[lib]
+                    samplers[lib] = common.loop_sampler(
+                        (lambda f=f, a=a: f(*a)))
+                st = common.interleaved(samplers, repeats, target)
+                res[f"{name}/{dt}/{n}"] = {
+                    lib: st[lib]["median"] * 1e6 for lib in st}
+        common.log(f"vec_math: {dt} done")
+    return {"isa": fastt._C._cpu_isa()["in_use"], "us": res,
+            "others_busy": common.others_busy()}
+
+
+def markdown(res):
+    lines = [f"Vector math, one thread, µs per call (median of interleaved "
+             f"repeats); fastt's kernels at {res['isa']}.", "",
+             "| op | dtype | n | fastt | torch | NumPy | fastt/torch |",
+             "|---|---|---|---|---|---|---|"]
+    for key, d in res["us"].items():
+        name, dt, n = key.split("/")
+        npv = f"{d['numpy']:.1f}" if "numpy" in d else "—"
+        lines.append(f"| {name} | {dt} | {int(n) // 1024}K | "
+                     f"{d['fastt']:.1f} | {d['torch']:.1f} | {npv} | "
+                     f"{d['fastt'] / d['torch']:.2f} |")
+    worse = [k for k, d in res["us"].items()
+             if k.endswith(f"/{1 << 20}") and d["fastt"] / d["torch"] > 0.9]
+    lines.append("")
+    lines.append("Above the 0.9 budget at 1M: "
+                 + (", ".join(worse) if worse else "none"))
+    if res.get("others_busy") and res["others_busy"] > 0.3:
+        lines.append(f"\nOther processes kept {res['others_busy']:.1f} "
+                     "cores busy when this ran.")
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args()
+    if str(common.ROOT / "python") not in sys.path:
+        sys.path.insert(0, str(common.ROOT / "python"))
+    res = run(args.quick)
+    res["machine"] = common.machine()
+    common.save_json("vec_math.json", res)
+    md = markdown(res)
+    (common.RESULTS / "vec_math.md").write_text(md)
+    print(md)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
