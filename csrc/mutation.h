@@ -20,6 +20,7 @@
   X(ScalarFloatKeepsInt, dtype, "csrc/tensor.cpp combine (result_type)")     \
   X(UnarySkipLast, skip_last, "kernels/cpu/unary.cpp dense unary kernels")   \
   X(SumSkipLast, skip_last, "kernels/cpu/reduce.cpp dense float32 sum")      \
+  X(VecMathSkipLast, skip_last, "kernels/cpu/unary.cpp SLEEF vector math")   \
   X(IndexNegWrapOffByOne, off_by_one,                                        \
     "kernels/cpu/index.cpp index_select_direct")                             \
   X(IndexRangeOffByOne, off_by_one, "csrc/ops/index.cpp check_index_range")  \
