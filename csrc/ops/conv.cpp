@@ -21,6 +21,7 @@ namespace fastt {
 // Null until a CUDA build with cuDNN registers them (kernels/cuda/
 // cudnn_conv.cpp); CPU tensors never ask.
 ConvHooks g_conv_hooks = {nullptr, nullptr, nullptr};
+ConvHooks g_cpu_conv_hooks = {nullptr, nullptr, nullptr};
 
 namespace {
 
@@ -333,10 +334,12 @@ Tensor conv_forward(const Tensor& x, const Tensor& weight, const Tensor& bias,
   KernelFn im2col_fn = kernel_for(Op::im2col, x, name);
   Tensor y = Tensor::empty({g.N, g.O, g.oh, g.ow}, x.dtype(), x.device());
   if (y.numel() == 0) return y;
-  if (x.device().is_cuda() && g_conv_hooks.forward &&
-      g_conv_hooks.forward(x, weight, bias.defined() ? &bias : nullptr,
-                                 conv_desc(g), y))
-    return y;
+  {
+    const ConvHooks& h = x.device().is_cuda() ? g_conv_hooks : g_cpu_conv_hooks;
+    if (h.forward && h.forward(x, weight, bias.defined() ? &bias : nullptr,
+                               conv_desc(g), y))
+      return y;
+  }
   const int64_t G = g.G, Og = g.Og(), CKg = g.Cg() * g.kk(), L = g.L();
   const Tensor w = weight.contiguous().view({G, Og, CKg});
   const int64_t* win = g.win;
@@ -397,11 +400,14 @@ Tensor conv_input_grad(const Tensor& gy, const Tensor& weight,
   KernelFn col2im_fn = kernel_for(Op::col2im, gy, name);
   Tensor gx = Tensor::empty({g.N, g.C, g.H, g.W}, gy.dtype(), gy.device());
   if (gx.numel() == 0) return gx;
-  if (gy.device().is_cuda() && g_conv_hooks.input_grad &&
-      g_conv_hooks.input_grad(gy, weight,
-                                    bias.defined() ? &bias : nullptr,
-                                    conv_desc(g), gx))
-    return gx;
+  {
+    const ConvHooks& h =
+        gy.device().is_cuda() ? g_conv_hooks : g_cpu_conv_hooks;
+    if (h.input_grad &&
+        h.input_grad(gy, weight, bias.defined() ? &bias : nullptr,
+                     conv_desc(g), gx))
+      return gx;
+  }
   const int64_t G = g.G, Og = g.Og(), CKg = g.Cg() * g.kk(), L = g.L();
   const Tensor w = weight.contiguous().view({G, Og, CKg});
   const Tensor b = bias.defined() ? bias.contiguous() : Tensor();
@@ -443,9 +449,10 @@ Tensor conv_weight_grad(const Tensor& gy, const Tensor& x, const Geom& g,
       Tensor::empty({g.O, g.Cg(), g.kh, g.kw}, x.dtype(), x.device());
   if (gw.numel() == 0) return gw;
   if (g.N == 0) return gw.zero_();
-  if (x.device().is_cuda() && g_conv_hooks.weight_grad &&
-      g_conv_hooks.weight_grad(gy, x, conv_desc(g), gw))
-    return gw;
+  {
+    const ConvHooks& h = x.device().is_cuda() ? g_conv_hooks : g_cpu_conv_hooks;
+    if (h.weight_grad && h.weight_grad(gy, x, conv_desc(g), gw)) return gw;
+  }
   const int64_t G = g.G, Og = g.Og(), CKg = g.Cg() * g.kk(), L = g.L();
   Tensor gw3 = gw.view({G, Og, CKg});
   const int64_t chunk = g.chunk();

@@ -149,5 +149,8 @@ struct ConvHooks {
 // registration (the CUDA backend's, when built with cuDNN:
 // kernels/cuda/cudnn_conv.cpp).
 extern ConvHooks g_conv_hooks;
+// The CPU's: float32 through oneDNN (kernels/cpu/onednn_conv.cpp); a hook
+// returns false to leave a call to fastt's im2col path.
+extern ConvHooks g_cpu_conv_hooks;
 
 }  // namespace fastt

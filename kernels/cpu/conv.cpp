@@ -10,6 +10,7 @@
 
 #include "csrc/ops/conv.h"
 #include "kernels/cpu/loop.h"
+#include "kernels/cpu/onednn_conv.h"
 #include "kernels/window_geom.h"
 
 // Without this GCC keeps max_pool2d's float selects as branches (a
@@ -485,6 +486,7 @@ struct AdaptiveAvgPoolBackward {
 void register_conv_kernels() {
 #define FASTT_KERNELS_conv
 #include "kernels/kernels.def"
+  register_onednn_conv();  // float32 convolutions through oneDNN
 }
 
 }  // namespace fastt

@@ -56,6 +56,39 @@ class _Cpu:
         return _Cpu._NAMES[_C._cpu_isa()["in_use"]]
 
 
+class _Mkldnn:
+    """oneDNN (torch's name: mkldnn) for float32 CPU convolutions and their
+    gradients. is_available(): fastt was built with it; enabled = False
+    sends every convolution to fastt's own im2col + GEMM path."""
+
+    @staticmethod
+    def is_available():
+        return bool(_C._mkldnn()[0])
+
+    @property
+    def enabled(self):
+        return bool(_C._mkldnn()[1])
+
+    @enabled.setter
+    def enabled(self, value):
+        _C._mkldnn(1 if value else 0)
+
+    def flags(self, enabled=False):
+        """Context manager as torch.backends.mkldnn.flags(enabled=...)."""
+        import contextlib
+
+        @contextlib.contextmanager
+        def ctx():
+            old = self.enabled
+            self.enabled = enabled
+            try:
+                yield
+            finally:
+                self.enabled = old
+        return ctx()
+
+
 cpu = _Cpu()
+mkldnn = _Mkldnn()
 cuda = _Cuda()
 cudnn = _Cudnn()

@@ -14,6 +14,7 @@
 #include "csrc/ops/factory.h"
 #include "csrc/ops/out.h"
 #include "csrc/parallel.h"
+#include "kernels/cpu/onednn_conv.h"
 #include "kernels/cpu/vec_math.h"
 
 namespace fastt {
@@ -1019,6 +1020,14 @@ static PyObject* f_cpu_isa(PyObject*, PyObject*) {
                        fastt::vec_math::isa_supported(), "warning",
                        fastt::vec_math::isa_warning());
 }
+// fastt.backends.mkldnn: oneDNN's convolutions built in, and the switch.
+static PyObject* f_mkldnn(PyObject*, PyObject* args) {
+  int set = -1;
+  if (!PyArg_ParseTuple(args, "|i", &set)) return nullptr;
+  if (set >= 0) fastt::set_onednn_enabled(set != 0);
+  return Py_BuildValue("(OO)", fastt::onednn_conv_built() ? Py_True : Py_False,
+                       fastt::onednn_enabled() ? Py_True : Py_False);
+}
 static PyObject* f_manual_seed(PyObject*, PyObject* o) {
   FASTT_PY_BEGIN
   // torch accepts any seed in [-2^63, 2^64); negatives wrap to uint64.
@@ -1262,6 +1271,7 @@ PyMethodDef g_module_functions[] = {
     FASTT_NOARGS("get_num_threads", f_get_num_threads, nullptr),
     FASTT_NOARGS("_parallel_info", f_parallel_info, nullptr),
     FASTT_NOARGS("_cpu_isa", f_cpu_isa, nullptr),
+    {"_mkldnn", f_mkldnn, METH_VARARGS, nullptr},
     FASTT_O("manual_seed", f_manual_seed, nullptr),
     FASTT_NOARGS("initial_seed", f_initial_seed, nullptr),
     FASTT_NOARGS("_get_rng_state", f_get_rng_state, nullptr),
