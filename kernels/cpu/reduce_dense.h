@@ -26,10 +26,19 @@ struct AbsF {
 struct SquareF {
   float operator()(float v) const { return v * v; }
 };
+// The lanes take every element, the tail included (a serial tail of up to
+// 255 adds cost more than the blocks: 1000 floats 283 ns), and fold as a
+// tree, which vectorizes (the serial fold of 64 lanes was ~50 ns of a
+// 16-float sum). Under 32 elements one chain is shorter still.
 template <class Map>
 FASTT_VEC_CLONES double sum_f32_span(const float* x, int64_t n) {
   constexpr int L = 64, K = 4;
   const Map map{};
+  if (n < 32) {
+    double t = 0;
+    for (int64_t i = 0; i < n; ++i) t += double(map(x[i]));
+    return t;
+  }
   double dacc[L] = {};
   int64_t i = 0;
   for (; i + L * K <= n; i += L * K) {
@@ -38,10 +47,12 @@ FASTT_VEC_CLONES double sum_f32_span(const float* x, int64_t n) {
       for (int k = 0; k < L; ++k) acc[k] += map(x[i + s * L + k]);
     for (int k = 0; k < L; ++k) dacc[k] += double(acc[k]);
   }
-  double total = 0;
-  for (; i < n; ++i) total += double(map(x[i]));
-  for (int k = 0; k < L; ++k) total += dacc[k];
-  return total;
+  for (; i + L <= n; i += L)
+    for (int k = 0; k < L; ++k) dacc[k] += double(map(x[i + k]));
+  for (int64_t k = 0; i + k < n; ++k) dacc[k] += double(map(x[i + k]));
+  for (int w = L / 2; w >= 1; w /= 2)
+    for (int k = 0; k < w; ++k) dacc[k] += dacc[k + w];
+  return dacc[0];
 }
 
 // Dense float32/float64 max or min of a range: 64 lanes of selects, four
@@ -51,6 +62,12 @@ FASTT_VEC_CLONES double sum_f32_span(const float* x, int64_t n) {
 template <class T, bool IsMax>
 FASTT_VEC_CLONES T extreme_span(const T* x, int64_t n, T init) {
   constexpr int L = 64;
+  const ExtremeR<T, IsMax> r;
+  if (n < 32) {  // short: no lanes to set up and fold
+    T s = init;
+    for (int64_t i = 0; i < n; ++i) s = r.combine(s, x[i]);
+    return s;
+  }
   T acc[L];
   for (int k = 0; k < L; ++k) acc[k] = init;
   int64_t i = 0;
@@ -60,11 +77,10 @@ FASTT_VEC_CLONES T extreme_span(const T* x, int64_t n, T init) {
       const bool take = (IsMax ? v > acc[k] : v < acc[k]) | (v != v);
       acc[k] = take ? v : acc[k];
     }
-  const ExtremeR<T, IsMax> r;
-  T s = init;
-  for (; i < n; ++i) s = r.combine(s, x[i]);
-  for (int k = 0; k < L; ++k) s = r.combine(s, acc[k]);
-  return s;
+  for (int64_t k = 0; i + k < n; ++k) acc[k] = r.combine(acc[k], x[i + k]);
+  for (int w = L / 2; w >= 1; w /= 2)  // a tree: it vectorizes
+    for (int k = 0; k < w; ++k) acc[k] = r.combine(acc[k], acc[k + w]);
+  return acc[0];
 }
 
 // The float32 whole-tensor sum of map(x) when the kernel's input is dense
