@@ -95,13 +95,14 @@ Dims dims_of(const ConvDesc& d) {
 dnnl::convolution_forward::primitive_desc fwd_pd(const Dims& r, bool bias) {
   memory::desc s(r.src, f32, tag::any), w(r.wei, f32, tag::any),
       b(r.bia, f32, tag::x), y(r.dst, f32, tag::any);
+  using PD = dnnl::convolution_forward::primitive_desc;
   if (bias)
-    return {eng(), dnnl::prop_kind::forward_training,
-            dnnl::algorithm::convolution_direct, s, w, b, y, r.strides,
-            r.dil, r.pad_l, r.pad_r};
-  return {eng(), dnnl::prop_kind::forward_training,
-          dnnl::algorithm::convolution_direct, s, w, y, r.strides, r.dil,
-          r.pad_l, r.pad_r};
+    return PD(eng(), dnnl::prop_kind::forward_training,
+              dnnl::algorithm::convolution_direct, s, w, b, y, r.strides,
+              r.dil, r.pad_l, r.pad_r);
+  return PD(eng(), dnnl::prop_kind::forward_training,
+            dnnl::algorithm::convolution_direct, s, w, y, r.strides, r.dil,
+            r.pad_l, r.pad_r);
 }
 #else
 dnnl::convolution_forward::primitive_desc fwd_pd(const Dims& r, bool bias) {
@@ -119,6 +120,25 @@ dnnl::convolution_forward::primitive_desc fwd_pd(const Dims& r, bool bias) {
 }
 #endif
 
+// A backward primitive (data or weights) of the forward `hint`.
+template <class P>
+typename P::primitive_desc bwd_pd(
+    const Dims& r, const memory::desc& s, const memory::desc& w,
+    const memory::desc& y,
+    const dnnl::convolution_forward::primitive_desc& hint) {
+#if DNNL_VERSION_MAJOR >= 3
+  return typename P::primitive_desc(eng(),
+                                    dnnl::algorithm::convolution_direct, s,
+                                    w, y, r.strides, r.dil, r.pad_l, r.pad_r,
+                                    hint);
+#else
+  return typename P::primitive_desc(
+      typename P::desc(dnnl::algorithm::convolution_direct, s, w, y,
+                       r.strides, r.dil, r.pad_l, r.pad_r),
+      eng(), hint);
+#endif
+}
+
 Prim build(Kind k, bool bias, const ConvDesc& d) {
   const Dims r = dims_of(d);
   Prim p;
@@ -135,31 +155,15 @@ Prim build(Kind k, bool bias, const ConvDesc& d) {
     p.dst = fpd.dst_desc();
     p.bia = memory::desc(r.bia, f32, tag::x);
   } else if (k == Kind::InputGrad) {
-#if DNNL_VERSION_MAJOR >= 3
-    dnnl::convolution_backward_data::primitive_desc pd(
-        eng(), dnnl::algorithm::convolution_direct, s, w, y, r.strides,
-        r.dil, r.pad_l, r.pad_r, fpd);
-#else
-    dnnl::convolution_backward_data::primitive_desc pd(
-        {dnnl::algorithm::convolution_direct, s, w, y, r.strides, r.dil,
-         r.pad_l, r.pad_r},
-        eng(), fpd);
-#endif
+    const auto pd =
+        bwd_pd<dnnl::convolution_backward_data>(r, s, w, y, fpd);
     p.prim = dnnl::convolution_backward_data(pd);
     p.src = pd.diff_src_desc();
     p.wei = pd.weights_desc();
     p.dst = pd.diff_dst_desc();
   } else {
-#if DNNL_VERSION_MAJOR >= 3
-    dnnl::convolution_backward_weights::primitive_desc pd(
-        eng(), dnnl::algorithm::convolution_direct, s, w, y, r.strides,
-        r.dil, r.pad_l, r.pad_r, fpd);
-#else
-    dnnl::convolution_backward_weights::primitive_desc pd(
-        {dnnl::algorithm::convolution_direct, s, w, y, r.strides, r.dil,
-         r.pad_l, r.pad_r},
-        eng(), fpd);
-#endif
+    const auto pd =
+        bwd_pd<dnnl::convolution_backward_weights>(r, s, w, y, fpd);
     p.prim = dnnl::convolution_backward_weights(pd);
     p.src = pd.src_desc();
     p.wei = pd.diff_weights_desc();
