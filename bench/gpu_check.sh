@@ -10,6 +10,12 @@
 # if any failed.
 #   bash bench/gpu_check.sh [--quick]
 # FASTT_GPU_SKIP_BUILD=1 reuses an existing build (a second device call).
+# FASTT_GPU_STAGES (default: all) names the stages to run, e.g. "build
+# cuda_tests launch" for a first call and "bench ctest" for a second one on
+# the still-warm machine; FASTT_GPU_TARGETS limits what the build stage
+# builds (e.g. "_C fastt_cuda_launch"); FASTT_GPU_XDIST=N runs the CUDA
+# tests in N pytest-xdist workers; FASTT_GPU_BENCH_FULL=1 runs the full
+# benchmark (more repeats and batch sizes) after a --quick test run.
 # Machines without fmt/OpenBLAS/Catch2 (the device tool's): run
 # scripts/gpu_deps.sh first where apt works; .gpudeps/ is unpacked here.
 set -uo pipefail
@@ -20,12 +26,15 @@ QUICK=""
 # build: shorter limits and no memcheck or full Python suite.
 if [ -n "$QUICK" ]; then T_TESTS=300 T_BENCH=300 T_CTEST=120
 else T_TESTS=900 T_BENCH=900 T_CTEST=600; fi
+T_TESTS=${FASTT_GPU_T_TESTS:-$T_TESTS} T_BENCH=${FASTT_GPU_T_BENCH:-$T_BENCH}
 OUT=${OUT:-bench/results/gpu}
 mkdir -p "$OUT"
 PY=${PYTHON:-python3}
 BUILD=${FASTT_GPU_BUILD:-build-gpu}
 JOBS=$(nproc)
 status=0
+STAGES=${FASTT_GPU_STAGES:-build cuda_tests launch bench ctest memcheck python_tests}
+want() { [[ " $STAGES " == *" $1 "* ]]; }
 stage() {  # stage NAME SECONDS CMD...: runs CMD, logs to $OUT/NAME.log
   local name=$1 secs=$2
   shift 2
@@ -59,13 +68,17 @@ NVLIBS=$("$PY" -c "import nvidia, os; r = list(nvidia.__path__)[0]; print(':'.jo
 
 PKG="$PWD/$BUILD/pkg/fastt"
 mkdir -p "$PKG"
-if [ -z "${FASTT_GPU_SKIP_BUILD:-}" ] || [ ! -f "$BUILD/build.ninja" ]; then
+if want build && { [ -z "${FASTT_GPU_SKIP_BUILD:-}" ] || [ ! -f "$BUILD/build.ninja" ]; }; then
 stage configure 300 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DFASTT_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="90-real;90-virtual" \
   -DFASTT_BUILD_BENCH=ON -DFASTT_BUILD_EXAMPLES=OFF \
   -DPython_EXECUTABLE="$(command -v "$PY")" \
   -DFASTT_PYTHON_OUTPUT_DIR="$PKG" || exit 1
-stage build 900 cmake --build "$BUILD" -j"$JOBS" || exit 1
+targets=()
+for t in ${FASTT_GPU_TARGETS:-}; do targets+=(--target "$t"); done
+# -k 0: a target that fails (a test file) does not stop the others.
+stage build 900 cmake --build "$BUILD" -j"$JOBS" "${targets[@]}" -- -k 0 ||
+  ls "$PKG"/_C*.so >/dev/null 2>&1 || exit 1
 fi
 for f in python/fastt/*; do
   case "$f" in *.so) continue ;; esac
@@ -74,20 +87,26 @@ done
 export PYTHONPATH="$PWD/$BUILD/pkg${PYTHONPATH:+:$PYTHONPATH}"
 "$PY" -c "import fastt; print('fastt sees', fastt.cuda.device_count(), 'GPU(s)')"
 
+XDIST=()
+[ -n "${FASTT_GPU_XDIST:-}" ] && XDIST=(-n "$FASTT_GPU_XDIST")
+want cuda_tests &&
 stage cuda_tests "$T_TESTS" "$PY" -m pytest -q -p no:cacheprovider --maxfail=200 \
-  --junitxml="$OUT/cuda_tests.xml" tests/python/test_cuda_*.py
-stage launch 120 "$BUILD/bench/fastt_cuda_launch" &&
+  "${XDIST[@]}" -rf --junitxml="$OUT/cuda_tests.xml" tests/python/test_cuda_*.py
+want launch && stage launch 120 "$BUILD/bench/fastt_cuda_launch" &&
   cp "$OUT/launch.log" "$OUT/launch.json"
-stage bench "$T_BENCH" "$PY" -m bench.gpu --out "$OUT" $QUICK \
+BQUICK=$QUICK
+[ -n "${FASTT_GPU_BENCH_FULL:-}" ] && BQUICK=""
+want bench && stage bench "$T_BENCH" "$PY" -m bench.gpu --out "$OUT" $BQUICK \
   $( [ -s "$OUT/launch.json" ] && echo --launch-json "$OUT/launch.json")
+want ctest &&
 stage ctest "$T_CTEST" ctest --test-dir "$BUILD" -j"$JOBS" --output-on-failure
-if [ -z "$QUICK" ] && command -v compute-sanitizer >/dev/null 2>&1; then
+if want memcheck && [ -z "$QUICK" ] && command -v compute-sanitizer >/dev/null 2>&1; then
   stage memcheck 600 compute-sanitizer --tool memcheck --error-exitcode 9 \
     "$PY" -m pytest -q -p no:cacheprovider -x \
     tests/python/test_cuda_elementwise.py tests/python/test_cuda_reduce.py \
     tests/python/test_cuda_nn.py -k "not large"
 fi
-if [ -z "$QUICK" ]; then
+if want python_tests && [ -z "$QUICK" ]; then
   stage python_tests 900 "$PY" -m pytest -q -p no:cacheprovider \
     tests/python --ignore=tests/python/test_examples.py
 fi

@@ -194,6 +194,22 @@ __global__ void copy_addend_kernel(GemmParams<T> p, int64_t total) {
   }
 }
 
+// The A, B and C pointers of every batch item, for cublasGemmBatchedEx:
+// ptrs[0, batch) A, [batch, 2 batch) B, [2 batch, 3 batch) C.
+template <class T>
+__global__ void batch_pointers_kernel(GemmParams<T> p, void** ptrs,
+                                      int64_t batch) {
+  const int64_t step = int64_t(blockDim.x) * gridDim.x;
+  for (int64_t b = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; b < batch;
+       b += step) {
+    int64_t off[4];
+    batch_offsets(p, b, off);
+    ptrs[b] = const_cast<T*>(p.A + off[0]);
+    ptrs[batch + b] = const_cast<T*>(p.B + off[1]);
+    ptrs[2 * batch + b] = p.C + off[2];
+  }
+}
+
 #define FASTT_CUBLAS_CHECK(expr, what)                                     \
   do {                                                                     \
     cublasStatus_t _st = (expr);                                           \
@@ -370,34 +386,47 @@ bool run_cublas(const GemmParams<T>& p) {
   const S beta = p.beta_zero ? S(0) : S(p.beta);
   const cudaDataType_t dt = CublasType<T>::data;
   const cublasComputeType_t ct = compute_type<T>();
-  // Outer merged batch dims loop here; the innermost is one strided
-  // batched call, split so batchCount stays within what every cuBLAS
-  // version accepts.
-  const BatchDim& in = dims[nd - 1];
-  int64_t outer = 1;
-  for (int d = 0; d < nd - 1; ++d) outer *= dims[d].size;
-  constexpr int64_t kMaxBatch = 65535;
-  for (int64_t o = 0; o < outer; ++o) {
-    int64_t off[3] = {0, 0, 0}, rem = o;
-    for (int d = nd - 2; d >= 0; --d) {
-      const int64_t idx = rem % dims[d].size;
-      rem /= dims[d].size;
-      for (int k = 0; k < 3; ++k) off[k] += idx * dims[d].s[k];
-    }
-    for (int64_t b0 = 0; b0 < in.size; b0 += kMaxBatch) {
-      const int64_t count = std::min(kMaxBatch, in.size - b0);
-      const T* A = p.A + off[0] + b0 * in.s[0];
-      const T* B = p.B + off[1] + b0 * in.s[1];
-      T* C = p.C + off[2] + b0 * in.s[2];
+  constexpr int64_t kMaxBatch = 65535;  // a batchCount every cuBLAS takes
+  if (nd > 1) {
+    // Batch dims that do not merge (attention's q/k/v permuted out of one
+    // [L, N, 3E] projection: N and H step by 3E and D): one pointer-array
+    // call over all items, the pointers computed on the device, rather
+    // than a cuBLAS call (a launch) per outer item.
+    const int64_t batch = p.batch;
+    Tensor ptrs = Tensor::empty({3 * batch}, DType::Int64,
+                                Device(DeviceType::CUDA, current_device()));
+    void** dp = static_cast<void**>(ptrs.data_ptr());
+    batch_pointers_kernel<T><<<grid_for(batch, kBlock), kBlock, 0,
+                               current_stream()>>>(p, dp, batch);
+    FASTT_CUDA_CHECK_LAUNCH("gemm");
+    for (int64_t b0 = 0; b0 < batch; b0 += kMaxBatch) {
+      const int64_t count = std::min(kMaxBatch, batch - b0);
       FASTT_CUBLAS_CHECK(
-          cublasGemmStridedBatchedEx(
+          cublasGemmBatchedEx(
               h, tb ? CUBLAS_OP_T : CUBLAS_OP_N,
               ta ? CUBLAS_OP_T : CUBLAS_OP_N, int(p.N), int(p.M), int(p.K),
-              &alpha, B, dt, int(ldb), in.s[1], A, dt, int(lda), in.s[0],
-              &beta, C, dt, int(ldc), in.s[2], int(count), ct,
+              &alpha, dp + batch + b0, dt, int(ldb), dp + b0, dt, int(lda),
+              &beta, dp + 2 * batch + b0, dt, int(ldc), int(count), ct,
               CUBLAS_GEMM_DEFAULT),
           "gemm");
     }
+    return true;
+  }
+  // One merged batch dim: a strided batched call, split so batchCount
+  // stays within what every cuBLAS version accepts.
+  const BatchDim& in = dims[nd - 1];
+  for (int64_t b0 = 0; b0 < in.size; b0 += kMaxBatch) {
+    const int64_t count = std::min(kMaxBatch, in.size - b0);
+    const T* A = p.A + b0 * in.s[0];
+    const T* B = p.B + b0 * in.s[1];
+    T* C = p.C + b0 * in.s[2];
+    FASTT_CUBLAS_CHECK(
+        cublasGemmStridedBatchedEx(
+            h, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N,
+            int(p.N), int(p.M), int(p.K), &alpha, B, dt, int(ldb), in.s[1],
+            A, dt, int(lda), in.s[0], &beta, C, dt, int(ldc), in.s[2],
+            int(count), ct, CUBLAS_GEMM_DEFAULT),
+        "gemm");
   }
   return true;
 }

@@ -342,7 +342,8 @@ TEST_CASE("a whole-tensor bool reduction's parts do not share a word",
     if (arrived.load() != 2 * it) arrived.store(2 * it);
     const bool r = reduce_impl::fold_split<bool>(
         n, fold, [](bool a, bool b) { return a && b; });
-    if (arrived.load() == target) ++split;
+    // Two or more parts arrived (4 with 16 threads: the split is by size).
+    if (arrived.load() >= target) ++split;
     if (!r) ++lost;
   }
   CHECK(lost == 0);
