@@ -33,7 +33,7 @@ PY=${PYTHON:-python3}
 BUILD=${FASTT_GPU_BUILD:-build-gpu}
 JOBS=$(nproc)
 status=0
-STAGES=${FASTT_GPU_STAGES:-build cuda_tests launch bench ctest memcheck python_tests}
+STAGES=${FASTT_GPU_STAGES:-build cuda_tests launch bench profile ctest memcheck python_tests}
 want() { [[ " $STAGES " == *" $1 "* ]]; }
 stage() {  # stage NAME SECONDS CMD...: runs CMD, logs to $OUT/NAME.log
   local name=$1 secs=$2
@@ -98,6 +98,8 @@ BQUICK=$QUICK
 [ -n "${FASTT_GPU_BENCH_FULL:-}" ] && BQUICK=""
 want bench && stage bench "$T_BENCH" "$PY" -m bench.gpu --out "$OUT" $BQUICK \
   $( [ -s "$OUT/launch.json" ] && echo --launch-json "$OUT/launch.json")
+want profile && stage profile 120 env CUDA_LAUNCH_BLOCKING=1 "$PY" -m \
+  bench.gpu_profile --model transformer --batch 64 --mode train
 want ctest &&
 stage ctest "$T_CTEST" ctest --test-dir "$BUILD" -j"$JOBS" --output-on-failure
 if want memcheck && [ -z "$QUICK" ] && command -v compute-sanitizer >/dev/null 2>&1; then
