@@ -24,6 +24,7 @@
 #include "csrc/thread_state.h"
 #include "kernels/cpu/loop.h"
 #include "kernels/gemm_geom.h"
+#include "kernels/cpu/onednn_matmul.h"
 #include "kernels/cpu/vec_clones.h"
 
 namespace fastt {
@@ -512,6 +513,63 @@ FASTT_VEC_CLONES void rows_from_float(const float* src, int64_t rows,
   }
 }
 
+// The batch dims of A, B and C as one (size-1 dims dropped): false when
+// they do not step uniformly through all three, or A or B is broadcast.
+template <class T>
+bool one_batch_dim(const GemmCall<T>& c, int64_t s[3]) {
+  int64_t size = 0;  // 0: no batch dim met yet
+  for (int d = c.nb - 1; d >= 0; --d) {
+    if (c.bsizes[d] == 1) continue;
+    if (size == 0) {
+      for (int k = 0; k < 3; ++k) s[k] = c.bstr[k][d];
+      size = c.bsizes[d];
+      continue;
+    }
+    for (int k = 0; k < 3; ++k)
+      if (c.bstr[k][d] != s[k] * size) return false;
+    size *= c.bsizes[d];
+  }
+  return size > 0 && s[0] != 0 && s[1] != 0;
+}
+
+// A bfloat16 batch as one oneDNN call (its brgemm batches the small
+// matrices of attention), C = A @ B only, written as bf16 by oneDNN;
+// false: take the per-matrix path.
+template <class T>
+bool bf16_batched(const GemmCall<T>& c) {
+  int64_t s[3];
+  const Geom& g = c.g;
+  if (!c.beta_zero || c.alpha != 1.0f || !one_batch_dim(c, s)) return false;
+  return onednn_bf16_matmul({c.batch, g.M, g.N, g.K, c.A, s[0], g.sam, g.sak,
+                             c.B, s[1], g.sbk, g.sbn, c.C, true, s[2], g.scm,
+                             g.scn});
+}
+
+// One bfloat16 product through oneDNN: C = A @ B straight into C as bf16;
+// with alpha or an addend D, the float32 product goes to fp and
+// alpha * fp + beta * D is rounded once, as the sgemm path does.
+template <class T>
+bool bf16_one(const GemmCall<T>& c, const T* a, const T* b, T* cc,
+              const T* d, int64_t sdm, int64_t sdn, float* fc, float* fp) {
+  const Geom& g = c.g;
+  const bool plain = c.beta_zero && c.alpha == 1.0f;
+  if (!onednn_bf16_matmul({1, g.M, g.N, g.K, a, 0, g.sam, g.sak, b, 0, g.sbk,
+                           g.sbn, plain ? static_cast<void*>(cc) : fp, plain,
+                           0, plain ? g.scm : g.N, plain ? g.scn : 1}))
+    return false;
+  if (plain) return true;
+  const size_t nc = size_t(g.M * g.N);
+  const float alpha = c.alpha, beta = c.beta;
+  if (!c.beta_zero) {
+    rows_to_float(d, g.M, g.N, sdm, sdn, fc);
+    for (size_t e = 0; e < nc; ++e) fc[e] = alpha * fp[e] + beta * fc[e];
+  } else {
+    for (size_t e = 0; e < nc; ++e) fc[e] = alpha * fp[e];
+  }
+  rows_from_float(fc, g.M, g.N, cc, g.scm, g.scn);
+  return true;
+}
+
 template <class T>
 struct HalfGemm {
   static void run(KernelArgs& args) {
@@ -524,12 +582,15 @@ struct HalfGemm {
     // One buffer per thread, kept between calls: a fresh one costs its
     // zeroing and page faults (about as much as the conversions at 512^2).
     std::vector<float>& buf = thread_state().gemm_buffer;
+    if (std::is_same<T, BFloat16>::value && c.batch > 1 && bf16_batched(c))
+      return;
     const size_t na = size_t(g.M * g.K), nb = size_t(g.K * g.N),
                  nc = size_t(g.M * g.N);
-    if (buf.size() < na + nb + nc) buf.resize(na + nb + nc);
+    if (buf.size() < na + nb + 2 * nc) buf.resize(na + nb + 2 * nc);
     float* const fa = buf.data();
     float* const fb = fa + na;
     float* const fc = fb + nb;
+    float* const fp = fc + nc;  // oneDNN's product when C has an addend
     // The packed float operands are dense row-major.
     Geom fg = g;
     fg.sam = g.K, fg.sak = 1, fg.sbk = g.N, fg.sbn = 1, fg.scm = g.N;
@@ -541,6 +602,11 @@ struct HalfGemm {
       const T *a, *b, *i;
       T* cc;
       c.at(bi, &a, &b, &cc, &i);
+      const T* d = i ? i : cc;
+      const int64_t sdm = i ? g.sim : g.scm, sdn = i ? g.sin : g.scn;
+      if (std::is_same<T, BFloat16>::value && bf16_one(c, a, b, cc, d, sdm,
+                                                      sdn, fc, fp))
+        continue;
       // A column-major operand (sak > sam, e.g. a transpose) converts
       // along its contiguous dim.
       if (g.sak == 1 || g.sam != 1) {
@@ -561,8 +627,6 @@ struct HalfGemm {
           for (int64_t n = 0; n < g.N; ++n)
             fb[size_t(k * g.N + n)] = t[size_t(n * g.K + k)];
       }
-      const T* d = i ? i : cc;
-      const int64_t sdm = i ? g.sim : g.scm, sdn = i ? g.sin : g.scn;
       if (!c.beta_zero) rows_to_float(d, g.M, g.N, sdm, sdn, fc);
       blas_product<float>(fg, L, c.alpha, fa, fb,
                           c.beta_zero ? 0.0f : c.beta, c.beta_zero,

@@ -58,8 +58,10 @@ class _Cpu:
 
 class _Mkldnn:
     """oneDNN (torch's name: mkldnn) for float32 CPU convolutions and their
-    gradients. is_available(): fastt was built with it; enabled = False
-    sends every convolution to fastt's own im2col + GEMM path."""
+    gradients, and bfloat16 matrix products where the processor has bf16
+    instructions (AVX512-BF16, AMX). is_available(): fastt was built with
+    it; enabled = False sends every convolution to fastt's own im2col +
+    GEMM path and every bf16 product to float32 sgemm."""
 
     @staticmethod
     def is_available():

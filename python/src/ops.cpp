@@ -15,6 +15,7 @@
 #include "csrc/ops/out.h"
 #include "csrc/parallel.h"
 #include "kernels/cpu/onednn_conv.h"
+#include "kernels/cpu/onednn_matmul.h"
 #include "kernels/cpu/vec_math.h"
 
 namespace fastt {
@@ -1020,13 +1021,18 @@ static PyObject* f_cpu_isa(PyObject*, PyObject*) {
                        fastt::vec_math::isa_supported(), "warning",
                        fastt::vec_math::isa_warning());
 }
-// fastt.backends.mkldnn: oneDNN's convolutions built in, and the switch.
+// fastt.backends.mkldnn: oneDNN built in, the switch, whether the bf16
+// matmul path can run here, and how many products it has run.
 static PyObject* f_mkldnn(PyObject*, PyObject* args) {
   int set = -1;
   if (!PyArg_ParseTuple(args, "|i", &set)) return nullptr;
   if (set >= 0) fastt::set_onednn_enabled(set != 0);
-  return Py_BuildValue("(OO)", fastt::onednn_conv_built() ? Py_True : Py_False,
-                       fastt::onednn_enabled() ? Py_True : Py_False);
+  return Py_BuildValue("(OOOL)",
+                       fastt::onednn_conv_built() ? Py_True : Py_False,
+                       fastt::onednn_enabled() ? Py_True : Py_False,
+                       fastt::onednn_bf16_available() ? Py_True : Py_False,
+                       static_cast<long long>(
+                           fastt::onednn_bf16_matmul_calls()));
 }
 static PyObject* f_manual_seed(PyObject*, PyObject* o) {
   FASTT_PY_BEGIN
