@@ -11,7 +11,7 @@ import sys
 import time
 import timeit
 
-from . import common
+from . import bandwidth, common
 
 LIBS = ("fastt", "torch", "numpy")
 # op -> {library: statement}; setup names a, b, and maximum/exp for NumPy.
@@ -96,6 +96,8 @@ def run_single(quick=False):
                 k: (v * 1e9 if k in ("median", "min", "max") else v)
                 for k, v in s.items()}
     analyse(res)
+    common.log("sweep: memory bandwidth (bench/cpp/stream.cpp)")
+    res["bandwidth"] = bandwidth.measure()
     return res
 
 
@@ -182,6 +184,18 @@ def _size(n):
     return str(n)
 
 
+# From this many elements the arrays leave the caches, and an op's GB/s
+# is held against the machine's (bench/bandwidth.py).
+MEMORY_BOUND_N = 4 ** 11
+
+
+def _pct(res, op, threads, n, gbs):
+    peak = bandwidth.peak(res.get("bandwidth"), op, threads)
+    if n < MEMORY_BOUND_N or not peak:
+        return "-"
+    return f"{100 * gbs / peak:.0f}%"
+
+
 def markdown(res):
     sz = res["sizes"]
     lines = ["## 2. Size sweep", ""]
@@ -190,12 +204,28 @@ def markdown(res):
         f"{common.clock_name()} clock), float32, result allocated each call. "
         "Ratios are fastt / other: below 1 fastt is faster.")
     lines.append("")
+    bw = res.get("bandwidth")
+    if bw:
+        one, allc = bw["threads"]["1"], bw["threads"][str(bw["cores"])]
+        lines.append(
+            "Memory bandwidth (bench/cpp/stream.cpp, float32, best of 10, "
+            "GB/s, 1 thread / all {} cores): copy {:.1f} / {:.1f}, scale "
+            "{:.1f} / {:.1f}, add {:.1f} / {:.1f}, triad {:.1f} / {:.1f}, "
+            "read {:.1f} / {:.1f}. `% of STREAM` (from {} elements, where "
+            "the arrays leave the caches) holds add/mul against add, "
+            "relu/exp against scale, sum against read.".format(
+                bw["cores"], one["copy"], allc["copy"], one["scale"],
+                allc["scale"], one["add"], allc["add"], one["triad"],
+                allc["triad"], one["read"], allc["read"],
+                _size(MEMORY_BOUND_N)))
+        lines.append("")
     for op, per in res["single"].items():
         lines.append(f"**{op}**")
         lines.append("")
         lines.append("| n | " + " | ".join(res["libs"]) +
-                     " | fastt/torch | fastt/NumPy | fastt GB/s |")
-        lines.append("|---|" + "---|" * (len(res["libs"]) + 3))
+                     " | fastt/torch | fastt/NumPy | fastt GB/s | "
+                     "% of STREAM |")
+        lines.append("|---|" + "---|" * (len(res["libs"]) + 4))
         for n in sz:
             cells = [per.get(lib, {}).get(n, {}).get("median")
                      for lib in res["libs"]]
@@ -208,7 +238,8 @@ def markdown(res):
                 f"| {_size(n)} | " + " | ".join(
                     "-" if c is None else f"{c:,.0f}" for c in cells)
                 + f" | {t and f'{f / t:.2f}' or '-'} | "
-                f"{npy and f'{f / npy:.2f}' or '-'} | {nbytes / f:.2f} |")
+                f"{npy and f'{f / npy:.2f}' or '-'} | {nbytes / f:.2f} | "
+                f"{_pct(res, op, 1, n, nbytes / f)} |")
         lines.append("")
     lines.append("Crossover (first n where a call takes >= 2x its "
                  "1-element time, i.e. the kernel dominates):")
@@ -244,8 +275,9 @@ def markdown(res):
         lines.append("")
         lines.append("| op | n | " + " | ".join(
             f"{lib} 1t | {lib} {th['cores']}t" for lib in res["libs"])
-            + " | fastt/torch (all cores, time) |")
-        lines.append("|---|---|" + "---|" * (2 * len(res["libs"]) + 1))
+            + " | fastt/torch (all cores, time) | fastt % of STREAM "
+            f"(1t / {th['cores']}t) |")
+        lines.append("|---|---|" + "---|" * (2 * len(res["libs"]) + 2))
         for op in OPS:
             for n in th["sizes"]:
                 nbytes = n * 4 * (3 if op in ("add", "mul") else
@@ -258,8 +290,12 @@ def markdown(res):
                 f = th["multi"].get(op, {}).get("fastt", {}).get(n)
                 t = th["multi"].get(op, {}).get("torch", {}).get(n)
                 ratio = f"{f / t:.2f}" if f and t else "-"
+                f1 = th["single_wall"].get(op, {}).get("fastt", {}).get(n)
+                pct = " / ".join(
+                    _pct(res, op, k, n, nbytes / v) if v else "-"
+                    for k, v in ((1, f1), (th["cores"], f)))
                 lines.append(f"| {op} | {_size(n)} | " + " | ".join(cells)
-                             + f" | {ratio} |")
+                             + f" | {ratio} | {pct} |")
         busy = th.get("others_busy")
         if busy is None:  # older results: the load average only
             busy = th.get("loadavg", 0)

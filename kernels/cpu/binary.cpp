@@ -5,7 +5,7 @@
 #include "csrc/mutation.h"
 #include "kernels/cpu/loop.h"
 #include "kernels/cpu/vec_activation.h"
-#include "kernels/cpu/vec_math.h"
+#include "kernels/cpu/vec_math_call.h"
 #include "kernels/functors.h"
 
 namespace fastt {
@@ -39,41 +39,20 @@ template <class Fn> struct VecMath2Of { static constexpr int kIdx = -1; };
 #undef FASTT_VM2
 
 // A one-dim loop whose inputs are each dense or one broadcast value (x ** y,
-// x ** 2.5, atan2(y, x)) through the vector math table. float and double
-// with both inputs dense go straight through; otherwise blocks of B
-// elements are staged in float32 / T buffers (a broadcast value splatted).
+// x ** 2.5, atan2(y, x)) through the vector math table
+// (kernels/cpu/vec_math_call.h stages half types and broadcast values).
 template <class T>
 bool vec_math2(int idx, const KernelArgs& a) {
   constexpr int64_t z = sizeof(T);
   if (!vec_math::g_table || a.ndim != 1 || a.strides[0][0] != z) return false;
   const int64_t sa = a.strides[1][0], sb = a.strides[2][0];
   if ((sa != z && sa != 0) || (sb != z && sb != 0)) return false;
-  const vec_math::Table& t = *vec_math::g_table;
   T* o = reinterpret_cast<T*>(a.data[0]);
   const T* x = reinterpret_cast<const T*>(a.data[1]);
   const T* y = reinterpret_cast<const T*>(a.data[2]);
-  constexpr bool kNative =
-      std::is_same<T, float>::value || std::is_same<T, double>::value;
-  using B = std::conditional_t<kNative, T, float>;
-  auto call = [&](const B* p, const B* q, B* r, int64_t n) {
-    if constexpr (std::is_same<B, double>::value) t.d2[idx](p, q, r, n);
-    else t.f2[idx](p, q, r, n);
-  };
   parallel_for(0, a.numel, kGrainSize, [&](int64_t b, int64_t e) {
-    if constexpr (kNative) {
-      if (sa && sb) return call(x + b, y + b, o + b, e - b);
-    }
-    constexpr int64_t kB = 512;
-    B bx[kB], by[kB], bo[kB];
-    if (!sa) std::fill(bx, bx + kB, static_cast<B>(x[0]));
-    if (!sb) std::fill(by, by + kB, static_cast<B>(y[0]));
-    for (int64_t i = b; i < e; i += kB) {
-      const int64_t m = std::min(kB, e - i);
-      if (sa) for (int64_t k = 0; k < m; ++k) bx[k] = static_cast<B>(x[i + k]);
-      if (sb) for (int64_t k = 0; k < m; ++k) by[k] = static_cast<B>(y[i + k]);
-      call(bx, by, bo, m);
-      for (int64_t k = 0; k < m; ++k) o[i + k] = T(bo[k]);
-    }
+    vec_math::binary_range(idx, sa ? x + b : x, sa == 0, sb ? y + b : y,
+                           sb == 0, o + b, e - b);
   });
   return true;
 }

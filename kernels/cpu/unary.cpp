@@ -6,7 +6,7 @@
 
 #include "csrc/mutation.h"
 #include "kernels/cpu/loop.h"
-#include "kernels/cpu/vec_math.h"
+#include "kernels/cpu/vec_math_call.h"
 #include "kernels/functors.h"
 
 namespace fastt {
@@ -114,27 +114,13 @@ template <class Fn> struct VecMathOf { static constexpr int kIdx = -1; };
 #undef FASTT_VM1
 #undef FASTT_VM2
 
-// A dense range through the vector math table: float and double directly,
-// half and bfloat16 through a float32 buffer (torch's Vectorized<Half>
-// likewise computes in float).
+// A dense range through the vector math table (kernels/cpu/vec_math_call.h:
+// half and bfloat16 staged through float32, as torch's Vectorized<Half>
+// computes in float); the mutation hook lives here, in a .cpp.
 template <class T>
 void vec_math_range(int idx, const T* x, T* o, int64_t n) {
-  const vec_math::Table& t = *vec_math::g_table;
   if (FASTT_MUTANT(VecMathSkipLast) && n > 0) --n;
-  if constexpr (std::is_same<T, float>::value) {
-    t.f1[idx](x, o, n);
-  } else if constexpr (std::is_same<T, double>::value) {
-    t.d1[idx](x, o, n);
-  } else {
-    constexpr int64_t B = 512;
-    float buf[B];
-    for (int64_t i = 0; i < n; i += B) {
-      const int64_t m = std::min(B, n - i);
-      for (int64_t k = 0; k < m; ++k) buf[k] = static_cast<float>(x[i + k]);
-      t.f1[idx](buf, buf, m);
-      for (int64_t k = 0; k < m; ++k) o[i + k] = T(buf[k]);
-    }
-  }
+  vec_math::unary_range(idx, x, o, n);
 }
 
 // The CPU loop policy for the unary rows of csrc/ops/elementwise.def.

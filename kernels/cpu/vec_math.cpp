@@ -3,8 +3,8 @@
 // asks for (torch's ATEN_CPU_CAPABILITY is read too, as torch reads it).
 #include "kernels/cpu/vec_math.h"
 
+#include <cctype>
 #include <cstdlib>
-#include <cstring>
 #include <string>
 
 namespace fastt {
