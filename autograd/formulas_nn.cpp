@@ -181,6 +181,25 @@ std::tuple<Tensor, Tensor> cross_entropy(const Tensor& logits,
   return r;
 }
 
+std::tuple<Tensor, Tensor> flash_attention(const Tensor& q, const Tensor& k,
+                                           const Tensor& v,
+                                           const Tensor& mask, double scale,
+                                           bool causal) {
+  auto r = no_grad(
+      [&] { return fastt::flash_attention(q, k, v, mask, scale, causal); });
+  NodeRef n = make_node(GradFn::FlashAttention, {&q, &k, &v});
+  n->save(0, q);
+  n->save(1, k);
+  n->save(2, v);
+  n->save(3, mask);
+  n->save(4, std::get<0>(r), true);  // the node's own output
+  n->save(5, std::get<1>(r));  // per-row logsumexp
+  n->f0 = scale;
+  n->i0 = causal;
+  set_history(std::get<0>(r), n.get());
+  return r;
+}
+
 std::tuple<Tensor, Tensor> nll_loss(const Tensor& input, const Tensor& target,
                                     const Tensor& weight, int64_t reduction,
                                     int64_t ignore_index) {
@@ -279,6 +298,15 @@ FASTT_FORMULA(CrossEntropy) {
   no_double_backward(n);
   gi[0] = cross_entropy_backward(g, n.unpack(0), n.unpack(1), n.unpack(2),
                                  n.i0, n.i1, n.f0, n.unpack(3));
+}
+FASTT_FORMULA(FlashAttention) {
+  no_double_backward(n);
+  auto r = flash_attention_backward(go[0], n.unpack(0), n.unpack(1),
+                                    n.unpack(2), n.unpack(3), n.unpack(4),
+                                    n.unpack(5), n.f0, n.i0 != 0);
+  gi[0] = std::get<0>(r);
+  gi[1] = std::get<1>(r);
+  gi[2] = std::get<2>(r);
 }
 FASTT_FORMULA(NllLoss) {
   const Tensor& g = go[0];

@@ -34,6 +34,10 @@ std::tuple<Tensor, Tensor> cross_entropy(const Tensor& logits,
                                          int64_t reduction,
                                          int64_t ignore_index,
                                          double label_smoothing);
+std::tuple<Tensor, Tensor> flash_attention(const Tensor& q, const Tensor& k,
+                                           const Tensor& v,
+                                           const Tensor& mask, double scale,
+                                           bool causal);
 // One recurrent layer and direction (csrc/ops/rnn.h): one node, its
 // backward through time in formula RnnLayer.
 std::vector<Tensor> rnn_layer(int64_t mode, const Tensor& gi, const Tensor& h0,

@@ -60,11 +60,18 @@ def measure(n=1 << 24, reps=10):
         return None
 
 
+def at(bw, threads):
+    """{kernel: GB/s} at `threads` (keys may be ints after a JSON round
+    trip through bench.common's loader), or {}."""
+    if not bw:
+        return {}
+    th = bw["threads"]
+    return th.get(str(threads)) or th.get(int(threads)) or {}
+
+
 def peak(bw, op, threads):
     """GB/s of the STREAM kernel matching sweep op `op` at `threads`."""
-    if not bw:
-        return None
-    return bw["threads"].get(str(threads), {}).get(KERNEL_OF.get(op))
+    return at(bw, threads).get(KERNEL_OF.get(op))
 
 
 if __name__ == "__main__":

@@ -205,8 +205,8 @@ def markdown(res):
         "Ratios are fastt / other: below 1 fastt is faster.")
     lines.append("")
     bw = res.get("bandwidth")
-    if bw:
-        one, allc = bw["threads"]["1"], bw["threads"][str(bw["cores"])]
+    if bw and bandwidth.at(bw, 1) and bandwidth.at(bw, bw["cores"]):
+        one, allc = bandwidth.at(bw, 1), bandwidth.at(bw, bw["cores"])
         lines.append(
             "Memory bandwidth (bench/cpp/stream.cpp, float32, best of 10, "
             "GB/s, 1 thread / all {} cores): copy {:.1f} / {:.1f}, scale "

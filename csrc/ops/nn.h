@@ -55,6 +55,24 @@ std::tuple<Tensor, Tensor> rms_norm_backward(const Tensor& grad_out,
                                              const Tensor& weight,
                                              std::array<bool, 2> mask);
 
+// ---- fused attention (csrc/ops/attention.cpp; CPU only) ----
+// softmax(q k^T * scale + mask) v without the [L, S] matrix, as torch's
+// _scaled_dot_product_flash_attention_for_cpu: q [N, H, L, E], k
+// [N, Hk, S, E], v [N, Hk, S, Ev] (H a multiple of Hk: grouped-query
+// attention), float32 or float64; mask undefined or an additive float mask
+// of q's dtype broadcastable to [N, H, L, S]; causal: key j <= query i.
+// Returns (out [N, H, L, Ev], lse [N, H, L]); a row whose keys are all
+// masked gives 0 (and lse -inf). Differentiable in q, k and v.
+std::tuple<Tensor, Tensor> flash_attention(const Tensor& q, const Tensor& k,
+                                           const Tensor& v,
+                                           const Tensor& mask, double scale,
+                                           bool causal);
+// (dq, dk, dv) from the forward's inputs, out and lse.
+std::tuple<Tensor, Tensor, Tensor> flash_attention_backward(
+    const Tensor& grad_out, const Tensor& q, const Tensor& k, const Tensor& v,
+    const Tensor& mask, const Tensor& out, const Tensor& lse, double scale,
+    bool causal);
+
 // ---- losses with class-index targets ----
 // logits [N, C], [C] (target 0-d) or [N, C, d1, ...] (target [N, d1, ...]),
 // int64 (or uint8) target. Returns (loss, lse): lse is the per-position

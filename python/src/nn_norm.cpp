@@ -86,6 +86,27 @@ FASTT_BIND_SOFTMAX_BACKWARD(softmax_backward)
 FASTT_BIND_SOFTMAX_BACKWARD(log_softmax_backward)
 #undef FASTT_BIND_SOFTMAX_BACKWARD
 
+// ---- fused attention (CPU) ----
+FASTT_BIND_FUNCTION(_flash_attention, 3,
+                    maybe_release_gil(query.numel() + key.numel(), [&] {
+                      return fastt::flash_attention(query, key, value,
+                                                    attn_mask, scale,
+                                                    is_causal);
+                    }),
+                    (Tensor, query), (Tensor, key), (Tensor, value),
+                    (OptTensor, attn_mask), (DoubleOr<One>, scale),
+                    (BoolOr<false>, is_causal))
+FASTT_BIND_FUNCTION(_flash_attention_backward, 7,
+                    maybe_release_gil(query.numel() + key.numel(), [&] {
+                      return fastt::flash_attention_backward(
+                          grad_out, query, key, value, attn_mask, out, lse,
+                          scale, is_causal);
+                    }),
+                    (Tensor, grad_out), (Tensor, query), (Tensor, key),
+                    (Tensor, value), (OptTensor, attn_mask), (Tensor, out),
+                    (Tensor, lse), (DoubleOr<One>, scale),
+                    (BoolOr<false>, is_causal))
+
 // ---- losses ----
 FASTT_BIND_FUNCTION(_cross_entropy, 2, maybe_release_gil(input.numel(), [&] {
                       return fastt::cross_entropy(input, target, weight,

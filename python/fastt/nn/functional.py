@@ -1053,35 +1053,99 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None,
     16-bit inputs are computed in float32 and rounded once at the end (as
     torch's CPU kernel accumulates)."""
     L, S = query.size(-2), key.size(-2)
-    if scale is None:
-        scale = 1.0 / math.sqrt(query.size(-1))
-    if enable_gqa and query.dim() >= 3 and key.size(-3) != query.size(-3):
-        rep = query.size(-3) // key.size(-3)
-        key = _repeat_heads(key, rep)
-        value = _repeat_heads(value, rep)
+    if scale is None:  # torch's 1 / sqrt(E), inf for E = 0
+        scale = 1.0 / math.sqrt(query.size(-1)) if query.size(-1) else _inf
     low = query.dtype in (fastt.float16, fastt.bfloat16)
     if low:
         out_dtype = query.dtype
         query, key, value = (query.float(), key.float(), value.float())
         if attn_mask is not None and attn_mask.dtype != fastt.bool:
             attn_mask = attn_mask.float()
+    if is_causal and attn_mask is not None:
+        raise RuntimeError("_scaled_dot_product_attention: Explicit "
+                           "attn_mask should not be set when is_causal=True")
+    if dropout_p == 0.0:
+        out = _flash_attention(query, key, value, attn_mask, is_causal, scale,
+                               enable_gqa)
+        if out is not None:
+            return out.to(out_dtype) if low else out
+    if enable_gqa and query.dim() >= 3 and key.size(-3) != query.size(-3):
+        rep = query.size(-3) // key.size(-3)
+        key = _repeat_heads(key, rep)
+        value = _repeat_heads(value, rep)
     attn = query.matmul(key.transpose(-2, -1)) * scale
+    masked = is_causal or attn_mask is not None
     if is_causal:
-        if attn_mask is not None:
-            raise RuntimeError("_scaled_dot_product_attention: Explicit "
-                               "attn_mask should not be set when "
-                               "is_causal=True")
         attn = attn.masked_fill(_causal_mask(L, S, query.device), -_inf)
     elif attn_mask is not None:
         if attn_mask.dtype == fastt.bool:
             attn = attn.masked_fill(attn_mask.logical_not(), -_inf)
         else:
             attn = attn + attn_mask
-    attn = fastt.softmax(attn, -1)
+    if masked:
+        # torch's safe softmax: a row with every key masked out is 0, not
+        # NaN (as the fused kernel gives).
+        dead = (attn == -_inf).all(-1, keepdim=True)
+        attn = fastt.softmax(attn, -1).masked_fill(dead, 0.0)
+    else:
+        attn = fastt.softmax(attn, -1)
     if dropout_p > 0.0:
         attn = dropout(attn, dropout_p, True)
     out = attn.matmul(value)
     return out.to(out_dtype) if low else out
+
+
+def _flash_attention(query, key, value, attn_mask, is_causal, scale,
+                     enable_gqa):
+    """The fused CPU kernel (csrc/ops/attention.cpp) when it serves these
+    inputs, else None (the composed path runs): float32/float64 on the CPU,
+    2 to 4 dims with key and value of query's leading dims, a bool mask or
+    a float mask that needs no gradient, broadcastable to [..., L, S]."""
+    nd = query.dim()
+    if (query.device.type != "cpu" or
+            query.dtype not in (fastt.float32, fastt.float64) or
+            not 2 <= nd <= 4 or key.dim() != nd or value.dim() != nd or
+            key.dtype != query.dtype or value.dtype != query.dtype or
+            key.device != query.device or value.device != query.device):
+        return None
+    lead = tuple(query.shape[:-3]) if nd == 4 else tuple(query.shape[:-2])
+    if nd >= 3:
+        kv_lead = tuple(key.shape[:-2])
+        if kv_lead != tuple(value.shape[:-2]):
+            return None
+        if nd == 4 and (kv_lead[0] != query.size(0) or
+                        (kv_lead[1] != query.size(1) and
+                         (not enable_gqa or kv_lead[1] == 0 or
+                          query.size(1) % kv_lead[1]))):
+            return None
+        if nd == 3 and kv_lead != lead:
+            return None
+    if key.size(-1) != query.size(-1) or key.size(-2) != value.size(-2):
+        return None
+    mask = attn_mask
+    if mask is not None:
+        if mask.device != query.device or mask.dim() > nd:
+            return None
+        if mask.dtype == fastt.bool:
+            mask = fastt.zeros(mask.shape, dtype=query.dtype).masked_fill(
+                mask.logical_not(), -_inf)
+        elif mask.dtype != query.dtype or mask.requires_grad:
+            return None
+        mask = mask.reshape((1,) * (nd - mask.dim()) + tuple(mask.shape))
+    # To [N, H, L, E]: a 3-D input is N batches of one head, 2-D one of one.
+    if nd == 3:
+        query, key, value = (t.unsqueeze(1) for t in (query, key, value))
+        mask = None if mask is None else mask.unsqueeze(1)
+    elif nd == 2:
+        query, key, value = (t.unsqueeze(0).unsqueeze(0)
+                             for t in (query, key, value))
+        mask = None if mask is None else mask.unsqueeze(0).unsqueeze(0)
+    out, _ = _C._flash_attention(query, key, value, mask, scale, is_causal)
+    if nd == 3:
+        return out.squeeze(1)
+    if nd == 2:
+        return out.squeeze(0).squeeze(0)
+    return out
 
 
 _causal_masks = {}
