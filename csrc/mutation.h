@@ -29,7 +29,9 @@
   X(KeepdimFullDrop, shape, "csrc/ops/reduce.cpp resolve_dims")              \
   X(InplaceNoVersionBump, inplace, "csrc/ops/elementwise.cpp elementwise")   \
   X(SliceStepIgnored, view, "csrc/tensor.cpp Tensor::slice stride")          \
-  X(SoftmaxNoMaxShift, numerics, "kernels/cpu/softmax.cpp row: no max shift")
+  X(SoftmaxNoMaxShift, numerics, "kernels/cpu/softmax.cpp row: no max shift")\
+  X(FlashNoRescale, numerics,                                                \
+    "kernels/cpu/attention.cpp online softmax: no rescale")
 
 namespace fastt {
 namespace mutation {

@@ -21,6 +21,7 @@
 #include <limits>
 #include <vector>
 
+#include "csrc/mutation.h"
 #include "csrc/parallel.h"
 #include "csrc/tensor.h"
 #include "kernels/cpu/loop.h"
@@ -167,7 +168,8 @@ struct FlashAttentionK {
             }
 #pragma omp simd
             for (int64_t c = 0; c < bk; ++c) sr[c] -= mnew;
-            if (mold != mnew && mold != ninf) {  // rescale what came before
+            if (mold != mnew && mold != ninf &&
+                !FASTT_MUTANT(FlashNoRescale)) {  // rescale what came before
               const T alpha = std::exp(mold - mnew);
               l[size_t(r)] *= alpha;
               T* ar = acc.data() + r * g.Ev;

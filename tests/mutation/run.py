@@ -51,6 +51,7 @@ SELECTION = [
     "tests/python/test_numerics.py",
     "tests/python/test_autograd.py",
     "tests/python/test_ops.py",
+    "tests/python/test_flash_attention.py",
     "tests/python/test_mutation_guards.py",
 ]
 # The tests that check a normal build carries no live mutant fail in a

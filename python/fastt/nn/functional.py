@@ -3286,6 +3286,10 @@ def _fp32_losses():
     from ..amp.autocast_mode import fp32_policy, lower_policy
     g = globals()
     g["prelu"] = lower_policy(g["prelu"])
+    # Written in Python since its fused CPU kernel (float32/float64 only;
+    # 16-bit inputs compute through float32): autocast's lower precision.
+    g["scaled_dot_product_attention"] = lower_policy(
+        g["scaled_dot_product_attention"])
     for name in ("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
                  "binary_cross_entropy", "binary_cross_entropy_with_logits",
                  "kl_div", "poisson_nll_loss", "gaussian_nll_loss",
