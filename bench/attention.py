@@ -9,7 +9,6 @@ interleaved repeats (bench.common.interleaved).
 
 Writes bench/results/attention.md and .json.
 """
-import argparse
 import math
 import sys
 from pathlib import Path
@@ -94,26 +93,10 @@ def markdown(res):
             f"{d['fastt train']:.1f} | {d['composed train']:.1f} | "
             f"{d['torch train']:.1f} | "
             f"{d['fastt train'] / d['torch train']:.2f} |")
-    if res.get("others_busy") and res["others_busy"] > 0.3:
-        lines.append(f"\nOther processes kept {res['others_busy']:.1f} "
-                     "cores busy when this ran.")
+    if common.busy_note(res):
+        lines.append(common.busy_note(res))
     return "\n".join(lines) + "\n"
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--quick", action="store_true")
-    args = ap.parse_args()
-    if str(common.ROOT / "python") not in sys.path:
-        sys.path.insert(0, str(common.ROOT / "python"))
-    res = run(args.quick)
-    res["machine"] = common.machine()
-    common.save_json("attention.json", res)
-    md = markdown(res)
-    (common.RESULTS / "attention.md").write_text(md)
-    print(md)
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(common.standalone_main("attention", run, markdown))

@@ -7,7 +7,6 @@ one thread, medians of interleaved repeats (bench.common.interleaved).
 
 Writes bench/results/bf16_gemm.md and .json.
 """
-import argparse
 import sys
 from pathlib import Path
 
@@ -70,26 +69,10 @@ def markdown(res):
         lines.append(f"| {key} | {d['fastt']:.1f} | {d['fastt_own']:.1f} | "
                      f"{d['torch']:.1f} | {d['fastt'] / d['torch']:.2f} | "
                      f"{d['fastt_own'] / d['torch']:.2f} |")
-    if res.get("others_busy") and res["others_busy"] > 0.3:
-        lines.append(f"\nOther processes kept {res['others_busy']:.1f} "
-                     "cores busy when this ran.")
+    if common.busy_note(res):
+        lines.append(common.busy_note(res))
     return "\n".join(lines) + "\n"
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--quick", action="store_true")
-    args = ap.parse_args()
-    if str(common.ROOT / "python") not in sys.path:
-        sys.path.insert(0, str(common.ROOT / "python"))
-    res = run(args.quick)
-    res["machine"] = common.machine()
-    common.save_json("bf16_gemm.json", res)
-    md = markdown(res)
-    (common.RESULTS / "bf16_gemm.md").write_text(md)
-    print(md)
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(common.standalone_main("bf16_gemm", run, markdown))

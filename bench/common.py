@@ -197,3 +197,31 @@ def save_json(name, data):
 
 def log(msg):
     print(msg, file=sys.stderr, flush=True)
+
+
+def busy_note(res):
+    """The markdown line saying other processes were busy, or ''."""
+    busy = res.get("others_busy")
+    if busy and busy > 0.3:
+        return f"\nOther processes kept {busy:.1f} cores busy when this ran."
+    return ""
+
+
+def standalone_main(name, run, markdown):
+    """main() of a one-table bench (python -m bench.<name> [--quick]):
+    run(quick) -> result dict, saved with the machine as
+    results/<name>.json; markdown(result) written to results/<name>.md
+    and printed."""
+    import argparse
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args()
+    if str(ROOT / "python") not in sys.path:
+        sys.path.insert(0, str(ROOT / "python"))
+    res = run(args.quick)
+    res["machine"] = machine()
+    save_json(f"{name}.json", res)
+    md = markdown(res)
+    (RESULTS / f"{name}.md").write_text(md)
+    print(md)
+    return 0

@@ -9,7 +9,6 @@ Writes bench/results/vec_math.md and .json; the header line names the
 instruction set the kernels run (FASTT_CPU_ISA lowers it, as for a run at
 another level).
 """
-import argparse
 import re
 import sys
 from pathlib import Path
@@ -92,26 +91,10 @@ def markdown(res):
     lines.append("")
     lines.append("Above the 0.9 budget at 1M: "
                  + (", ".join(worse) if worse else "none"))
-    if res.get("others_busy") and res["others_busy"] > 0.3:
-        lines.append(f"\nOther processes kept {res['others_busy']:.1f} "
-                     "cores busy when this ran.")
+    if common.busy_note(res):
+        lines.append(common.busy_note(res))
     return "\n".join(lines) + "\n"
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--quick", action="store_true")
-    args = ap.parse_args()
-    if str(common.ROOT / "python") not in sys.path:
-        sys.path.insert(0, str(common.ROOT / "python"))
-    res = run(args.quick)
-    res["machine"] = common.machine()
-    common.save_json("vec_math.json", res)
-    md = markdown(res)
-    (common.RESULTS / "vec_math.md").write_text(md)
-    print(md)
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(common.standalone_main("vec_math", run, markdown))
