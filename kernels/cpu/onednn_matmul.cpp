@@ -119,7 +119,9 @@ bool onednn_bf16_matmul(const Bf16Matmul& m) {
   memory am(d.a, eng(), const_cast<void*>(m.a));
   memory bm(d.b, eng(), const_cast<void*>(m.b));
   memory cm(d.c, eng(), m.c);
-  thread_local dnnl::stream s(eng());
+  // A stream per call, not a thread_local one: fastt._C's static TLS
+  // block has a budget (tests/python/test_static_tls.py).
+  dnnl::stream s(eng());
   p->execute(s, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm},
                  {DNNL_ARG_DST, cm}});
   s.wait();
