@@ -97,5 +97,11 @@ Unsupported unsupported_reason(Op op, DeviceType dev, DType dtype);
 // Ensures the table is filled (it is at static-init time; this is for code
 // that runs during static init of other libraries).
 void init_dispatch_table();
+// Refills the CPU entries of the per-ISA kernel families
+// (kernels/registry.def) with one instruction-set level's kernels
+// (kernels/cpu/cpu_isa.h's Level); false if the build lacks that level.
+// For tests that compare levels in one process: not thread-safe against
+// running ops, and the caller must not pick a level the CPU cannot run.
+bool register_isa_kernel_families(int level);
 
 }  // namespace fastt

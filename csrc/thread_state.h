@@ -34,6 +34,9 @@ struct ThreadState {
       autocast_casts;
   // kernels/cpu/linalg.cpp: float staging of 16-bit GEMM operands.
   std::vector<float> gemm_buffer;
+  // kernels/cpu/optim.cpp: per-tensor Adam scalars (here, not in a
+  // thread_local of that file, which exists once per instruction-set level).
+  std::vector<double> adam_scalars;
 };
 
 // This thread's block (created on first use, freed at thread exit).

@@ -35,6 +35,7 @@ configure() {  # configure BUILD_DIR EXTRA_ARGS...
   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$OPT_FLAGS" \
     -DFASTT_CUDA=OFF -DFASTT_BUILD_BENCH=OFF -DFASTT_BUILD_EXAMPLES=OFF \
+    -DFASTT_CPU_ISA_LEVELS=native \
     -DPython_EXECUTABLE="$PY" "$@" >/dev/null
 }
 

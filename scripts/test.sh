@@ -38,3 +38,16 @@ echo "== Python tests (pytest) =="
 # any skip whose reason it does not list.
 PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" \
   "$PY" -m pytest -q -p no:cacheprovider tests/python
+
+# The op suites again with the per-ISA kernel families at the baseline
+# (SSE2) level; the run above took the widest the CPU has, ctest ran the
+# C++ suite at every level (kernels/cpu/cpu_isa.h).
+echo "== Python op tests at FASTT_CPU_ISA=sse2 =="
+FASTT_CPU_ISA=sse2 PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" \
+  "$PY" -m pytest -q -p no:cacheprovider \
+  tests/python/test_ops.py tests/python/test_op_rows.py \
+  tests/python/test_numerics.py tests/python/test_ew_edges.py \
+  tests/python/test_vec_math.py tests/python/test_nn_kernels.py \
+  tests/python/test_nn.py tests/python/test_rnn.py \
+  tests/python/test_optim.py tests/python/test_optim_more.py \
+  tests/python/test_gradcheck.py

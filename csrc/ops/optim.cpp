@@ -16,6 +16,26 @@
 namespace fastt {
 namespace {
 
+// The kernels' FMA builds (kernels/cpu/optim.cpp, compiled for AVX2+FMA
+// by a target attribute at every level) wherever the CPU has FMA, as torch
+// fuses there; off x86 FMA is part of the base ISA.
+bool cpu_has_fma() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+  return true;
+#endif
+}
+bool g_optim_fma = cpu_has_fma();
+
+}  // namespace
+
+bool optim_fma_enabled() { return g_optim_fma; }
+void set_optim_fma_enabled(bool on) { g_optim_fma = on && cpu_has_fma(); }
+
+namespace {
+
 constexpr int kMaxLists = 2 + kMaxOptimStates;  // params, grads, states
 
 // What run_optim needs besides the hyperparameters.

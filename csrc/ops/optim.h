@@ -123,7 +123,8 @@ void rprop_step_(const std::vector<Tensor>& params,
                  bool maximize);
 
 // The CPU loops come in two builds on x86: with fused multiply-adds where
-// torch's AVX2/AVX512 kernels fuse them (picked when the CPU has AVX2+FMA)
+// torch's AVX2/AVX512 kernels fuse them (picked when the CPU has AVX2+FMA,
+// whatever level the other kernels run at: a target attribute builds them)
 // and without (torch's baseline kernels). Tests switch between them;
 // enabling FMA on a CPU without it is ignored.
 bool optim_fma_enabled();

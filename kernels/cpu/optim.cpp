@@ -47,6 +47,7 @@
 #endif
 
 #include "csrc/ops/optim.h"
+#include "csrc/thread_state.h"
 #include "kernels/cpu/loop.h"
 
 namespace fastt {
@@ -84,15 +85,9 @@ FASTT_ALWAYS_INLINE M madd(M a, M b, M c) {
 #define FASTT_OPTIM_X86 1
 // The FMA build of a loop (std::fma becomes one instruction).
 #define FASTT_OPTIM_FMA_TARGET __attribute__((target("avx2,fma")))
-bool cpu_has_fma() {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-}
 #else
 #define FASTT_OPTIM_FMA_TARGET
-bool cpu_has_fma() { return true; }  // fma is part of the base ISA
 #endif
-bool g_use_fma = false;  // set at registration
 
 template <class T>
 inline T* data_of(const Tensor& t) {
@@ -734,18 +729,16 @@ struct SgdKernel {
         {{sgd_fma<T, false, 0>, sgd_fma<T, false, 1>, sgd_fma<T, false, 2>},
          {sgd_fma<T, true, 0>, sgd_fma<T, true, 1>, sgd_fma<T, true, 2>}}};
     const int mom = a.momentum == 0 ? 0 : (a.first_step ? 1 : 2);
-    const ChunkFn fn = table[g_use_fma][a.weight_decay != 0][mom];
+    const ChunkFn fn = table[optim_fma_enabled()][a.weight_decay != 0][mom];
     for_each_chunk(a, [&](int64_t i, int64_t b, int64_t e) { fn(a, i, b, e); });
   }
 };
 
 // Per-tensor Adam scalars, reused per thread; one buffer for every dtype
-// (a thread_local inside AdamKernel<T> would be one per instantiation, and
-// the module's whole TLS block counts against glibc's static TLS surplus).
-std::vector<double>& adam_scalars() {
-  thread_local std::vector<double> v;
-  return v;
-}
+// and level, in csrc/thread_state.h (a thread_local here would be one per
+// instantiation and per instruction-set level, and the module's whole TLS
+// block counts against glibc's static TLS surplus).
+std::vector<double>& adam_scalars() { return thread_state().adam_scalars; }
 
 template <class T>
 struct AdamKernel {
@@ -759,7 +752,7 @@ struct AdamKernel {
          {adam_fma<T, 1, false>, adam_fma<T, 1, true>},
          {adam_fma<T, 2, false>, adam_fma<T, 2, true>}}};
     const int wd = a.weight_decay == 0 ? 0 : (a.decoupled ? 2 : 1);
-    const ChunkFn fn = table[g_use_fma][wd][a.amsgrad];
+    const ChunkFn fn = table[optim_fma_enabled()][wd][a.amsgrad];
     // -lr / bias_correction1 and sqrt(bias_correction2) per tensor, with
     // torch's Python arithmetic; tensors usually share a step count, so the
     // pow() calls are made once per distinct count.
@@ -800,7 +793,7 @@ struct RmspropKernel {
          {FASTT_RMS(rmsprop_fma, true, false),
           FASTT_RMS(rmsprop_fma, true, true)}}};
 #undef FASTT_RMS
-    const ChunkFn fn = table[g_use_fma][a.weight_decay != 0][a.centered]
+    const ChunkFn fn = table[optim_fma_enabled()][a.weight_decay != 0][a.centered]
                             [a.momentum > 0];
     for_each_chunk(a, [&](int64_t i, int64_t b, int64_t e) { fn(a, i, b, e); });
   }
@@ -813,7 +806,7 @@ struct AdagradKernel {
     static constexpr ChunkFn table[2][2] = {
         {adagrad_base<T, false>, adagrad_base<T, true>},
         {adagrad_fma<T, false>, adagrad_fma<T, true>}};
-    const ChunkFn fn = table[g_use_fma][a.weight_decay != 0];
+    const ChunkFn fn = table[optim_fma_enabled()][a.weight_decay != 0];
     for_each_chunk(a, [&](int64_t i, int64_t b, int64_t e) { fn(a, i, b, e); });
   }
 };
@@ -827,7 +820,7 @@ struct AdagradKernel {
       static constexpr ChunkFn table[2][2] = {                            \
           {NAME##_base<T, false>, NAME##_base<T, true>},                  \
           {NAME##_fma<T, false>, NAME##_fma<T, true>}};                   \
-      const ChunkFn fn = table[g_use_fma][a.weight_decay != 0];           \
+      const ChunkFn fn = table[optim_fma_enabled()][a.weight_decay != 0];           \
       for_each_chunk(a,                                                   \
                      [&](int64_t i, int64_t b, int64_t e) { fn(a, i, b, e); }); \
     }                                                                     \
@@ -847,7 +840,7 @@ FASTT_OPTIM_WD_KERNEL(AsgdKernel, asgd)
           {NAME##_base<T, 0>, NAME##_base<T, 1>, NAME##_base<T, 2>},      \
           {NAME##_fma<T, 0>, NAME##_fma<T, 1>, NAME##_fma<T, 2>}};        \
       const int wd = a.weight_decay == 0 ? 0 : (a.decoupled ? 2 : 1);     \
-      const ChunkFn fn = table[g_use_fma][wd];                            \
+      const ChunkFn fn = table[optim_fma_enabled()][wd];                            \
       for_each_chunk(a,                                                   \
                      [&](int64_t i, int64_t b, int64_t e) { fn(a, i, b, e); }); \
     }                                                                     \
@@ -860,18 +853,14 @@ template <class T>
 struct RpropKernel {
   static void run(KernelArgs& ka) {
     const auto& a = *reinterpret_cast<const OptimKernelArgs*>(ka.i0);
-    const ChunkFn fn = g_use_fma ? rprop_fma<T> : rprop_base<T>;
+    const ChunkFn fn = optim_fma_enabled() ? rprop_fma<T> : rprop_base<T>;
     for_each_chunk(a, [&](int64_t i, int64_t b, int64_t e) { fn(a, i, b, e); });
   }
 };
 
 }  // namespace
 
-bool optim_fma_enabled() { return g_use_fma; }
-void set_optim_fma_enabled(bool on) { g_use_fma = on && cpu_has_fma(); }
-
 void register_optim_kernels() {
-  g_use_fma = cpu_has_fma();
 #define FASTT_KERNELS_optim
 #include "kernels/kernels.def"
 }

@@ -13,8 +13,11 @@
 // paid once per range, and keep the loops they inline in their body.
 // Not under TSan: the dynamic loader runs ifunc resolvers before the TSan
 // runtime is initialised, and an instrumented resolver crashes at load.
+// Files compiled once per level (FASTT_ISA_LEVEL_BUILD, CMakeLists.txt)
+// need no clones: the level's copy is the clone, picked with the rest.
 #if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__) && \
-    !defined(__clang__) && !defined(__AVX2__) && !defined(__SANITIZE_THREAD__)
+    !defined(__clang__) && !defined(__AVX2__) &&                        \
+    !defined(__SANITIZE_THREAD__) && !defined(FASTT_ISA_LEVEL_BUILD)
 #define FASTT_VEC_CLONES \
   __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", \
                                "default")))

@@ -2,8 +2,8 @@
 // functions (the rows of kernels/cpu/vec_math.def). The range functions
 // are built once per instruction set (kernels/cpu/isa/vec_math.cpp,
 // compiled for SSE2, AVX2+FMA and AVX-512) and one table of them is picked
-// when fastt loads: the best the CPU has, or the level FASTT_CPU_ISA names
-// (sse2 | avx2 | avx512; lower only, for tests and benchmarks).
+// when fastt loads: the level of kernels/cpu/cpu_isa.h (the best the CPU
+// has, or a lower one FASTT_CPU_ISA names, for tests and benchmarks).
 // This header is also included by the per-ISA files: declarations only.
 #pragma once
 #include <cstdint>
@@ -46,12 +46,6 @@ struct Table {
 // The table in use; nullptr where fastt was built without SLEEF (the
 // kernels then run their scalar loops).
 extern const Table* const g_table;
-
-// The level in use ("avx512", "avx2", "sse2" or "none"), what the CPU has,
-// and the warning (if any) about a FASTT_CPU_ISA value that was ignored.
-const char* isa_in_use();
-const char* isa_supported();
-const char* isa_warning();
 
 }  // namespace vec_math
 }  // namespace fastt

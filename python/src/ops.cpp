@@ -16,7 +16,7 @@
 #include "csrc/parallel.h"
 #include "kernels/cpu/onednn_conv.h"
 #include "kernels/cpu/onednn_matmul.h"
-#include "kernels/cpu/vec_math.h"
+#include "kernels/cpu/cpu_isa.h"
 
 namespace fastt {
 namespace py {
@@ -1015,11 +1015,24 @@ static PyObject* f_parallel_info(PyObject*, PyObject*) {
 }
 // The vector math level in use (fastt.backends.cpu.get_cpu_capability()),
 // what the CPU has, and why a FASTT_CPU_ISA value was not taken.
+// "built": the levels the kernel families were compiled for.
 static PyObject* f_cpu_isa(PyObject*, PyObject*) {
-  return Py_BuildValue("{s:s,s:s,s:s}", "in_use",
-                       fastt::vec_math::isa_in_use(), "supported",
-                       fastt::vec_math::isa_supported(), "warning",
-                       fastt::vec_math::isa_warning());
+  namespace I = fastt::cpu_isa;
+  PyObject* built = PyList_New(0);
+  if (!built) return nullptr;
+  for (int l = I::kNone; l <= I::kAvx512; ++l) {
+    if (!((I::built_mask() >> l) & 1)) continue;
+    PyObject* s = PyUnicode_FromString(I::name(l));
+    if (!s || PyList_Append(built, s) < 0) {
+      Py_XDECREF(s);
+      Py_DECREF(built);
+      return nullptr;
+    }
+    Py_DECREF(s);
+  }
+  return Py_BuildValue("{s:s,s:s,s:s,s:N}", "in_use", I::name(I::level()),
+                       "supported", I::name(I::supported()), "warning",
+                       I::warning(), "built", built);
 }
 // fastt.backends.mkldnn: oneDNN built in, the switch, whether the bf16
 // matmul path can run here, and how many products it has run.

@@ -7,6 +7,9 @@
 #include "core_test_util.h"
 #include "csrc/dispatch.h"
 #include "csrc/ops/elementwise.h"
+#include "csrc/ops/nn.h"
+#include "csrc/ops/reduce.h"
+#include "kernels/cpu/cpu_isa.h"
 
 using namespace fastt;
 using namespace fastt::test;
@@ -92,5 +95,80 @@ TEST_CASE("an unsupported combination raises NotImplementedError",
       CHECK(m.find("cuda") != std::string::npos);
       CHECK(m.find("float32") != std::string::npos);
     }
+  }
+}
+
+// The per-ISA kernel families (kernels/registry.def): every level the
+// build has and this CPU runs registers exactly the same (op, dtype)
+// entries, with its own functions, and computes the same values.
+TEST_CASE("every instruction-set level registers the same kernels",
+          "[dispatch][isa]") {
+  using Table = std::vector<std::pair<KernelFn, Unsupported>>;
+  auto snapshot = [] {
+    Table t;
+    for (int op = 0; op < kNumOps; ++op)
+      for (DType dt : kAllDTypes)
+        t.emplace_back(registered_kernel(Op(op), DeviceType::CPU, dt),
+                       unsupported_reason(Op(op), DeviceType::CPU, dt));
+    return t;
+  };
+  auto restore = [](const Table& t) {
+    size_t i = 0;
+    for (int op = 0; op < kNumOps; ++op)
+      for (DType dt : kAllDTypes) {
+        const auto& [fn, why] = t[i++];
+        if (fn) register_kernel(Op(op), DeviceType::CPU, dt, fn);
+        else mark_unsupported(Op(op), DeviceType::CPU, dt, why);
+      }
+  };
+  const Table saved = snapshot();
+  std::vector<int> levels;
+  for (int l = cpu_isa::kSse2; l <= cpu_isa::supported(); ++l)
+    if ((cpu_isa::built_mask() >> l) & 1) levels.push_back(l);
+  if (levels.size() < 2) {
+    WARN("fewer than two levels built or runnable here: nothing to compare");
+    return;
+  }
+  const Tensor x = make(sample(DType::Float32, 300, 7, false, -3, 3), {3, 100},
+                        DType::Float32);
+  std::vector<std::vector<KernelFn>> owned;  // the families' entries per level
+  std::vector<std::vector<double>> results;
+  for (int l : levels) {
+    INFO(cpu_isa::name(l));
+    // Only the families' entries: clear the column, register one level.
+    for (int op = 0; op < kNumOps; ++op)
+      for (DType dt : kAllDTypes)
+        mark_unsupported(Op(op), DeviceType::CPU, dt, Unsupported::DType);
+    REQUIRE(register_isa_kernel_families(l));
+    std::vector<KernelFn> fns;
+    for (int op = 0; op < kNumOps; ++op)
+      for (DType dt : kAllDTypes)
+        fns.push_back(registered_kernel(Op(op), DeviceType::CPU, dt));
+    owned.push_back(fns);
+    // The full table with this level's families: a few values.
+    restore(saved);
+    REQUIRE(register_isa_kernel_families(l));
+    std::vector<double> r;
+    for (const Tensor& t : {exp(x), tanh(x), add(x, x), sum(x, {1}),
+                            softmax(x, 1), mul(x, x)})
+      for (double v : values(t)) r.push_back(v);
+    results.push_back(r);
+  }
+  restore(saved);
+  size_t n_entries = 0;
+  for (KernelFn f : owned[0]) n_entries += f != nullptr;
+  CHECK(n_entries > 1000);
+  for (size_t i = 1; i < levels.size(); ++i) {
+    INFO(cpu_isa::name(levels[i]) << " against " << cpu_isa::name(levels[0]));
+    size_t same_set = 0, distinct = 0;
+    for (size_t k = 0; k < owned[0].size(); ++k) {
+      same_set += (owned[0][k] == nullptr) == (owned[i][k] == nullptr);
+      distinct += owned[0][k] && owned[0][k] != owned[i][k];
+    }
+    CHECK(same_set == owned[0].size());
+    CHECK(distinct == n_entries);  // every kernel is the level's own copy
+    REQUIRE(results[i].size() == results[0].size());
+    for (size_t k = 0; k < results[0].size(); ++k)
+      CHECK(close(results[i][k], results[0][k], 1e-5, 1e-6));
   }
 }
