@@ -20,8 +20,7 @@ int cpu_level() {
   const bool v3 = __builtin_cpu_supports("avx2") &&
                   __builtin_cpu_supports("fma") &&
                   __builtin_cpu_supports("bmi") &&
-                  __builtin_cpu_supports("bmi2") &&
-                  __builtin_cpu_supports("f16c");
+                  __builtin_cpu_supports("bmi2");
   const bool v4 = v3 && __builtin_cpu_supports("avx512f") &&
                   __builtin_cpu_supports("avx512bw") &&
                   __builtin_cpu_supports("avx512dq") &&

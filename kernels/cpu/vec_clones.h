@@ -25,3 +25,11 @@
 #define FASTT_VEC_CLONES
 #endif
 
+// The scalar helpers that row loops must inline to vectorize (vec_exp.h):
+// in the big kernel files GCC's unit-growth limit otherwise leaves them as
+// calls once a file's budget is spent (exp ran 4x slower than torch).
+#if defined(__GNUC__)
+#define FASTT_VEC_INLINE inline __attribute__((always_inline))
+#else
+#define FASTT_VEC_INLINE inline
+#endif

@@ -19,7 +19,7 @@
 namespace fastt {
 namespace cpu {
 
-inline float bits_to_float(int32_t b) {
+FASTT_VEC_INLINE float bits_to_float(int32_t b) {
   float f;
   std::memcpy(&f, &b, 4);
   return f;
@@ -29,7 +29,7 @@ inline float bits_to_float(int32_t b) {
 // x = k ln2 + r, Cephes' degree-6 polynomial for e^r (about 1 ulp), 2^k
 // built from bits in two halves so results down to the subnormal range
 // stay right.
-inline float vec_exp(float x) {
+FASTT_VEC_INLINE float vec_exp(float x) {
   // Written so NaN clamps to -104 too (its result is replaced below): a
   // NaN reaching int32_t(k) and the exponent shifts would be UB.
   float xc = x > -104.0f ? x : -104.0f;
@@ -55,12 +55,12 @@ inline float vec_exp(float x) {
   y = x > 88.7228394f ? INFINITY : y;
   return x != x ? x : y;
 }
-inline double vec_exp(double x) { return std::exp(x); }
+FASTT_VEC_INLINE double vec_exp(double x) { return std::exp(x); }
 
 // tanh: below |x| = 1/4 its odd series to x^13; above, (1 - e) / (1 + e)
 // with e = exp(-2|x|) and the sign put back by a select (no copysign,
 // which keeps GCC from vectorizing the baseline clone). About 2 ulp.
-inline float vec_tanh(float x) {
+FASTT_VEC_INLINE float vec_tanh(float x) {
   const float x2 = x * x;
   const float s =
       x * (1.0f +
@@ -79,7 +79,7 @@ inline float vec_tanh(float x) {
 
 // erfc(|x|) from Numerical Recipes' Chebyshev fit t exp(-x^2 + P(t)),
 // t = 1 / (1 + |x| / 2): relative error < 1.2e-7 for every x >= 0.
-inline float vec_erfc_abs(float a) {
+FASTT_VEC_INLINE float vec_erfc_abs(float a) {
   const float t = 1.0f / (1.0f + 0.5f * a);
   const float p =
       -1.26551223f +
@@ -97,7 +97,7 @@ inline float vec_erfc_abs(float a) {
 
 // erf: below |x| = 1/2 its Maclaurin series (relative accuracy near 0),
 // above 1 - erfc(|x|) with the sign put back.
-inline float vec_erf(float x) {
+FASTT_VEC_INLINE float vec_erf(float x) {
   const float a = x < 0.0f ? -x : x;
   const float x2 = x * x;
   // 2/sqrt(pi) (x - x^3/3 + x^5/10 - x^7/42 + x^9/216 - x^11/1320)
@@ -115,7 +115,7 @@ inline float vec_erf(float x) {
 // The standard normal CDF Phi(x) = erfc(-x / sqrt 2) / 2 from one erfc: no
 // cancellation on either side (GELU's x Phi(x) stays accurate for large
 // negative x).
-inline float vec_normal_cdf(float x) {
+FASTT_VEC_INLINE float vec_normal_cdf(float x) {
   const float a = (x < 0.0f ? -x : x) * 0.70710678118654752440f;
   const float h = 0.5f * vec_erfc_abs(a);
   const float r = x < 0.0f ? h : 1.0f - h;
@@ -124,7 +124,7 @@ inline float vec_normal_cdf(float x) {
 
 // NaN-propagating max step used by the row reductions.
 template <class A>
-inline A max_nan(A m, A v) {
+FASTT_VEC_INLINE A max_nan(A m, A v) {
   return ((v > m) | (v != v)) ? v : m;
 }
 
