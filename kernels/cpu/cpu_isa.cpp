@@ -20,7 +20,12 @@ int cpu_level() {
   const bool v3 = __builtin_cpu_supports("avx2") &&
                   __builtin_cpu_supports("fma") &&
                   __builtin_cpu_supports("bmi") &&
-                  __builtin_cpu_supports("bmi2");
+                  __builtin_cpu_supports("bmi2")
+#if !defined(__clang__)  // clang 14's builtin has no "f16c"; every AVX2
+                  // CPU has it (Intel since Ivy Bridge, AMD since Piledriver)
+                  && __builtin_cpu_supports("f16c")
+#endif
+      ;
   const bool v4 = v3 && __builtin_cpu_supports("avx512f") &&
                   __builtin_cpu_supports("avx512bw") &&
                   __builtin_cpu_supports("avx512dq") &&

@@ -5,9 +5,11 @@
 #pragma once
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "csrc/dispatch.h"
 #include "csrc/parallel.h"
+#include "kernels/cpu/half_block.h"
 #include "kernels/dtype_sets.h"
 
 namespace fastt {
@@ -69,12 +71,38 @@ FASTT_HD opmath_t<T> load(const char* p) {
   return static_cast<opmath_t<T>>(*reinterpret_cast<const T*>(p));
 }
 
+// o[i] = f(x[i]) (kBinary false) or f(x[i], y[i]) over a dense float16
+// range, staged through float32 blocks.
+template <bool kBinary, class F>
+inline void half_blocks(const Half* x, const Half* y, Half* o, int64_t n,
+                        F f) {
+  float bx[kHalfBlock], by[kHalfBlock];
+  for (int64_t i = 0; i < n; i += kHalfBlock) {
+    const int64_t m = n - i < kHalfBlock ? n - i : kHalfBlock;
+    half_to_float(x + i, bx, m);
+    if constexpr (kBinary) {
+      half_to_float(y + i, by, m);
+      for (int64_t k = 0; k < m; ++k) bx[k] = static_cast<float>(f(bx[k], by[k]));
+    } else {
+      for (int64_t k = 0; k < m; ++k) bx[k] = static_cast<float>(f(bx[k]));
+    }
+    float_to_half(bx, o + i, m);
+  }
+}
+
 // out = f(in) where out has type O and the input type I.
 template <class O, class I, class F>
 inline void unary_loop(const KernelArgs& a, F f) {
   if (a.contiguous) {
     O* o = reinterpret_cast<O*>(a.data[0]);
     const I* x = reinterpret_cast<const I*>(a.data[1]);
+    if constexpr (std::is_same<I, Half>::value && std::is_same<O, Half>::value) {
+      parallel_for(0, a.numel, kGrainSize, [&](int64_t b, int64_t e) {
+        half_blocks<false>(x + b, nullptr, o + b, e - b,
+                    [&](float v) { return f(v); });
+      });
+      return;
+    }
     parallel_for(0, a.numel, kGrainSize, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i)
         o[i] = static_cast<O>(f(static_cast<opmath_t<I>>(x[i])));
@@ -103,6 +131,13 @@ inline void binary_loop(const KernelArgs& a, F f) {
     O* o = reinterpret_cast<O*>(a.data[0]);
     const I* x = reinterpret_cast<const I*>(a.data[1]);
     const I* y = reinterpret_cast<const I*>(a.data[2]);
+    if constexpr (std::is_same<I, Half>::value && std::is_same<O, Half>::value) {
+      parallel_for(0, a.numel, kGrainSize, [&](int64_t b, int64_t e) {
+        half_blocks<true>(x + b, y + b, o + b, e - b,
+                    [&](float u, float v) { return f(u, v); });
+      });
+      return;
+    }
     parallel_for(0, a.numel, kGrainSize, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i)
         o[i] = static_cast<O>(f(static_cast<M>(x[i]), static_cast<M>(y[i])));

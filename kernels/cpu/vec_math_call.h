@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "kernels/cpu/half_block.h"
 #include "kernels/cpu/vec_math.h"
 
 namespace fastt {
@@ -21,6 +22,19 @@ constexpr bool kNative =
     std::is_same<T, float>::value || std::is_same<T, double>::value;
 template <class T>
 using stage_t = std::conditional_t<kNative<T>, T, float>;
+
+// A block of T into its staging type B (float32 for the 16-bit floats)
+// and back.
+template <class T, class B>
+void to_float_block(const T* x, B* o, int64_t n) {
+  if constexpr (std::is_same<T, Half>::value) cpu::half_to_float(x, o, n);
+  else for (int64_t k = 0; k < n; ++k) o[k] = static_cast<B>(x[k]);
+}
+template <class B, class T>
+void from_float_block(const B* x, T* o, int64_t n) {
+  if constexpr (std::is_same<T, Half>::value) cpu::float_to_half(x, o, n);
+  else for (int64_t k = 0; k < n; ++k) o[k] = T(x[k]);
+}
 
 template <class B>
 void call1(int idx, const B* x, B* o, int64_t n) {
@@ -42,9 +56,9 @@ void unary_range(int idx, const T* x, T* o, int64_t n) {
     float buf[kStage];
     for (int64_t i = 0; i < n; i += kStage) {
       const int64_t m = std::min(kStage, n - i);
-      for (int64_t k = 0; k < m; ++k) buf[k] = static_cast<float>(x[i + k]);
+      to_float_block(x + i, buf, m);
       call1(idx, buf, buf, m);
-      for (int64_t k = 0; k < m; ++k) o[i + k] = T(buf[k]);
+      from_float_block(buf, o + i, m);
     }
   }
 }
@@ -63,12 +77,10 @@ void binary_range(int idx, const T* x, bool x_one, const T* y, bool y_one,
   if (y_one) std::fill(by, by + kStage, static_cast<B>(y[0]));
   for (int64_t i = 0; i < n; i += kStage) {
     const int64_t m = std::min(kStage, n - i);
-    if (!x_one)
-      for (int64_t k = 0; k < m; ++k) bx[k] = static_cast<B>(x[i + k]);
-    if (!y_one)
-      for (int64_t k = 0; k < m; ++k) by[k] = static_cast<B>(y[i + k]);
+    if (!x_one) to_float_block(x + i, bx, m);
+    if (!y_one) to_float_block(y + i, by, m);
     call2(idx, bx, by, bo, m);
-    for (int64_t k = 0; k < m; ++k) o[i + k] = T(bo[k]);
+    from_float_block(bo, o + i, m);
   }
 }
 

@@ -80,6 +80,21 @@ def battery(lib):
         (p * p).sum().backward()
         opt.step()
     put("adamw", p)
+    # float16 / bfloat16 through float32 blocks (F16C at AVX2 and up), with
+    # the edge values: inf, nan, overflow past 65504, subnormals, -0.
+    sp = np.array([np.nan, np.inf, -np.inf, 7e4, -7e4, 3e-6, -2e-7, -0.0,
+                   65504.0, 6.1e-5], np.float32)
+    e = np.concatenate([sp, a.ravel()[:1000] * 3])
+    for dt in ("float16", "bfloat16"):
+        h = lib.tensor(e).to(getattr(lib, dt))
+        h2 = lib.tensor(e[::-1].copy()).to(getattr(lib, dt))
+        put(f"{dt} add", (h + h2).float()); put(f"{dt} mul", (h * h2).float())
+        put(f"{dt} neg", (-h).float()); put(f"{dt} exp", h.exp().float())
+        # gelu(±inf): torch's bfloat16 kernel gives nan, its float32 one
+        # inf; compared on the rest
+        put(f"{dt} gelu", lib.nn.functional.gelu(h[3:]).float())
+        put(f"{dt} sigmoid", h.sigmoid().float())
+        put(f"{dt} tanh", h.tanh().float())
     cell = lib.nn.LSTMCell(8, 4)
     with lib.no_grad():
         cell.weight_ih.copy_(T(a[:16, :8].copy()))
@@ -131,8 +146,13 @@ def test_families_match_torch_at_each_level(isa, want):
     res = got["res"]
     assert set(res) == set(want), set(res) ^ set(want)
     for name in sorted(want):
+        tol = _TOL
+        if name.startswith("float16"):  # one float16 ulp (2^-10)
+            tol = dict(rtol=2e-3, atol=1e-6)
+        elif name.startswith("bfloat16"):  # one bfloat16 ulp (2^-7)
+            tol = dict(rtol=1.6e-2, atol=1e-6)
         np.testing.assert_allclose(np.array(res[name]), np.array(want[name]),
-                                   err_msg=f"{name} at {isa}", **_TOL)
+                                   err_msg=f"{name} at {isa}", **tol)
 
 
 def test_level_reported_and_built():
