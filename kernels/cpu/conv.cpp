@@ -13,9 +13,11 @@
 #include "kernels/cpu/onednn_conv.h"
 #include "kernels/window_geom.h"
 
-// Without this GCC keeps max_pool2d's float selects as branches (a
-// comparison could trap). No FP exception flags are read here.
-#if defined(__GNUC__) && !defined(__clang__)
+// Without no-trapping-math GCC keeps max_pool2d's float selects as
+// branches (a comparison could trap). No FP exception flags are read
+// here; fastt's build passes the flag (CMakeLists.txt), the pragma is for
+// builds that do not (tests/cuda_emu).
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__NO_TRAPPING_MATH__)
 #pragma GCC optimize("no-trapping-math")
 #endif
 

@@ -8,9 +8,13 @@
 #include <cstring>
 
 // The kernel loops only select between finite values and never read FP
-// exception flags; without this GCC will not if-convert the selects in
-// vec_exp and the loops stay scalar.
-#if defined(__GNUC__) && !defined(__clang__)
+// exception flags; without no-trapping-math GCC will not if-convert the
+// selects in vec_exp and the loops stay scalar. fastt's own build passes
+// -fno-trapping-math (CMakeLists.txt: a pragma here would also keep every
+// function defined before it, std::isnan and std::min included, from
+// inlining into the kernels); the pragma remains for builds that compile
+// these files without the flag (tests/cuda_emu).
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__NO_TRAPPING_MATH__)
 #pragma GCC optimize("no-trapping-math")
 #endif
 
