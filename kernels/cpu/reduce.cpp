@@ -13,16 +13,21 @@ namespace fastt {
 namespace reduce_impl {
 namespace {
 
+// dtypes with a dense whole-tensor sum (reduce_dense.h).
+template <class T>
+constexpr bool kDenseSum = std::is_same<T, float>::value || kIsHalfFloat<T>;
+
 template <class T>
 struct SumK {
   static void run(KernelArgs& a) {
     using O = sum_out_t<T>;
     O* o = out_ptr<O>(a.out);
-    double s;
-    if (std::is_same<T, float>::value &&
-        dense_f32_sum<Identity>(a, &s, FASTT_MUTANT(SumSkipLast))) {
-      o[0] = O(s);
-      return;
+    if constexpr (kDenseSum<T>) {
+      double s;
+      if (dense_sum<Identity, T>(a, &s, FASTT_MUTANT(SumSkipLast))) {
+        o[0] = O(s);
+        return;
+      }
     }
     reduce<T>(*a.in[0], a.dims, SumR<sum_acc_t<T>>{},
               [o](int64_t i, sum_acc_t<T> s) { o[i] = O(s); });
@@ -34,11 +39,12 @@ struct MeanK {
     T* o = out_ptr<T>(a.out);
     const int64_t n = a.out->numel();
     const double count = n ? double(a.in[0]->numel()) / double(n) : 0.0;
-    double s;
-    if (std::is_same<T, float>::value &&
-        dense_f32_sum<Identity>(a, &s, FASTT_MUTANT(SumSkipLast))) {
-      o[0] = T(s / count);
-      return;
+    if constexpr (kDenseSum<T>) {
+      double s;
+      if (dense_sum<Identity, T>(a, &s, FASTT_MUTANT(SumSkipLast))) {
+        o[0] = T(s / count);
+        return;
+      }
     }
     reduce<T>(*a.in[0], a.dims, SumR<double>{},
               [o, count](int64_t i, double s) { o[i] = T(s / count); });

@@ -47,10 +47,10 @@ struct NormK {
   template <int Kind>
   static void sum_norm(KernelArgs& a, T* o) {
     NormSumR<Kind> r{a.f0};
-    if constexpr (std::is_same<T, float>::value && (Kind == 1 || Kind == 2)) {
-      double s;  // dense float32 over everything: float lanes, as sum
-      if (dense_f32_sum<std::conditional_t<Kind == 1, AbsF, SquareF>>(a,
-                                                                     &s)) {
+    if constexpr ((std::is_same<T, float>::value || kIsHalfFloat<T>) &&
+                  (Kind == 1 || Kind == 2)) {
+      double s;  // dense over everything: float lanes, as sum
+      if (dense_sum<std::conditional_t<Kind == 1, AbsF, SquareF>, T>(a, &s)) {
         o[0] = T(r.finish(s));
         return;
       }

@@ -18,17 +18,11 @@ struct Extreme {
     static void run(KernelArgs& a) {
       T* o = out_ptr<T>(a.out);
       if constexpr (std::is_same<T, float>::value ||
-                    std::is_same<T, double>::value) {
+                    std::is_same<T, double>::value || kIsHalfFloat<T>) {
         const Tensor& in = *a.in[0];
         if (a.dims.empty() && in.is_contiguous() && in.numel() > 0) {
-          const ExtremeR<T, IsMax> r;
-          const T* x = static_cast<const T*>(in.data_ptr());
-          o[0] = fold_split<T>(
-              in.numel(),
-              [&](int64_t b, int64_t e) {
-                return extreme_span<T, IsMax>(x + b, e - b, r.init());
-              },
-              [&](T p, T q) { return r.combine(p, q); });
+          o[0] = dense_extreme<T, IsMax>(static_cast<const T*>(in.data_ptr()),
+                                         in.numel());
           return;
         }
       }

@@ -23,18 +23,10 @@ constexpr bool kNative =
 template <class T>
 using stage_t = std::conditional_t<kNative<T>, T, float>;
 
-// A block of T into its staging type B (float32 for the 16-bit floats)
-// and back.
-template <class T, class B>
-void to_float_block(const T* x, B* o, int64_t n) {
-  if constexpr (std::is_same<T, Half>::value) cpu::half_to_float(x, o, n);
-  else for (int64_t k = 0; k < n; ++k) o[k] = static_cast<B>(x[k]);
-}
-template <class B, class T>
-void from_float_block(const B* x, T* o, int64_t n) {
-  if constexpr (std::is_same<T, Half>::value) cpu::float_to_half(x, o, n);
-  else for (int64_t k = 0; k < n; ++k) o[k] = T(x[k]);
-}
+// A block of T into its staging type and back: kernels/cpu/half_block.h
+// (float and double ranges never stage).
+using cpu::to_float_block;
+using cpu::from_float_block;
 
 template <class B>
 void call1(int idx, const B* x, B* o, int64_t n) {

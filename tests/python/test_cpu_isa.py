@@ -95,6 +95,18 @@ def battery(lib):
         put(f"{dt} gelu", lib.nn.functional.gelu(h[3:]).float())
         put(f"{dt} sigmoid", h.sigmoid().float())
         put(f"{dt} tanh", h.tanh().float())
+    # per-row folds of short and ragged rows (reduce_spans.h), with a NaN
+    # in one row, and 16-bit whole-tensor and per-row sums and max
+    r = a.ravel()[:4000].reshape(40, 100).copy()
+    r[7, 63] = np.nan
+    xr = T(r)
+    put("rows amax", xr.amax(1)); put("rows amin", xr[:, :70].amin(1))
+    put("rows sum", xr.sum(1)); put("rows mean 33", xr[:, :33].mean(1))
+    for dt in ("float16", "bfloat16"):
+        h = lib.tensor(a).to(getattr(lib, dt))
+        put(f"{dt} sum", h.sum().float()); put(f"{dt} amax", h.amax().float())
+        put(f"{dt} rows sum", h.sum(1).float())
+        put(f"{dt} rows amax", h.amax(1).float())
     cell = lib.nn.LSTMCell(8, 4)
     with lib.no_grad():
         cell.weight_ih.copy_(T(a[:16, :8].copy()))

@@ -1,0 +1,135 @@
+"""The dense reduction folds (kernels/cpu/reduce_spans.h, reduce_dense.h):
+per-row sums and max/min over contiguous rows go through 64-lane float
+folds, float16/bfloat16 rows and whole tensors are converted into the same
+lanes. Checked against torch and float64 references for every row length
+around the lane and block edges, NaN/inf in every position class (first,
+a lane, the tail), strided rows (the generic path) and two threads. The
+op files run again at the SSE2 level in CI (scripts/test.sh), and
+test_cpu_isa.py's battery holds short-row cases at every level."""
+import numpy as np
+import pytest
+import torch
+
+import fastt
+
+LENGTHS = [1, 5, 31, 32, 33, 63, 64, 65, 100, 255, 256, 257, 1000, 2049]
+DTYPES = ["float32", "float64", "float16", "bfloat16"]
+# one unit in the last place of each dtype's result
+ULP = {"float32": 2.0 ** -23, "float64": 2.0 ** -52, "float16": 2.0 ** -10,
+       "bfloat16": 2.0 ** -7}
+
+
+def _pair(a, dt):
+    """The same values as a fastt and a torch tensor of dtype dt."""
+    t = torch.from_numpy(a).to(getattr(torch, dt))
+    return fastt.from_numpy(t.float().numpy()).to(getattr(fastt, dt)), t
+
+
+def _f64(x):
+    return np.asarray(x.double().numpy(), np.float64)
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize("n", LENGTHS)
+def test_rows_sum_mean_against_float64(dt, n):
+    rng = np.random.default_rng(n)
+    a = (rng.standard_normal((3, n)) + 0.5).astype(np.float32)
+    f, t = _pair(a, dt)
+    ref = t.double().numpy()  # the rounded inputs, summed in float64
+    scale = np.abs(ref).sum(-1)
+    for got, want, div in ((f.sum(-1), ref.sum(-1), 1),
+                           (f.mean(-1), ref.mean(-1), n)):
+        # the result's own rounding, plus the float lanes' error
+        tol = ULP[dt] * np.abs(want) + 1e-6 * scale / div
+        err = np.abs(_f64(got) - want)
+        assert (err <= tol).all(), (err, tol)
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize("n", LENGTHS)
+def test_rows_extremes_exact(dt, n):
+    rng = np.random.default_rng(100 + n)
+    a = rng.standard_normal((4, n)).astype(np.float32)
+    f, t = _pair(a, dt)
+    for name in ("amax", "amin"):
+        np.testing.assert_array_equal(_f64(getattr(f, name)(-1)),
+                                      getattr(t, name)(-1).double().numpy())
+    np.testing.assert_array_equal(_f64(f.max(-1).values),
+                                  t.max(-1).values.double().numpy())
+    np.testing.assert_array_equal(_f64(f.amax()), t.amax().double().numpy())
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize("n", [33, 64, 65, 257])
+def test_nan_and_inf_in_every_position(dt, n):
+    for pos in sorted({0, 7, 31, 63, n - 1, n // 2}):
+        if pos >= n:
+            continue
+        a = np.linspace(-3, 3, 2 * n, dtype=np.float32).reshape(2, n)
+        a[0, pos] = np.nan
+        a[1, pos] = np.inf
+        f, t = _pair(a, dt)
+        for name in ("amax", "amin", "sum"):
+            np.testing.assert_array_equal(
+                _f64(getattr(f, name)(-1)),
+                getattr(t, name)(-1).double().numpy(), err_msg=f"{name} {pos}")
+        assert np.isnan(_f64(f.amax())) and np.isnan(_f64(f.sum()))
+        # -inf everywhere: max is -inf, not a lane's initial value
+        g, _ = _pair(np.full((2, n), -np.inf, np.float32), dt)
+        assert (_f64(g.amax(-1)) == -np.inf).all()
+
+
+@pytest.mark.parametrize("dt", ["float16", "bfloat16", "float32"])
+@pytest.mark.parametrize("n", [0, 1, 15, 16, 17, 64, 255, 256, 257, 2047,
+                               2048, 2049, 100_003])
+def test_whole_sum_and_norm_against_float64(dt, n):
+    rng = np.random.default_rng(n)
+    a = (rng.standard_normal(n) + 0.25).astype(np.float32)
+    f, t = _pair(a, dt)
+    ref = t.double().numpy()
+    for got, want in ((f.sum(), ref.sum()), (f.mean(), ref.mean() if n else np.nan),
+                      (f.norm(), np.sqrt((ref * ref).sum())),
+                      (f.norm(p=1), np.abs(ref).sum())):
+        g = float(_f64(got))
+        if np.isnan(want):
+            assert np.isnan(g)
+            continue
+        if dt == "float16" and abs(want) > 65504:  # past float16's range
+            assert g == np.inf * np.sign(want)
+            continue
+        tol = ULP[dt] * abs(want) + 1e-6 * np.abs(ref).sum() + 1e-30
+        assert abs(g - want) <= tol, (g, want)
+
+
+def test_strided_rows_and_columns_take_the_generic_path():
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((70, 90)).astype(np.float32)
+    a[5, 40] = np.nan
+    f, t = fastt.from_numpy(a), torch.from_numpy(a)
+    for fn in (lambda x: x.t().amax(-1), lambda x: x.amax(0),
+               lambda x: x[:, ::2].amax(-1), lambda x: x[:, ::3].sum(-1),
+               lambda x: x.t().sum(-1)):
+        np.testing.assert_allclose(fn(f).numpy(), fn(t).numpy(), rtol=1e-5,
+                                   atol=1e-5)
+
+
+def test_two_threads_give_the_same_fold():
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal(300_003).astype(np.float32)
+    old = fastt.get_num_threads()
+    try:
+        out = {}
+        for th in (1, 2):
+            fastt.set_num_threads(th)
+            for dt in ("float16", "bfloat16", "float32"):
+                f, _ = _pair(a, dt)
+                out[th, dt] = (float(_f64(f.sum())), float(_f64(f.amax())),
+                               _f64(f.view(3, -1).sum(-1)).tolist())
+        for dt in ("float16", "bfloat16", "float32"):
+            s1, m1, r1 = out[1, dt]
+            s2, m2, r2 = out[2, dt]
+            assert m1 == m2
+            assert abs(s1 - s2) <= 1e-6 * np.abs(a).sum()
+            np.testing.assert_allclose(r1, r2, rtol=1e-6, atol=1e-3)
+    finally:
+        fastt.set_num_threads(old)
