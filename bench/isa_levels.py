@@ -44,6 +44,9 @@ for n in {sizes!r}:
     sq = int(n ** 0.5)
     s2 = a[:sq * sq].reshape(sq, sq)
     tgt = lib.tensor(rng.integers(0, 1024, m.shape[0]))
+    r64 = a.reshape(-1, 64)
+    h = a.to(lib.float16)
+    heads = a.reshape(-1, 64, 4, 16)  # [B, L, H, D] -> [B, H, L, D]
     w = lib.ones(1024)
     bias = lib.zeros(1024)
     p = a.clone().requires_grad_()
@@ -57,6 +60,11 @@ for n in {sizes!r}:
         "copy .t()": lambda: s2.t().contiguous(),
         "to bf16": lambda: a.to(lib.bfloat16),
         "sum": lambda: a.sum(), "amax": lambda: a.amax(),
+        "sum rows of 64": lambda: r64.sum(1), "amax rows of 64": lambda: r64.amax(1),
+        "amax rows": lambda: m.amax(1),
+        "float16 sum": lambda: h.sum(),
+        "clamp": lambda: a.clamp(-1, 1), "floor": lambda: a.floor(),
+        "copy heads": lambda: heads.permute(0, 2, 1, 3).contiguous(),
         "var rows": lambda: m.var(1),
         "softmax rows": lambda: m.softmax(1),
         "layer_norm rows": lambda: F.layer_norm(m, (1024,), w, bias),
