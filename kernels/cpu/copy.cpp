@@ -313,8 +313,11 @@ struct FillK {
     const T v = a.s0.to<T>();
     if (a.contiguous) {
       T* o = reinterpret_cast<T*>(a.data[0]);
+      // past the cache, around it (kernels/cpu/loop.h): no line is read
+      // just to be overwritten
+      const bool stream = stream_stores(a.numel, sizeof(T));
       parallel_for(0, a.numel, kGrainSize, [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) o[i] = v;
+        dense_out(o + b, e - b, stream, [v](int64_t) { return v; });
       });
       return;
     }

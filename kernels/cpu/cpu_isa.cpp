@@ -5,9 +5,12 @@
 // chooses the vector math table.
 #include "kernels/cpu/cpu_isa.h"
 
+#include <unistd.h>
+
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <string>
 
 namespace fastt {
@@ -113,7 +116,58 @@ const Choice& choice() {
   return c;
 }
 
+// The largest cache level's size for CPU 0 from sysfs ("32768K"), or
+// sysconf's; 0 when neither says.
+int64_t find_llc_bytes() {
+  int best_level = 0;
+  int64_t best = 0;
+  for (int i = 0; i < 16; ++i) {
+    const std::string dir =
+        "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
+    std::ifstream lv(dir + "level"), sz(dir + "size"), ty(dir + "type");
+    int level = 0;
+    std::string size, type;
+    if (!(lv >> level) || !(sz >> size)) break;
+    ty >> type;
+    if (type == "Instruction") continue;
+    char* end = nullptr;
+    int64_t bytes = std::strtoll(size.c_str(), &end, 10);
+    if (end && (*end == 'K' || *end == 'k')) bytes <<= 10;
+    else if (end && (*end == 'M' || *end == 'm')) bytes <<= 20;
+    if (level > best_level && bytes > 0) {
+      best_level = level;
+      best = bytes;
+    }
+  }
+  if (best > 0) return best;
+#if defined(_SC_LEVEL3_CACHE_SIZE)
+  const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  if (l3 > 0) return l3;
+#endif
+  return 0;
+}
+
+int64_t initial_stream_store_bytes() {
+  if (const char* v = std::getenv("FASTT_STREAM_STORE_BYTES")) {
+    char* end = nullptr;
+    const long long n = std::strtoll(v, &end, 10);
+    if (end != v && *end == '\0' && n >= 0)
+      return n == 0 ? INT64_MAX : int64_t(n);
+  }
+  const int64_t llc = llc_bytes();
+  // unknown cache: 8 MiB, a quarter of a common server L3 slice
+  return llc > 0 ? llc / 4 : int64_t(8) << 20;
+}
+
 }  // namespace
+
+int64_t llc_bytes() {
+  static const int64_t b = find_llc_bytes();
+  return b;
+}
+
+int64_t g_stream_store_bytes = initial_stream_store_bytes();
+int64_t g_stream_store_runs = 0;
 
 int level() { return choice().level; }
 int supported() { return choice().supported; }

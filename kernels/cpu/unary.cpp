@@ -94,15 +94,16 @@ template <class T> inline T builtin_sqrt(T v) {
   if constexpr (std::is_same<T, float>::value) return __builtin_sqrtf(v);
   else return __builtin_sqrt(v);
 }
+// (`stream`: past the cache, written around it; kernels/cpu/loop.h)
 template <class Fn, class T>
-FASTT_VEC_CLONES void arith_range(const T* x, T* o, int64_t n) {
+FASTT_VEC_CLONES void arith_range(const T* x, T* o, int64_t n, bool stream) {
   const Fn f{};
-  for (int64_t i = 0; i < n; ++i) {
-    if constexpr (std::is_same<Fn, F::Sqrt>::value) o[i] = builtin_sqrt(x[i]);
+  dense_out(o, n, stream, [=](int64_t i) -> T {
+    if constexpr (std::is_same<Fn, F::Sqrt>::value) return builtin_sqrt(x[i]);
     else if constexpr (std::is_same<Fn, F::Rsqrt>::value)
-      o[i] = T(1) / builtin_sqrt(x[i]);
-    else o[i] = f(x[i]);
-  }
+      return T(1) / builtin_sqrt(x[i]);
+    else return f(x[i]);
+  });
 }
 
 // Functors with a SLEEF vector function (kernels/cpu/vec_math.def).
@@ -181,8 +182,9 @@ struct UnaryAdapter {
         if (a.contiguous) {
           T* o = reinterpret_cast<T*>(a.data[0]);
           const T* x = reinterpret_cast<const T*>(a.data[1]);
+          const bool stream = stream_stores(a.numel, 2 * sizeof(T));
           parallel_for(0, a.numel, kGrainSize, [&](int64_t b, int64_t e) {
-            arith_range<Fn, T>(x + b, o + b, e - b);
+            arith_range<Fn, T>(x + b, o + b, e - b, stream);
           });
           return;
         }

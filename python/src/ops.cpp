@@ -1034,6 +1034,22 @@ static PyObject* f_cpu_isa(PyObject*, PyObject*) {
                        "supported", I::name(I::supported()), "warning",
                        I::warning(), "built", built);
 }
+// The non-temporal store threshold of the elementwise kernels
+// (kernels/cpu/loop.h): (bytes, runs written so far, last-level cache
+// bytes); an argument sets the threshold first (0: never), for tests and
+// benchmarks.
+static PyObject* f_stream_stores(PyObject*, PyObject* args) {
+  long long set = -1;
+  if (!PyArg_ParseTuple(args, "|L", &set)) return nullptr;
+  namespace I = fastt::cpu_isa;
+  if (set == 0) I::g_stream_store_bytes = INT64_MAX;
+  else if (set > 0) I::g_stream_store_bytes = int64_t(set);
+  return Py_BuildValue(
+      "(LLL)", static_cast<long long>(I::g_stream_store_bytes),
+      static_cast<long long>(
+          __atomic_load_n(&I::g_stream_store_runs, __ATOMIC_RELAXED)),
+      static_cast<long long>(I::llc_bytes()));
+}
 // fastt.backends.mkldnn: oneDNN built in, the switch, whether the bf16
 // matmul path can run here, and how many products it has run.
 static PyObject* f_mkldnn(PyObject*, PyObject* args) {
@@ -1290,6 +1306,7 @@ PyMethodDef g_module_functions[] = {
     FASTT_NOARGS("get_num_threads", f_get_num_threads, nullptr),
     FASTT_NOARGS("_parallel_info", f_parallel_info, nullptr),
     FASTT_NOARGS("_cpu_isa", f_cpu_isa, nullptr),
+    {"_stream_stores", f_stream_stores, METH_VARARGS, nullptr},
     {"_mkldnn", f_mkldnn, METH_VARARGS, nullptr},
     FASTT_O("manual_seed", f_manual_seed, nullptr),
     FASTT_NOARGS("initial_seed", f_initial_seed, nullptr),
