@@ -4,6 +4,10 @@
 // producer/consumer threads cannot hoard memory.
 #include "allocator.h"
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
 #include <atomic>
 #include <cstdlib>
 #include <mutex>
@@ -43,10 +47,24 @@ SharedPool& shared_pool() {
   return *pool;                                // may free after exit
 }
 
+// Blocks from 4 MiB on start on a 2 MiB boundary and ask for transparent
+// huge pages (as NumPy's allocator does; the kernel's "madvise" THP mode,
+// Debian's default, gives none otherwise): a stream over 4 KiB pages
+// restarts the hardware prefetchers and misses the TLB at every page.
+// Measured, 16M float32 on a 2-core AMD EPYC: sum 3.35 -> 2.68 ms, add
+// 6.6 -> 5.9 ms. Where THP is off, madvise fails and nothing changes.
+constexpr size_t kHugePage = size_t(2) << 20;
+constexpr size_t kHugeFrom = size_t(4) << 20;
+
 void* system_alloc(size_t bytes) {
   void* p = nullptr;
-  if (posix_memalign(&p, CachingAllocator::kAlignment, bytes) != 0)
+  const bool huge = bytes >= kHugeFrom;
+  if (posix_memalign(&p, huge ? kHugePage : CachingAllocator::kAlignment,
+                     bytes) != 0)
     return nullptr;
+#if defined(MADV_HUGEPAGE)
+  if (huge) madvise(p, bytes & ~(kHugePage - 1), MADV_HUGEPAGE);
+#endif
   g_counters.system_allocs.fetch_add(1, std::memory_order_relaxed);
   g_counters.reserved.fetch_add(int64_t(bytes), std::memory_order_relaxed);
   return p;
