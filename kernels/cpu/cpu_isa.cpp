@@ -155,8 +155,8 @@ int64_t initial_stream_store_bytes() {
       return n == 0 ? INT64_MAX : int64_t(n);
   }
   const int64_t llc = llc_bytes();
-  // unknown cache: 8 MiB, a quarter of a common server L3 slice
-  return llc > 0 ? llc / 4 : int64_t(8) << 20;
+  // unknown cache: 32 MiB, a common server L3
+  return llc > 0 ? llc : int64_t(32) << 20;
 }
 
 }  // namespace

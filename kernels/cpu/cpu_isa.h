@@ -26,12 +26,14 @@ const char* warning();
 
 // Bytes an elementwise kernel moves (inputs + output) from which it writes
 // its dense output with non-temporal stores (kernels/cpu/loop.h,
-// dense_out): past a quarter of the last-level cache the output would
-// only push the inputs out of it, and going around the cache lets the
-// loads have the memory bus (4M-element float32 add 2.1 -> 1.4 ms on a
-// 32 MiB L3). Read once at load from /sys (the last-level cache's size);
-// FASTT_STREAM_STORE_BYTES overrides (0: never). A plain global, so a
-// kernel pays one load and compare for the choice.
+// dense_out): past the last-level cache's size the operands cannot stay
+// in it from one call to the next, and going around it leaves the memory
+// bus to the loads (4M-element float32 add 1.42 -> 0.97 ms on a 32 MiB
+// L3). Below that, a repeated op finds its output lines in the cache and
+// plain stores win (1M-element relu, 8 MB moved: 94 us plain, 150 us
+// streamed; with 2 threads streaming lost up to 32 MB). Read once at load from
+// /sys (the largest cache's size); FASTT_STREAM_STORE_BYTES overrides (0:
+// never). A plain global, so a kernel pays one load and compare.
 extern int64_t g_stream_store_bytes;
 // Runs written that way so far (a relaxed count, for tests: a battery
 // that never reached the streaming code would pass without checking it).

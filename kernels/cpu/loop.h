@@ -73,7 +73,7 @@ inline void strided_loop(const KernelArgs& a, Body&& body,
 
 // ---- Dense outputs, optionally around the cache ----
 // An elementwise kernel whose inputs and output together pass
-// cpu_isa::g_stream_store_bytes (a quarter of the last-level cache) writes
+// cpu_isa::g_stream_store_bytes (the last-level cache's size) writes
 // its dense output with non-temporal stores: a plain store first reads
 // each output line into the cache (a third memory stream beside the
 // inputs) and evicts input lines for data nobody reads soon. Measured on

@@ -40,6 +40,21 @@ TEST_CASE("size classes cover every size with bounded slack",
             size_t(1) << 56)) >= (size_t(1) << 56));
 }
 
+TEST_CASE("blocks from 4 MiB on start on a 2 MiB boundary", "[allocator]") {
+  // (for transparent huge pages: csrc/allocator.cpp system_alloc)
+  for (size_t n : {size_t(4) << 20, (size_t(5) << 20) + 3, size_t(9) << 20}) {
+    void* p = CachingAllocator::allocate(n);
+    INFO(n);
+    CHECK(reinterpret_cast<uintptr_t>(p) % (size_t(2) << 20) == 0);
+    static_cast<char*>(p)[0] = 1;
+    static_cast<char*>(p)[n - 1] = 2;
+    CachingAllocator::deallocate(p, n);
+  }
+  void* s = CachingAllocator::allocate((size_t(4) << 20) - 4096);
+  CHECK(reinterpret_cast<uintptr_t>(s) % CachingAllocator::kAlignment == 0);
+  CachingAllocator::deallocate(s, (size_t(4) << 20) - 4096);
+}
+
 TEST_CASE("allocations are aligned and reused", "[allocator]") {
   void* p = CachingAllocator::allocate(100);
   CHECK(reinterpret_cast<uintptr_t>(p) % CachingAllocator::kAlignment == 0);

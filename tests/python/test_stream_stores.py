@@ -210,7 +210,7 @@ def _child(env_value, code):
 _PROBE = (
     "import json, fastt\n"
     "t0, r0, llc = fastt._C._stream_stores()\n"
-    "x = fastt.ones(1 << 21)\n"
+    "x = fastt.ones(1 << 22)\n"
     "y = x + x\n"
     "print(json.dumps([t0, fastt._C._stream_stores()[1] - r0, llc,"
     " float(y[5])]))\n")
@@ -219,14 +219,14 @@ _PROBE = (
 def test_threshold_from_the_cache_and_the_environment():
     t, moved, llc, v = _child(None, _PROBE)
     assert v == 2.0
-    # a quarter of the last-level cache (8 MiB when the cache is unknown)
-    assert t == (llc // 4 if llc > 0 else 8 << 20)
-    # 2M float32: 24 MB moved by the add
-    assert (moved > 0) == (not _no_x86() and 3 * 4 * (1 << 21) >= t)
+    # the last-level cache's size (32 MiB when it is unknown)
+    assert t == (llc if llc > 0 else 32 << 20)
+    # 4M float32: 48 MB moved by the add
+    assert (moved > 0) == (not _no_x86() and 3 * 4 * (1 << 22) >= t)
     t, moved, _, v = _child("0", _PROBE)  # 0: never
     assert (t, moved, v) == (2**63 - 1, 0, 2.0)
     t, moved, _, v = _child("4096", _PROBE)
     assert t == 4096 and v == 2.0
     assert (moved > 0) == (not _no_x86())
     t, _, llc, _ = _child("lots", _PROBE)  # not a number: the default
-    assert t == (llc // 4 if llc > 0 else 8 << 20)
+    assert t == (llc if llc > 0 else 32 << 20)
