@@ -34,14 +34,11 @@ FASTT_VEC_INLINE A fold_lanes(A* acc, C combine) {
 
 // sum of map(x[i]) over a dense float32 range: 64 float lanes (four
 // AVX-512 / eight AVX2 accumulators, enough to hide the add latency) each
-// add K = 16 mapped inputs in float (4 for the rest of the range), then
-// fold into 64 double lanes.
-// Converting every input to double (an earlier sum) halved the
-// throughput: 1M floats 87 us vs torch's 46; folding every 4 inputs left
-// the conversions in the way once the data came from L3 or memory (4M
-// floats 1.15x torch, K = 16: 0.9x). Error: 16 float additions per lane
-// per fold, then double, far inside torch's float cascade (which drops
-// the ones after a 1e8 that fall in its lane; here at most 15).
+// add K = 4 mapped inputs in float, then fold into 64 double lanes.
+// Converting every input to double (the previous sum) halved the
+// throughput: 1M floats 87 us vs torch's 46. Error: four float additions
+// per lane per fold, then double, far inside torch's float cascade (which
+// drops the ones after a 1e8 that fall in its lane; here at most 3).
 // The map is computed in float, as torch's (x*x of 1e20 overflows there).
 struct Identity {
   float operator()(float v) const { return v; }
@@ -61,7 +58,7 @@ struct SquareF {
 // torch's float16 sum.
 template <class Map, class T = float>
 FASTT_VEC_CLONES double sum_span(const T* x, int64_t n) {
-  constexpr int L = 64;
+  constexpr int L = 64, K = 4;
   const Map map{};
   if (n < 32) {
     double t = 0;
@@ -70,25 +67,21 @@ FASTT_VEC_CLONES double sum_span(const T* x, int64_t n) {
   }
   double dacc[L] = {};
   int64_t i = 0;
-  // K steps of L inputs into float lanes, then into the double ones
-  const auto block = [&](int64_t at, auto steps) {
-    constexpr int K = decltype(steps)::value;
+  float v16[kIsHalfFloat<T> ? L : 1];  // one float16/bfloat16 step converted
+  for (; i + L * K <= n; i += L * K) {
     float acc[L] = {};
-    float v16[kIsHalfFloat<T> ? L : 1];  // one float16/bfloat16 step converted
     for (int s = 0; s < K; ++s) {
       const float* v;
       if constexpr (kIsHalfFloat<T>) {
-        to_float_block(x + at + s * L, v16, L);
+        to_float_block(x + i + s * L, v16, L);
         v = v16;
       } else {
-        v = x + at + s * L;
+        v = x + i + s * L;
       }
       for (int k = 0; k < L; ++k) acc[k] += map(v[k]);
     }
     for (int k = 0; k < L; ++k) dacc[k] += double(acc[k]);
-  };
-  for (; i + L * 16 <= n; i += L * 16) block(i, std::integral_constant<int, 16>{});
-  for (; i + L * 4 <= n; i += L * 4) block(i, std::integral_constant<int, 4>{});
+  }
   for (; i + L <= n; i += L)
     for (int k = 0; k < L; ++k) dacc[k] += double(map(float(x[i + k])));
   for (int64_t k = 0; i + k < n; ++k) dacc[k] += double(map(float(x[i + k])));
