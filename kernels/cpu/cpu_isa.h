@@ -31,9 +31,9 @@ const char* warning();
 // bus to the loads (4M-element float32 add 1.42 -> 0.97 ms on a 32 MiB
 // L3). Below that, a repeated op finds its output lines in the cache and
 // plain stores win (1M-element relu, 8 MB moved: 94 us plain, 150 us
-// streamed; with 2 threads streaming lost up to 32 MB). Read once at load from
-// /sys (the largest cache's size); FASTT_STREAM_STORE_BYTES overrides (0:
-// never). A plain global, so a kernel pays one load and compare.
+// streamed; with 2 threads streaming lost up to 32 MB). Read once at load
+// from /sys (the largest cache's size); FASTT_STREAM_STORE_BYTES overrides
+// (0: never). A plain global, so a kernel pays one load and compare.
 extern int64_t g_stream_store_bytes;
 // Runs written that way so far (a relaxed count, for tests: a battery
 // that never reached the streaming code would pass without checking it).

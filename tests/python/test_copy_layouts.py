@@ -5,15 +5,12 @@ split), checked bit for bit against NumPy for every element size, ragged
 tile edges, sliced and stepped inputs, outer dims and strided destinations.
 The block widths differ per ISA level, so the whole battery also runs in a
 child process at every level this CPU and build have."""
-import json
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 import fastt
+from isa_levels import levels as _levels, run_child
 
 # Runs here and in the children: returns a list of failure descriptions.
 _BATTERY = r'''
@@ -96,13 +93,6 @@ def battery():
 '''
 
 
-def _levels():
-    order = ["sse2", "avx2", "avx512"]
-    info = fastt._C._cpu_isa()
-    if info["supported"] == "none":
-        return []
-    top = order.index(info["supported"])
-    return [lv for lv in order[:top + 1] if lv in info["built"]]
 
 
 def test_layouts_bit_exact():
@@ -118,11 +108,7 @@ def test_layouts_bit_exact_at_each_level(isa):
     code = _BATTERY + (
         "\nimport json, fastt\n"
         "print(json.dumps([fastt._C._cpu_isa()['in_use'], battery()]))\n")
-    env = dict(os.environ, FASTT_CPU_ISA=isa)
-    r = subprocess.run([sys.executable, "-c", code], env=env,
-                       capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stderr[-3000:]
-    level, bad = json.loads(r.stdout.strip().splitlines()[-1])
+    level, bad = run_child(code, isa)
     assert level == isa
     assert bad == []
 

@@ -6,7 +6,6 @@ family (forward and backward) and the results must match torch's. The op
 suites run again at a lower level in CI (scripts/test.sh); the C++ suite at
 every level (tests/cpp/CMakeLists.txt), with the check that each level
 registers the same kernels, each its own copy (test_dispatch.cpp)."""
-import json
 import os
 import subprocess
 import sys
@@ -16,16 +15,7 @@ import pytest
 import torch
 
 import fastt
-
-ORDER = ["sse2", "avx2", "avx512"]
-
-
-def _levels():
-    info = fastt._C._cpu_isa()
-    if info["supported"] == "none":
-        return []
-    top = ORDER.index(info["supported"])
-    return [lv for lv in ORDER[:top + 1] if lv in info["built"]]
+from isa_levels import ORDER, levels as _levels, run_child
 
 
 # Runs in the child (fastt only) and in the parent (torch): `lib` is the
@@ -148,12 +138,7 @@ def want():
 def test_families_match_torch_at_each_level(isa, want):
     if isa not in _levels():
         pytest.skip(f"this CPU does not run {isa}")
-    code = _CHILD.format(battery=_BATTERY)
-    env = dict(os.environ, FASTT_CPU_ISA=isa)
-    r = subprocess.run([sys.executable, "-c", code], env=env,
-                       capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stderr[-3000:]
-    got = json.loads(r.stdout.strip().splitlines()[-1])
+    got = run_child(_CHILD.format(battery=_BATTERY), isa)
     assert got["isa"] == isa
     res = got["res"]
     assert set(res) == set(want), set(res) ^ set(want)

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import fastt
+from isa_levels import levels as _levels, run_child
 
 # Runs here and in the children: returns a list of failure descriptions.
 _BATTERY = r'''
@@ -148,13 +149,6 @@ def battery():
 '''
 
 
-def _levels():
-    order = ["sse2", "avx2", "avx512"]
-    info = fastt._C._cpu_isa()
-    if info["supported"] == "none":
-        return []
-    top = order.index(info["supported"])
-    return [lv for lv in order[:top + 1] if lv in info["built"]]
 
 
 def _no_x86():
@@ -187,11 +181,7 @@ def test_stream_stores_bit_exact_at_each_level(isa):
         "\nimport json, fastt\n"
         "print(json.dumps([fastt._C._cpu_isa()['in_use'], "
         "fastt._C._stream_stores()[0], battery()]))\n")
-    env = dict(os.environ, FASTT_CPU_ISA=isa, FASTT_STREAM_STORE_BYTES="1")
-    r = subprocess.run([sys.executable, "-c", code], env=env,
-                       capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stderr[-3000:]
-    level, threshold, bad = json.loads(r.stdout.strip().splitlines()[-1])
+    level, threshold, bad = run_child(code, isa, FASTT_STREAM_STORE_BYTES="1")
     assert (level, threshold) == (isa, 1)
     assert bad == []
 
