@@ -1,7 +1,9 @@
 """Training steps at 1 thread and at the default thread count, fastt vs
 torch, out of the box (issue 16's "threads, by default"): a 4-layer,
-128-wide GPT (batch 32, block 64, 4 heads, GELU MLP, AdamW) and the digits
-CNN/MLP step of bench/curves.py at batch 512.
+128-wide GPT (batch 32, block 64, 4 heads, GELU MLP, AdamW), the issue's
+small GELU GPT ("gpt64": 2 layers, 64 wide, block 16, batch 64, where GELU
+and its gradient were a third of fastt's step) and the digits CNN/MLP step
+of bench/curves.py at batch 512.
 
 Each (library, threads) configuration runs in its own process, without
 the suite's OMP_NUM_THREADS=1 pin: two OpenMP runtimes (fastt's libgomp
@@ -26,7 +28,9 @@ if __package__ in (None, ""):  # run as a script: make `bench` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench import common  # noqa: E402
 
-MODELS = ("gpt", "cnn", "mlp")
+MODELS = ("gpt", "gpt64", "cnn", "mlp")
+# (batch, block, width, layers) of the GPT models; vocab 96, 4 heads
+GPTS = {"gpt": (32, 64, 128, 4), "gpt64": (64, 16, 64, 2)}
 
 
 def _worker(lib_name, threads, model, steps):
@@ -35,10 +39,11 @@ def _worker(lib_name, threads, model, steps):
     if threads != "default":
         lib.set_num_threads(int(threads))
     lib.manual_seed(0)
-    if model == "gpt":
+    if model in GPTS:
         from char_gpt import build_model
-        B, T, V = 32, 64, 96
-        net, _ = build_model(lib, V, 128, 4, 4, T, "sdpa")
+        B, T, D, L = GPTS[model]
+        V = 96
+        net, _ = build_model(lib, V, D, L, 4, T, "sdpa")
         opt = lib.optim.AdamW(net.parameters(), lr=1e-3)
         idx = lib.randint(0, V, (B, T))
         tgt = lib.randint(0, V, (B, T))
@@ -64,7 +69,8 @@ def _worker(lib_name, threads, model, steps):
 
 def run(quick=False, rounds=None):
     rounds = rounds or (2 if quick else 5)
-    steps = {"gpt": 4 if quick else 10, "cnn": 5 if quick else 12,
+    steps = {"gpt": 4 if quick else 10, "gpt64": 10 if quick else 30,
+             "cnn": 5 if quick else 12,
              "mlp": 50 if quick else 150}
     env = dict(os.environ)
     for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):

@@ -19,14 +19,17 @@ namespace F = functors;
 // float32 exp, sigmoid and silu over dense ranges: std::exp is an opaque
 // libm call that keeps the loop scalar; vec_exp is plain arithmetic, so the
 // loop vectorizes (AVX2/AVX-512 clones picked at load time). About 1 ulp.
-// tanh, erf and both GELUs likewise through vec_tanh / vec_erf.
-enum class ExpKind { Exp, Sigmoid, Silu, Tanh, Erf, Gelu, GeluTanh };
+// expm1, tanh, erf and both GELUs likewise through vec_expm1 / vec_tanh /
+// vec_erf / vec_normal_cdf.
+enum class ExpKind { Exp, Expm1, Sigmoid, Silu, Tanh, Erf, Gelu, GeluTanh };
 template <ExpKind K>
 FASTT_VEC_CLONES void exp_range(const float* x, float* o, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     const float v = x[i];
     if constexpr (K == ExpKind::Exp) {
       o[i] = vec_exp(v);
+    } else if constexpr (K == ExpKind::Expm1) {
+      o[i] = vec_expm1(v);
     } else if constexpr (K == ExpKind::Sigmoid) {
       o[i] = 1.0f / (1.0f + vec_exp(-v));
     } else if constexpr (K == ExpKind::Silu) {
@@ -48,6 +51,10 @@ template <class Fn> struct VecExp { static constexpr bool kHas = false; };
 template <> struct VecExp<F::Exp> {
   static constexpr bool kHas = true;
   static constexpr ExpKind kKind = ExpKind::Exp;
+};
+template <> struct VecExp<F::Expm1> {
+  static constexpr bool kHas = true;
+  static constexpr ExpKind kKind = ExpKind::Expm1;
 };
 template <> struct VecExp<F::Sigmoid> {
   static constexpr bool kHas = true;

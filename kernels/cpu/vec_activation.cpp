@@ -13,9 +13,10 @@ FASTT_VEC_CLONES void range(const float* g, const float* x, float* o,
   for (int64_t i = 0; i < n; ++i) {
     const float v = x[i];
     if constexpr (K == BackwardKind::Gelu) {
-      const float cdf = vec_normal_cdf(v);
-      const float pdf = vec_exp(-0.5f * v * v) * 0.39894228040143267794f;
-      o[i] = g[i] * (cdf + v * pdf);
+      // Phi(x) + x phi(x), one exp for both
+      const NormalTail n = vec_normal_tail(v);
+      const float cdf = v < 0.0f ? n.h : 1.0f - n.h;
+      o[i] = g[i] * (cdf + v * (n.e * 0.39894228040143267794f));
     } else if constexpr (K == BackwardKind::GeluTanh) {
       // s = sigmoid(2u) = (1 + tanh u) / 2: s + 2 x s (1 - s) u'
       const float k = 0.79788456080286535588f, c = 0.044715f;
