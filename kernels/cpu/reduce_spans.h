@@ -56,6 +56,7 @@ struct SquareF {
 // bfloat16 inputs are converted 64 at a time (F16C for float16) into the
 // same float lanes: staging whole blocks through a buffer first ran 1.8x
 // torch's float16 sum.
+constexpr int64_t kTwoStreamSum = int64_t(1) << 16;
 template <class Map, class T = float>
 FASTT_VEC_CLONES double sum_span(const T* x, int64_t n) {
   constexpr int L = 64, K = 4;
@@ -66,22 +67,37 @@ FASTT_VEC_CLONES double sum_span(const T* x, int64_t n) {
     return t;
   }
   double dacc[L] = {};
-  int64_t i = 0;
   float v16[kIsHalfFloat<T> ? L : 1];  // one float16/bfloat16 step converted
-  for (; i + L * K <= n; i += L * K) {
+  // Blocks of K steps of L: K/2 from p0, then K/2 from p1. Long ranges
+  // are read as two streams, their halves side by side (block j < m:
+  // p0 = x + j, p1 = x + m + j): as one sequential stream, its loads in
+  // the order GCC schedules them, 16M float32 took 2.8 ms (torch 2.1).
+  // Then, and for short ranges, blocks are contiguous (p1 = p0 + B).
+  // (Picking the step's pointer inside one loop over K, or calling a
+  // lambda from two loops, left the loop scalar: 7x slower.)
+  constexpr int64_t B = L * K / 2;
+  const int64_t m = n >= kTwoStreamSum ? n / (2 * B) * B : 0;
+  const int64_t end = m + (n - 2 * m) / (2 * B) * B;
+  for (int64_t j = 0; j < end; j += B) {
+    const bool paired = j < m;
+    const T* p0 = x + (paired ? j : 2 * j);
+    const T* p1 = p0 + (paired ? m : B);
     float acc[L] = {};
-    for (int s = 0; s < K; ++s) {
-      const float* v;
-      if constexpr (kIsHalfFloat<T>) {
-        to_float_block(x + i + s * L, v16, L);
-        v = v16;
-      } else {
-        v = x + i + s * L;
+    for (int h = 0; h < 2; ++h) {
+      for (int s = 0; s < K / 2; ++s) {
+        const float* v;
+        if constexpr (kIsHalfFloat<T>) {
+          to_float_block((h ? p1 : p0) + s * L, v16, L);
+          v = v16;
+        } else {
+          v = (h ? p1 : p0) + s * L;
+        }
+        for (int k = 0; k < L; ++k) acc[k] += map(v[k]);
       }
-      for (int k = 0; k < L; ++k) acc[k] += map(v[k]);
     }
     for (int k = 0; k < L; ++k) dacc[k] += double(acc[k]);
   }
+  int64_t i = 2 * end;
   for (; i + L <= n; i += L)
     for (int k = 0; k < L; ++k) dacc[k] += double(map(float(x[i + k])));
   for (int64_t k = 0; i + k < n; ++k) dacc[k] += double(map(float(x[i + k])));

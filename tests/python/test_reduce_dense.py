@@ -81,8 +81,11 @@ def test_nan_and_inf_in_every_position(dt, n):
 
 @pytest.mark.parametrize("dt", ["float16", "bfloat16", "float32"])
 @pytest.mark.parametrize("n", [0, 1, 15, 16, 17, 64, 255, 256, 257, 2047,
-                               2048, 2049, 100_003])
+                               2048, 2049, 65_535, 65_536, 65_919, 100_003,
+                               4_194_311, 16_777_259])
 def test_whole_sum_and_norm_against_float64(dt, n):
+    # from 65536 elements sum_span reads two streams (the halves side by
+    # side), then the rest as contiguous blocks and a tail
     rng = np.random.default_rng(n)
     a = (rng.standard_normal(n) + 0.25).astype(np.float32)
     f, t = _pair(a, dt)
