@@ -1,6 +1,9 @@
 """The vector math rows (kernels/cpu/vec_math.def) side by side: fastt,
 torch and NumPy on float32 and float64 at 64K elements (L2-resident) and
-1M, one thread, medians of interleaved repeats (bench.common.interleaved).
+1M, one thread, medians of interleaved repeats (bench.common.interleaved);
+then the float32 activations with their own kernels (kernels/cpu/vec_exp.h:
+GELU in both forms, SiLU, sigmoid, and GELU forward + backward through
+autograd) on standard normal inputs times 3.
 Budget (issue 16): transcendental ops at 1M elements fastt/torch <= 0.9.
 
     python -m bench.vec_math [--quick]
@@ -30,6 +33,19 @@ def rows():
         if m:
             out.append((int(m.group(1)), m.group(3)))
     return out
+
+
+def activations(lib):
+    """(name, function of one tensor) for the activation rows."""
+    F = lib.nn.functional
+
+    def gelu_fwd_bwd(x):
+        x.grad = None
+        F.gelu(x).backward(lib.ones_like(x))
+    return [("gelu", F.gelu),
+            ("gelu_tanh", lambda x: F.gelu(x, approximate="tanh")),
+            ("silu", F.silu), ("sigmoid", lib.sigmoid),
+            ("gelu fwd+bwd", gelu_fwd_bwd)]
 
 
 def run(quick=False):
@@ -71,6 +87,23 @@ def run(quick=False):
                 res[f"{name}/{dt}/{n}"] = {
                     lib: st[lib]["median"] * 1e6 for lib in st}
         common.log(f"vec_math: {dt} done")
+    for n in sizes:
+        x = (np.random.default_rng(1).standard_normal(n) * 3).astype(
+            np.float32)
+        acts = {lib: activations(m) for lib, m in (("fastt", fastt),
+                                                   ("torch", torch))}
+        for i, (name, _) in enumerate(acts["fastt"]):
+            samplers = {}
+            for lib, m in (("fastt", fastt), ("torch", torch)):
+                a = m.from_numpy(x.copy())
+                if name.endswith("bwd"):
+                    a.requires_grad_(True)
+                f = acts[lib][i][1]
+                samplers[lib] = common.loop_sampler(
+                    (lambda f=f, a=a: f(a)))
+            st = common.interleaved(samplers, repeats, target)
+            res[f"{name}/float32/{n}"] = {
+                lib: st[lib]["median"] * 1e6 for lib in st}
     return {"isa": fastt._C._cpu_isa()["in_use"], "us": res,
             "others_busy": common.others_busy()}
 

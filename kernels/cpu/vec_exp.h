@@ -157,12 +157,11 @@ FASTT_VEC_INLINE float vec_erf(float x) {
 // 2^(u - round u) from a degree-5 fit (1.6e-7). Rounding u to float adds
 // |u| 1e-7 relative: in all GELU is within 8e-7 relative of the exact
 // value where it exceeds 1e-7 in magnitude (x > -5.5), 1.5e-6 down to
-// 1e-9 (x = -6.3). One
-// division, one exponential, no cancellation on either side: the previous
-// form, Numerical Recipes' t exp(-a^2 + P(t)) with ten terms and vec_exp's
-// two-step scaling, made GELU 1.5x torch's time at 1M. NaN propagates
-// through t; e is 0 past the clamp (h is not: it is under 1e-39 there),
-// so x e stays NaN at x = +-inf, as torch's.
+// 1e-9 (x = -6.3). One division, one exponential, no cancellation on
+// either side: the previous form, Numerical Recipes' t exp(-a^2 + P(t))
+// with ten terms and vec_exp's two-step scaling, made GELU 1.5x torch's
+// time at 1M. NaN propagates through t; e is 0 past the clamp (h is not:
+// it is under 1e-39 there), so x e stays NaN at x = +-inf, as torch's.
 struct NormalTail {
   float h, e;
 };
