@@ -91,7 +91,7 @@ struct CrossEntropyKernel {
 #pragma omp simd reduction(+ : s, sxs)
     for (int64_t i = 0; i < n; ++i) {
       const A d = A(x[i]) - m;
-      s += vec_exp(d);
+      s += vec_exp_bounded(d);
       if constexpr (Smooth) sxs += Weighted ? A(w[i]) * d : d;
     }
     *m_out = m;
@@ -148,7 +148,7 @@ struct CrossEntropyKernel {
         const A wc = ctx.w ? A(ctx.w[c]) : A(1);
         for (int64_t j = 0; j < w; ++j) {
           const A d = A(xc[j]) - mx[j];
-          se[j] += vec_exp(d);
+          se[j] += vec_exp_bounded(d);
           sx[j] += wc * d;
         }
       }
@@ -281,14 +281,15 @@ struct CrossEntropyBackwardKernel {
       split(c.lse[p], &hi, &lo);
       if (c.w && k2g != A(0)) {
         for (int64_t k = 0; k < C; ++k)
-          dr[k] = T(vec_exp((A(xr[k]) - hi) - lo) * k1g - k2g * A(c.w[k]));
+          dr[k] = T(vec_exp_bounded((A(xr[k]) - hi) - lo) * k1g -
+                    k2g * A(c.w[k]));
       } else {
         for (int64_t k = 0; k < C; ++k)
-          dr[k] = T(vec_exp((A(xr[k]) - hi) - lo) * k1g - k2g);
+          dr[k] = T(vec_exp_bounded((A(xr[k]) - hi) - lo) * k1g - k2g);
       }
       // The target entry in opmath, rounded once.
-      dr[tt] = T(vec_exp((A(xr[tt]) - hi) - lo) * k1g - k2g * c.weight(tt) -
-                 tg);
+      dr[tt] = T(vec_exp_bounded((A(xr[tt]) - hi) - lo) * k1g -
+                 k2g * c.weight(tt) - tg);
     }
   }
 
@@ -317,8 +318,8 @@ struct CrossEntropyBackwardKernel {
         T* dc = c.dx + off + k * inner;
         const A wc = c.weight(k);
         for (int64_t j = 0; j < bw; ++j) {
-          const A v =
-              vec_exp((A(xc[j]) - hi[j]) - lo[j]) * k1g[j] - k2g[j] * wc;
+          const A v = vec_exp_bounded((A(xc[j]) - hi[j]) - lo[j]) * k1g[j] -
+                      k2g[j] * wc;
           dc[j] = T(keep[j] ? v : A(0));
         }
       }
@@ -326,8 +327,9 @@ struct CrossEntropyBackwardKernel {
         if (!keep[j]) continue;
         const int64_t tt = c.tgt[n * inner + j0 + j];
         const int64_t at = off + tt * inner + j;
-        c.dx[at] = T(vec_exp((A(c.x[at]) - hi[j]) - lo[j]) * k1g[j] -
-                     k2g[j] * c.weight(tt) - tg[j]);
+        c.dx[at] =
+            T(vec_exp_bounded((A(c.x[at]) - hi[j]) - lo[j]) * k1g[j] -
+              k2g[j] * c.weight(tt) - tg[j]);
       }
     }
   }

@@ -26,7 +26,7 @@ T* mptr(Tensor* t) {
 }
 
 // ---- float rows, vectorized ----
-inline float vsigmoid(float x) { return 1.0f / (1.0f + vec_exp(-x)); }
+inline float vsigmoid(float x) { return vec_sigmoid(x); }
 inline float vtanh(float x) { return vec_tanh(x); }
 
 struct RowsF32 {

@@ -35,7 +35,7 @@ struct SoftmaxK {
     A sum = 0;
 #pragma omp simd reduction(+ : sum)
     for (int64_t i = 0; i < n; ++i) {
-      const A e = vec_exp(A(x[i]) - m);
+      const A e = vec_exp_bounded(A(x[i]) - m);
       sum += e;
       if constexpr (kStoreExp) o[i] = e;
     }
@@ -48,7 +48,7 @@ struct SoftmaxK {
       for (i = 0; i < n; ++i) o[i] = o[i] * inv;
     } else {
       const A inv = A(1) / sum;
-      for (i = 0; i < n; ++i) o[i] = T(vec_exp(A(x[i]) - m) * inv);
+      for (i = 0; i < n; ++i) o[i] = T(vec_exp_bounded(A(x[i]) - m) * inv);
     }
   }
 
@@ -73,7 +73,7 @@ struct SoftmaxK {
       const T* xr = x + i * inner;
       T* orow = o + i * inner;
       for (int64_t j = 0; j < w; ++j) {
-        A e = vec_exp(A(xr[j]) - mx[j]);
+        A e = vec_exp_bounded(A(xr[j]) - mx[j]);
         sum[j] += e;
         if constexpr (kStoreExp) orow[j] = e;
       }
@@ -92,7 +92,7 @@ struct SoftmaxK {
         else if constexpr (kStoreExp)
           orow[j] = orow[j] * sum[j];
         else
-          orow[j] = T(vec_exp(A(xr[j]) - mx[j]) * sum[j]);
+          orow[j] = T(vec_exp_bounded(A(xr[j]) - mx[j]) * sum[j]);
       }
     }
   }

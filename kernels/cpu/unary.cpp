@@ -31,9 +31,9 @@ FASTT_VEC_CLONES void exp_range(const float* x, float* o, int64_t n) {
     } else if constexpr (K == ExpKind::Expm1) {
       o[i] = vec_expm1(v);
     } else if constexpr (K == ExpKind::Sigmoid) {
-      o[i] = 1.0f / (1.0f + vec_exp(-v));
+      o[i] = vec_sigmoid(v);
     } else if constexpr (K == ExpKind::Silu) {
-      o[i] = v / (1.0f + vec_exp(-v));
+      o[i] = v * vec_sigmoid(v);
     } else if constexpr (K == ExpKind::Tanh) {
       o[i] = vec_tanh(v);
     } else if constexpr (K == ExpKind::Erf) {
@@ -42,7 +42,7 @@ FASTT_VEC_CLONES void exp_range(const float* x, float* o, int64_t n) {
       o[i] = v * vec_normal_cdf(v);
     } else {
       const float k = 0.79788456080286535588f;
-      o[i] = v / (1.0f + vec_exp(-2.0f * k * (v + 0.044715f * v * v * v)));
+      o[i] = v * vec_sigmoid(2.0f * k * (v + 0.044715f * v * v * v));
     }
   }
 }

@@ -21,11 +21,11 @@ FASTT_VEC_CLONES void range(const float* g, const float* x, float* o,
       // s = sigmoid(2u) = (1 + tanh u) / 2: s + 2 x s (1 - s) u'
       const float k = 0.79788456080286535588f, c = 0.044715f;
       const float v2 = v * v;
-      const float s = 1.0f / (1.0f + vec_exp(-2.0f * k * v * (1.0f + c * v2)));
+      const float s = vec_sigmoid(2.0f * k * v * (1.0f + c * v2));
       const float dinner = k * (1.0f + 3.0f * c * v2);
       o[i] = g[i] * (s + 2.0f * v * s * (1.0f - s) * dinner);
     } else {
-      const float s = 1.0f / (1.0f + vec_exp(-v));
+      const float s = vec_sigmoid(v);
       o[i] = g[i] * s * (1.0f + v * (1.0f - s));
     }
   }
