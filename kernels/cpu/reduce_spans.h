@@ -5,6 +5,7 @@
 // include kernels/cpu/vec_exp.h first (its FP options make the selects
 // vectorize).
 #pragma once
+#include <cmath>
 #include <cstdint>
 #include <type_traits>
 
@@ -32,14 +33,44 @@ FASTT_VEC_INLINE A fold_lanes(A* acc, C combine) {
   return combine(acc[0], acc[1]);
 }
 
+// The block walk of the dense folds below: blocks of 2H elements, the
+// first H read from p0 = x + o0 and the second from p1 = x + o1. Ranges of
+// at least kTwoStreams elements are read as two streams, their halves side
+// by side (block j < m: o0 = j, o1 = m + j): as one sequential stream, its
+// loads in the order GCC schedules them, a 16M float32 sum took 2.8 ms
+// (torch 2.1). Then, and for short ranges, blocks are contiguous
+// (o1 = o0 + H). Returns where the tail of under 2H elements starts.
+// (Picking a step's pointer inside one loop over the steps, or calling the
+// body from two loops, left the sum scalar: 7x slower.)
+constexpr int64_t kTwoStreams = int64_t(1) << 16;
+template <int64_t H, class Body>
+FASTT_VEC_INLINE int64_t walk_blocks(int64_t n, Body body) {
+  const int64_t m = n >= kTwoStreams ? n / (2 * H) * H : 0;
+  const int64_t end = m + (n - 2 * m) / (2 * H) * H;
+  for (int64_t j = 0; j < end; j += H) {
+    const bool paired = j < m;
+    const int64_t o0 = paired ? j : 2 * j;
+    body(o0, o0 + (paired ? m : H));
+  }
+  return 2 * end;
+}
+
 // sum of map(x[i]) over a dense float32 range: 64 float lanes (four
 // AVX-512 / eight AVX2 accumulators, enough to hide the add latency) each
-// add K = 4 mapped inputs in float, then fold into 64 double lanes.
+// add K = 4 mapped inputs in float (K/2 steps from each half of a
+// walk_blocks block), then fold into 64 double lanes.
 // Converting every input to double (the previous sum) halved the
 // throughput: 1M floats 87 us vs torch's 46. Error: four float additions
 // per lane per fold, then double, far inside torch's float cascade (which
 // drops the ones after a 1e8 that fall in its lane; here at most 3).
 // The map is computed in float, as torch's (x*x of 1e20 overflows there).
+// The lanes take every element, the tail included (a serial tail of up to
+// 255 adds cost more than the blocks: 1000 floats 283 ns), and fold as a
+// tree, which vectorizes (the serial fold of 64 lanes was ~50 ns of a
+// 16-float sum). Under 32 elements one chain is shorter still. float16 /
+// bfloat16 inputs are converted 64 at a time (F16C for float16) into the
+// same float lanes: staging whole blocks through a buffer first ran 1.8x
+// torch's float16 sum.
 struct Identity {
   float operator()(float v) const { return v; }
 };
@@ -49,14 +80,6 @@ struct AbsF {
 struct SquareF {
   float operator()(float v) const { return v * v; }
 };
-// The lanes take every element, the tail included (a serial tail of up to
-// 255 adds cost more than the blocks: 1000 floats 283 ns), and fold as a
-// tree, which vectorizes (the serial fold of 64 lanes was ~50 ns of a
-// 16-float sum). Under 32 elements one chain is shorter still. float16 /
-// bfloat16 inputs are converted 64 at a time (F16C for float16) into the
-// same float lanes: staging whole blocks through a buffer first ran 1.8x
-// torch's float16 sum.
-constexpr int64_t kTwoStreamSum = int64_t(1) << 16;
 template <class Map, class T = float>
 FASTT_VEC_CLONES double sum_span(const T* x, int64_t n) {
   constexpr int L = 64, K = 4;
@@ -68,46 +91,37 @@ FASTT_VEC_CLONES double sum_span(const T* x, int64_t n) {
   }
   double dacc[L] = {};
   float v16[kIsHalfFloat<T> ? L : 1];  // one float16/bfloat16 step converted
-  // Blocks of K steps of L: K/2 from p0, then K/2 from p1. Long ranges
-  // are read as two streams, their halves side by side (block j < m:
-  // p0 = x + j, p1 = x + m + j): as one sequential stream, its loads in
-  // the order GCC schedules them, 16M float32 took 2.8 ms (torch 2.1).
-  // Then, and for short ranges, blocks are contiguous (p1 = p0 + B).
-  // (Picking the step's pointer inside one loop over K, or calling a
-  // lambda from two loops, left the loop scalar: 7x slower.)
-  constexpr int64_t B = L * K / 2;
-  const int64_t m = n >= kTwoStreamSum ? n / (2 * B) * B : 0;
-  const int64_t end = m + (n - 2 * m) / (2 * B) * B;
-  for (int64_t j = 0; j < end; j += B) {
-    const bool paired = j < m;
-    const T* p0 = x + (paired ? j : 2 * j);
-    const T* p1 = p0 + (paired ? m : B);
+  int64_t i = walk_blocks<L * K / 2>(n, [&](int64_t o0, int64_t o1) {
     float acc[L] = {};
     for (int h = 0; h < 2; ++h) {
       for (int s = 0; s < K / 2; ++s) {
         const float* v;
         if constexpr (kIsHalfFloat<T>) {
-          to_float_block((h ? p1 : p0) + s * L, v16, L);
+          to_float_block(x + (h ? o1 : o0) + s * L, v16, L);
           v = v16;
         } else {
-          v = (h ? p1 : p0) + s * L;
+          v = x + (h ? o1 : o0) + s * L;
         }
         for (int k = 0; k < L; ++k) acc[k] += map(v[k]);
       }
     }
     for (int k = 0; k < L; ++k) dacc[k] += double(acc[k]);
-  }
-  int64_t i = 2 * end;
+  });
   for (; i + L <= n; i += L)
     for (int k = 0; k < L; ++k) dacc[k] += double(map(float(x[i + k])));
   for (int64_t k = 0; i + k < n; ++k) dacc[k] += double(map(float(x[i + k])));
   return fold_lanes(dacc, [](double p, double q) { return p + q; });
 }
 
-// Dense float32/float64 max or min of a range: 64 lanes of selects, four
-// or more vector chains; a NaN sticks in its lane (v > NaN is false) and
-// wins in the final combine, as torch. The generic driver's 8-lane loop
-// stayed scalar in the SSE2 build: 1M float32 max took 5.6x torch's time.
+// Dense float32/float64 max or min of a range: 64 lanes, each taking one
+// element from each half of a walk_blocks block by a plain select (a NaN
+// is never taken: v > NaN and NaN > a are false) and noting NaNs on the
+// side, one unordered compare per pair of elements. That is about half
+// the vector operations of a NaN-propagating select per element (compare,
+// NaN compare, or, blend; 1M float32 max was 1.24x torch). The tail takes
+// the propagating select, and any NaN makes the result NaN, as torch's.
+// The generic driver's 8-lane loop stayed scalar in the SSE2 build: 1M
+// float32 max took 5.6x torch's time.
 template <class T, bool IsMax>
 FASTT_VEC_CLONES T extreme_span(const T* x, int64_t n, T init) {
   constexpr int L = 64;
@@ -122,13 +136,24 @@ FASTT_VEC_CLONES T extreme_span(const T* x, int64_t n, T init) {
     for (int64_t i = 0; i < n; ++i) s = pick(s, x[i]);
     return s;
   }
+  using I = std::conditional_t<sizeof(T) == 4, int32_t, int64_t>;
   T acc[L];
+  I nan[L] = {};
   for (int k = 0; k < L; ++k) acc[k] = init;
-  int64_t i = 0;
+  int64_t i = walk_blocks<L>(n, [&](int64_t o0, int64_t o1) {
+    for (int k = 0; k < L; ++k) {
+      const T a = x[o0 + k], b = x[o1 + k];
+      T r = (IsMax ? a > acc[k] : a < acc[k]) ? a : acc[k];
+      acc[k] = (IsMax ? b > r : b < r) ? b : r;
+      nan[k] |= I(__builtin_isunordered(a, b));
+    }
+  });
   for (; i + L <= n; i += L)
     for (int k = 0; k < L; ++k) acc[k] = pick(acc[k], x[i + k]);
   for (int64_t k = 0; i + k < n; ++k) acc[k] = pick(acc[k], x[i + k]);
-  return fold_lanes(acc, pick);
+  I any = 0;
+  for (int k = 0; k < L; ++k) any |= nan[k];
+  return any ? T(NAN) : fold_lanes(acc, pick);
 }
 
 }  // namespace

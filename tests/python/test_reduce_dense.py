@@ -136,3 +136,31 @@ def test_two_threads_give_the_same_fold():
             np.testing.assert_allclose(r1, r2, rtol=1e-6, atol=1e-3)
     finally:
         fastt.set_num_threads(old)
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+@pytest.mark.parametrize("n", [4_000, 65_535, 65_536, 65_919, 200_003])
+def test_extremes_two_streams_nan_anywhere(dt, n):
+    # from 65536 elements extreme_span reads the halves side by side with
+    # a plain select and notes NaNs on the side; the tail (up to 127
+    # elements) takes the propagating select
+    rng = np.random.default_rng(n)
+    a = rng.standard_normal(n).astype(dt)
+    for pos in (None, 0, n // 4, n // 2 + 3, n - 100, n - 1):
+        b = a.copy()
+        if pos is not None:
+            b[pos] = np.nan
+        rows = fastt.from_numpy(np.stack([b, a]))
+        for name in ("amax", "amin"):
+            want = getattr(np, name)(b)  # NaN if any
+            got = getattr(fastt.from_numpy(b.copy()), name)()
+            np.testing.assert_array_equal(_f64(got), want, err_msg=f"{name} {pos}")
+            np.testing.assert_array_equal(
+                _f64(getattr(rows, name)(-1)),
+                [want, getattr(np, name)(a)], err_msg=f"rows {name} {pos}")
+    # +inf and -inf side by side in one pair of lanes: not a NaN
+    b = a.copy()
+    b[0], b[n // 2] = np.inf, -np.inf
+    f = fastt.from_numpy(b)
+    assert float(f.amax()) == np.inf and float(f.amin()) == -np.inf
+    assert float(f.max()) == np.inf and float(f.min()) == -np.inf
