@@ -31,7 +31,8 @@ using M = opmath_t<T>;
 // Functors whose dense float runs fold in reduce_spans.h's wide lanes
 // rather than the generic 8-lane loop in reduce_run (per-row float32 sums
 // ran 1.6-3x torch's, per-row max/min 10-14x: the 8 lanes of a
-// NaN-propagating select stayed scalar).
+// NaN-propagating select stayed scalar); rows(): a batch of dense rows of
+// up to kMaxRow elements.
 template <class R, class T>
 struct DenseRun {
   static constexpr bool kHas = false;
@@ -43,6 +44,10 @@ struct DenseRun<reduce_ops::SumR<double>, float> {
   static double run(const float* x, int64_t n) {
     return sum_span<Identity>(x, n);
   }
+  static void rows(const float* const* p, int64_t count, int64_t n,
+                   double* out) {
+    sum_rows<Identity>(p, count, n, out);
+  }
 };
 template <class V, bool IsMax>
 struct DenseRun<reduce_ops::ExtremeR<V, IsMax>, V> {
@@ -50,6 +55,10 @@ struct DenseRun<reduce_ops::ExtremeR<V, IsMax>, V> {
   static constexpr int64_t kMin = 32;
   static V run(const V* x, int64_t n) {
     return extreme_span<V, IsMax>(x, n, reduce_ops::ExtremeR<V, IsMax>{}.init());
+  }
+  static void rows(const V* const* p, int64_t count, int64_t n, V* out) {
+    extreme_rows<V, IsMax>(p, count, n, reduce_ops::ExtremeR<V, IsMax>{}.init(),
+                           out);
   }
 };
 
@@ -185,6 +194,32 @@ S fold_split(int64_t n, Fold&& fold, Combine&& combine) {
   return s;
 }
 
+// The start of each output's reduced span, output after output (the kept
+// dims walked as an odometer).
+template <class T>
+struct SpanCursor {
+  const ReduceGeom& g;
+  const T* p;
+  int64_t kidx[kMaxDims];
+  SpanCursor(const ReduceGeom& geom, const T* x, int64_t o) : g(geom), p(x) {
+    for (int d = g.nk - 1; d >= 0; --d) {
+      kidx[d] = o % g.ksize[d];
+      o /= g.ksize[d];
+      p += kidx[d] * g.kstride[d];
+    }
+  }
+  void next() {
+    const int last = g.nk - 1;
+    p += g.kstride[last];
+    ++kidx[last];
+    for (int d = last; d > 0 && kidx[d] == g.ksize[d]; --d) {
+      p += g.kstride[d - 1] - g.ksize[d] * g.kstride[d];
+      kidx[d] = 0;
+      ++kidx[d - 1];
+    }
+  }
+};
+
 // Runs reduction `r` over input `in` (dims empty = all) and calls
 // write(output_index, state) once per output element.
 template <class T, class R, class W>
@@ -215,25 +250,32 @@ void reduce(const Tensor& in, IntList dims, const R& r, W&& write,
   const bool columns = g.n_red > 1 && g.kstride[nk - 1] < min_rstride;
 
   if (!columns) {  // each output reduces its own (mostly dense) span
+    bool row_batches = false;
+    if constexpr (DenseRun<R, T>::kHas)
+      row_batches = g.nr == 1 && g.rstride[0] == 1 && g.n_red <= kMaxRow;
     parallel_for(0, g.n_out, grain, [&](int64_t ob, int64_t oe) {
-      int64_t kidx[kMaxDims];
-      int64_t rem = ob;
-      const T* p = x;
-      for (int d = nk - 1; d >= 0; --d) {
-        kidx[d] = rem % g.ksize[d];
-        rem /= g.ksize[d];
-        p += kidx[d] * g.kstride[d];
+      SpanCursor<T> c(g, x, ob);
+      if constexpr (DenseRun<R, T>::kHas) {
+        if (row_batches) {  // batches of 64 dense rows
+          using V = decltype(DenseRun<R, T>::run(x, 0));
+          const T* rows[64];
+          V res[64];
+          for (int64_t o = ob; o < oe;) {
+            const int64_t cnt = std::min<int64_t>(64, oe - o);
+            for (int64_t i = 0; i < cnt; ++i) {
+              rows[i] = c.p;
+              if (o + i + 1 < oe) c.next();
+            }
+            DenseRun<R, T>::rows(rows, cnt, g.n_red, res);
+            for (int64_t i = 0; i < cnt; ++i, ++o)
+              write(o, r.combine(r.init(), res[i]));
+          }
+          return;
+        }
       }
       for (int64_t o = ob; o < oe; ++o) {
-        write(o, reduce_span(r, r.init(), p, g, 0, g.n_red));
-        if (o + 1 == oe) break;
-        p += g.kstride[nk - 1];
-        ++kidx[nk - 1];
-        for (int d = nk - 1; d > 0 && kidx[d] == g.ksize[d]; --d) {
-          p += g.kstride[d - 1] - g.ksize[d] * g.kstride[d];
-          kidx[d] = 0;
-          ++kidx[d - 1];
-        }
+        write(o, reduce_span(r, r.init(), c.p, g, 0, g.n_red));
+        if (o + 1 < oe) c.next();
       }
     });
     return;

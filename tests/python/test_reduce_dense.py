@@ -12,7 +12,8 @@ import torch
 
 import fastt
 
-LENGTHS = [1, 5, 31, 32, 33, 63, 64, 65, 100, 255, 256, 257, 1000, 2049]
+LENGTHS = [1, 5, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 255, 256, 257, 1000,
+           2049, 16384, 16385]
 DTYPES = ["float32", "float64", "float16", "bfloat16"]
 # one unit in the last place of each dtype's result
 ULP = {"float32": 2.0 ** -23, "float64": 2.0 ** -52, "float16": 2.0 ** -10,
@@ -60,8 +61,9 @@ def test_rows_extremes_exact(dt, n):
 
 
 @pytest.mark.parametrize("dt", DTYPES)
-@pytest.mark.parametrize("n", [33, 64, 65, 257])
+@pytest.mark.parametrize("n", [5, 17, 33, 64, 65, 256, 257])
 def test_nan_and_inf_in_every_position(dt, n):
+    # rows of 16 (sums: 32) to 16384 go through extreme_rows / sum_rows
     for pos in sorted({0, 7, 31, 63, n - 1, n // 2}):
         if pos >= n:
             continue
