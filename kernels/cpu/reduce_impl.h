@@ -62,6 +62,26 @@ struct DenseRun<reduce_ops::ExtremeR<V, IsMax>, V> {
   }
 };
 
+template <>
+struct DenseRun<reduce_ops::LogSumExpR<float>, float> {
+  using S = reduce_ops::LseState<float>;
+  static constexpr bool kHas = true;
+  static constexpr int64_t kMin = 16;
+  static S run(const float* x, int64_t n) {
+    S s;
+    lse_rows(&x, 1, n, &s.m, &s.s);
+    return s;
+  }
+  static void rows(const float* const* p, int64_t count, int64_t n, S* out) {
+    float m[64], s[64];
+    for (int64_t b = 0; b < count; b += 64) {
+      const int64_t c = std::min<int64_t>(64, count - b);
+      lse_rows(p + b, c, n, m, s);
+      for (int64_t i = 0; i < c; ++i) out[b + i] = {m[i], s[i]};
+    }
+  }
+};
+
 // Folds n elements at stride `stride` into s; idx is the reduced index of
 // the first. Order-insensitive ops (kLanes) on floating inputs use
 // independent accumulators on dense runs so the loop vectorizes (integer

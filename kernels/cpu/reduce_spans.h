@@ -11,12 +11,14 @@
 
 #include "kernels/cpu/half_block.h"
 #include "kernels/cpu/vec_clones.h"
+#include "kernels/cpu/vec_exp.h"  // vec_exp_bounded (lse_rows)
 
 namespace fastt {
 namespace reduce_impl {
 namespace {
 using cpu::kIsHalfFloat;
 using cpu::to_float_block;
+using cpu::vec_exp_bounded;
 
 // The L (64, 16 or 8) lanes of the spans below into one, halving with
 // constant trip counts so each step is a few full-width vector operations.
@@ -172,7 +174,7 @@ FASTT_VEC_CLONES T extreme_span(const T* x, int64_t n, T init) {
 // first lanes (sums under two vectors: two chains in double); they too ran
 // slower one by one through reduce_span (rows of 8: 2.5x torch). The lane
 // loops need `omp simd`: GCC otherwise unrolled the lanes into scalar code
-// (amax over rows of 64: 260 ns a row).
+// (amax over rows of 64: 260 ns a row). lse_rows below likewise.
 // Longer rows amortize the spans' setup (measured at 16K elements: equal).
 constexpr int64_t kMaxRow = 16384;
 template <class Map>
@@ -220,59 +222,97 @@ FASTT_VEC_CLONES void sum_rows(const float* const* rows, int64_t count,
   }
 }
 
+// max/min of one row for extreme_rows and lse_rows.
 template <class T, bool IsMax>
-FASTT_VEC_CLONES void extreme_rows(const T* const* rows, int64_t count,
-                                   int64_t n, T init, T* out) {
+FASTT_VEC_INLINE T row_extreme(const T* x, int64_t n, T init) {
   constexpr int L = 64 / sizeof(T);  // one AVX-512 vector
   using I = std::conditional_t<sizeof(T) == 4, int32_t, int64_t>;
   const auto plain = [](T a, T b) { return (IsMax ? b > a : b < a) ? b : a; };
-  for (int64_t r = 0; r < count; ++r) {
-    const T* x = rows[r];
-    T acc[L];
-    I nan[L];
+  T acc[L];
+  I nan[L];
+#pragma omp simd
+  for (int k = 0; k < L; ++k) {
+    acc[k] = init;
+    nan[k] = 0;
+  }
+  int64_t i = 0;
+  for (; i + 4 * L <= n; i += 4 * L) {  // a tree of four: one step of acc
 #pragma omp simd
     for (int k = 0; k < L; ++k) {
-      acc[k] = init;
-      nan[k] = 0;
+      const T a = x[i + k], b = x[i + L + k];
+      const T c = x[i + 2 * L + k], e = x[i + 3 * L + k];
+      acc[k] = plain(acc[k], plain(plain(a, b), plain(c, e)));
+      nan[k] |= I(__builtin_isunordered(a, b) | __builtin_isunordered(c, e));
     }
-    int64_t i = 0;
-    for (; i + 4 * L <= n; i += 4 * L) {  // a tree of four: one step of acc
+  }
+  for (; i + L <= n; i += L) {
 #pragma omp simd
-      for (int k = 0; k < L; ++k) {
-        const T a = x[i + k], b = x[i + L + k];
-        const T c = x[i + 2 * L + k], e = x[i + 3 * L + k];
-        acc[k] = plain(acc[k], plain(plain(a, b), plain(c, e)));
-        nan[k] |=
-            I(__builtin_isunordered(a, b) | __builtin_isunordered(c, e));
-      }
+    for (int k = 0; k < L; ++k) {
+      const T v = x[i + k];
+      acc[k] = plain(acc[k], v);
+      nan[k] |= I(v != v);
     }
+  }
+  if (n < L) {  // shorter than a vector: into the first lanes
+    for (int64_t k = 0; k < n; ++k) {
+      const T v = x[k];
+      acc[k] = plain(acc[k], v);
+      nan[k] |= I(v != v);
+    }
+  } else if (i < n) {  // the last L again: max and min are idempotent
+    const T* t = x + n - L;
+#pragma omp simd
+    for (int k = 0; k < L; ++k) {
+      const T v = t[k];
+      acc[k] = plain(acc[k], v);
+      nan[k] |= I(v != v);
+    }
+  }
+  I any = 0;
+#pragma omp simd reduction(| : any)
+  for (int k = 0; k < L; ++k) any |= nan[k];
+  return any ? T(NAN) : fold_lanes<L>(acc, plain);
+}
+template <class T, bool IsMax>
+FASTT_VEC_CLONES void extreme_rows(const T* const* rows, int64_t count,
+                                   int64_t n, T init, T* out) {
+  for (int64_t r = 0; r < count; ++r)
+    out[r] = row_extreme<T, IsMax>(rows[r], n, init);
+}
+
+// logsumexp's state (m, s) of each float32 row in two passes: m the max
+// (row_extreme), s the sum of exp(x - m) (vec_exp_bounded: x - m <= 0) in
+// float lanes, as torch's float kernel. The generic driver's online form
+// (std::exp and a branch per element) ran 4.5x torch over rows of 64.
+// A NaN gives (NaN, NaN); an infinite max (inf, 1) or (-inf, 0), which
+// LogSumExpR::combine and finish treat as its online form does.
+FASTT_VEC_CLONES void lse_rows(const float* const* rows, int64_t count,
+                               int64_t n, float* m_out, float* s_out) {
+  constexpr int L = 16;
+  for (int64_t r = 0; r < count; ++r) {
+    const float* x = rows[r];
+    const float m = row_extreme<float, true>(x, n, -INFINITY);
+    m_out[r] = m;
+    if (!(m > -INFINITY && m < INFINITY)) {  // NaN, inf or all -inf
+      s_out[r] = m != m ? m : (m > 0.0f ? 1.0f : 0.0f);
+      continue;
+    }
+    float acc[L] = {};
+    int64_t i = 0;
     for (; i + L <= n; i += L) {
 #pragma omp simd
-      for (int k = 0; k < L; ++k) {
-        const T v = x[i + k];
-        acc[k] = plain(acc[k], v);
-        nan[k] |= I(v != v);
-      }
+      for (int k = 0; k < L; ++k) acc[k] += vec_exp_bounded(x[i + k] - m);
     }
-    if (n < L) {  // shorter than a vector: into the first lanes
-      for (int64_t k = 0; k < n; ++k) {
-        const T v = x[k];
-        acc[k] = plain(acc[k], v);
-        nan[k] |= I(v != v);
-      }
-    } else if (i < n) {  // the last L again: max and min are idempotent
-      const T* t = x + n - L;
+    if (n < L) {
+      for (int64_t k = 0; k < n; ++k) acc[k] += vec_exp_bounded(x[k] - m);
+    } else if (i < n) {  // the last L elements, those already added masked
+      const float* t = x + n - L;
+      const int64_t skip = L - (n - i);
 #pragma omp simd
-      for (int k = 0; k < L; ++k) {
-        const T v = t[k];
-        acc[k] = plain(acc[k], v);
-        nan[k] |= I(v != v);
-      }
+      for (int k = 0; k < L; ++k)
+        acc[k] += k < skip ? 0.0f : vec_exp_bounded(t[k] - m);
     }
-    I any = 0;
-#pragma omp simd reduction(| : any)
-    for (int k = 0; k < L; ++k) any |= nan[k];
-    out[r] = any ? T(NAN) : fold_lanes<L>(acc, plain);
+    s_out[r] = fold_lanes<L>(acc, [](float p, float q) { return p + q; });
   }
 }
 

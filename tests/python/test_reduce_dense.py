@@ -166,3 +166,33 @@ def test_extremes_two_streams_nan_anywhere(dt, n):
     f = fastt.from_numpy(b)
     assert float(f.amax()) == np.inf and float(f.amin()) == -np.inf
     assert float(f.max()) == np.inf and float(f.min()) == -np.inf
+
+
+@pytest.mark.parametrize("n", LENGTHS)
+def test_logsumexp_rows_against_float64(n):
+    # float32 rows take lse_rows: the max, then exp(x - max) in float lanes
+    rng = np.random.default_rng(200 + n)
+    a = (rng.standard_normal((5, n)) * 30).astype(np.float32)
+    a[1, n // 2] = np.nan
+    a[2, n - 1] = np.inf
+    a[3, :] = -np.inf
+    if n > 1:
+        a[4, 0] = -np.inf  # one -inf among finite values
+    f = fastt.from_numpy(a.copy())
+    ok = [0, 4] if n > 1 else [0]
+    ad = a[ok].astype(np.float64)
+    m = ad.max(-1, keepdims=True)
+    ref = (m + np.log(np.exp(ad - m).sum(-1, keepdims=True)))[:, 0]
+    want = torch.from_numpy(a).logsumexp(-1).double().numpy()
+    got = _f64(f.logsumexp(-1))
+    assert np.isnan(got[1]) and got[2] == np.inf and got[3] == -np.inf
+    np.testing.assert_allclose(got[ok], ref, rtol=2e-6, atol=0)
+    np.testing.assert_allclose(got[ok], want[ok], rtol=2e-6, atol=0)
+    # the whole tensor and a leading dim, through the same state combine
+    b = a[[0, 4]]
+    np.testing.assert_allclose(
+        _f64(fastt.from_numpy(b.copy()).logsumexp((0, 1))),
+        torch.from_numpy(b).logsumexp((0, 1)).double().numpy(), rtol=2e-6)
+    np.testing.assert_allclose(
+        _f64(fastt.from_numpy(b.copy()).logsumexp(0)),
+        torch.from_numpy(b).logsumexp(0).double().numpy(), rtol=2e-6)
