@@ -282,7 +282,8 @@ FASTT_VEC_CLONES void extreme_rows(const T* const* rows, int64_t count,
 
 // logsumexp's state (m, s) of each float32 row in two passes: m the max
 // (row_extreme), s the sum of exp(x - m) (vec_exp_bounded: x - m <= 0) in
-// float lanes, as torch's float kernel. The generic driver's online form
+// double lanes, rounded to float once (float lanes cost 1 ulp on the
+// binder test's logsumexp of [0, 1, 2], against torch's value). The generic driver's online form
 // (std::exp and a branch per element) ran 4.5x torch over rows of 64.
 // A NaN gives (NaN, NaN); an infinite max (inf, 1) or (-inf, 0), which
 // LogSumExpR::combine and finish treat as its online form does.
@@ -297,22 +298,25 @@ FASTT_VEC_CLONES void lse_rows(const float* const* rows, int64_t count,
       s_out[r] = m != m ? m : (m > 0.0f ? 1.0f : 0.0f);
       continue;
     }
-    float acc[L] = {};
+    double acc[L] = {};
     int64_t i = 0;
     for (; i + L <= n; i += L) {
 #pragma omp simd
-      for (int k = 0; k < L; ++k) acc[k] += vec_exp_bounded(x[i + k] - m);
+      for (int k = 0; k < L; ++k)
+        acc[k] += double(vec_exp_bounded(x[i + k] - m));
     }
     if (n < L) {
-      for (int64_t k = 0; k < n; ++k) acc[k] += vec_exp_bounded(x[k] - m);
+      for (int64_t k = 0; k < n; ++k)
+        acc[k] += double(vec_exp_bounded(x[k] - m));
     } else if (i < n) {  // the last L elements, those already added masked
       const float* t = x + n - L;
       const int64_t skip = L - (n - i);
 #pragma omp simd
       for (int k = 0; k < L; ++k)
-        acc[k] += k < skip ? 0.0f : vec_exp_bounded(t[k] - m);
+        acc[k] += k < skip ? 0.0 : double(vec_exp_bounded(t[k] - m));
     }
-    s_out[r] = fold_lanes<L>(acc, [](float p, float q) { return p + q; });
+    s_out[r] = float(
+        fold_lanes<L>(acc, [](double p, double q) { return p + q; }));
   }
 }
 
