@@ -1,0 +1,93 @@
+"""Reductions over the last dim of float32 matrices of 256K elements, row
+lengths from 8 to 4096 (plus 16K, 256K and 1M for whole-row folds):
+fastt, torch and NumPy side by side, one thread, medians of interleaved
+repeats (bench.common.interleaved). Short rows are where the per-row setup
+and fold of a reduction decide (kernels/cpu/reduce_spans.h: sum_rows,
+extreme_rows, lse_rows).
+
+    python -m bench.reductions [--quick]
+
+Writes bench/results/reductions.md and .json.
+"""
+import sys
+from pathlib import Path
+
+if __package__ in (None, ""):  # run as a script: make `bench` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench import common  # noqa: E402
+
+ROWS = (8, 16, 33, 64, 128, 256, 257, 1024, 4096, 16384)
+TOTAL = 1 << 18
+
+
+def ops(lib):
+    """(name, function of a 2-D tensor or array) reducing its last dim."""
+    if lib == "numpy":
+        import numpy as np
+        return [("sum", lambda x: x.sum(-1)), ("mean", lambda x: x.mean(-1)),
+                ("amax", lambda x: x.max(-1)),
+                ("max+indices", lambda x: (x.max(-1), x.argmax(-1))),
+                ("logsumexp", None), ("argmax", lambda x: np.argmax(x, -1))]
+    return [("sum", lambda x: x.sum(-1)), ("mean", lambda x: x.mean(-1)),
+            ("amax", lambda x: x.amax(-1)),
+            ("max+indices", lambda x: x.max(-1)),
+            ("logsumexp", lambda x: x.logsumexp(-1)),
+            ("argmax", lambda x: x.argmax(-1))]
+
+
+def run(quick=False):
+    import numpy as np
+    import torch
+
+    import fastt
+    fastt.set_num_threads(1)
+    torch.set_num_threads(1)
+    repeats = 5 if quick else 11
+    target = 0.01 if quick else 0.03
+    libs = {"fastt": fastt, "torch": torch, "numpy": None}
+    res = {}
+    for n in ROWS:
+        a = np.random.default_rng(n).standard_normal(
+            (TOTAL // n, n)).astype(np.float32)
+        args = {"fastt": fastt.from_numpy(a.copy()),
+                "torch": torch.from_numpy(a.copy()), "numpy": a.copy()}
+        fns = {lib: ops(lib) for lib in libs}
+        for i, (name, _) in enumerate(fns["fastt"]):
+            samplers = {}
+            for lib in libs:
+                f = fns[lib][i][1]
+                if f is None:
+                    continue
+                samplers[lib] = common.loop_sampler(
+                    (lambda f=f, x=args[lib]: f(x)))
+            st = common.interleaved(samplers, repeats, target)
+            res[f"{name}/{n}"] = {lib: st[lib]["median"] * 1e6 for lib in st}
+        common.log(f"reductions: rows of {n} done")
+    return {"isa": fastt._C._cpu_isa()["in_use"], "us": res,
+            "others_busy": common.others_busy()}
+
+
+def markdown(res):
+    lines = [f"Reductions over the last dim of float32 [{TOTAL} / n, n], "
+             f"one thread, µs per call (median of interleaved repeats); "
+             f"fastt's kernels at {res['isa']}.", "",
+             "| op | row length n | fastt | torch | NumPy | fastt/torch |",
+             "|---|---|---|---|---|---|"]
+    for key, d in res["us"].items():
+        name, n = key.split("/")
+        npv = f"{d['numpy']:.1f}" if "numpy" in d else "—"
+        lines.append(f"| {name} | {n} | {d['fastt']:.1f} | "
+                     f"{d['torch']:.1f} | {npv} | "
+                     f"{d['fastt'] / d['torch']:.2f} |")
+    worse = [k for k, d in res["us"].items() if d["fastt"] / d["torch"] > 1.0]
+    lines.append("")
+    lines.append("Slower than torch: " + (", ".join(
+        f"{k} ({res['us'][k]['fastt'] / res['us'][k]['torch']:.2f})"
+        for k in worse) if worse else "none"))
+    if common.busy_note(res):
+        lines.append(common.busy_note(res))
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    sys.exit(common.standalone_main("reductions", run, markdown))
