@@ -7,6 +7,7 @@
 #pragma once
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #include "kernels/cpu/half_block.h"
@@ -162,20 +163,19 @@ FASTT_VEC_CLONES T extreme_span(const T* x, int64_t n, T init) {
   return any ? T(NAN) : fold_lanes<L>(acc, pick);
 }
 
-// Batches of dense rows of up to kMaxRow elements (a sum or max/min over
-// the last dim): one vector's worth of lanes per row rather than the
-// spans' 64, whose setup and fold outweighed a row of 64 (sum(-1) over
-// rows of 64 ran 2.2x torch's time, amax(-1) 4.5x), and, in the clone
+// Batches of dense rows of up to kMaxRow elements (a sum, max/min or
+// logsumexp over the last dim): one vector's worth of lanes per row rather
+// than the spans' 64, whose setup and fold outweighed a row of 64 (sum(-1)
+// over rows of 64 ran 2.2x torch's time, amax(-1) 4.5x), and, in the clone
 // builds, one call of the clone per batch rather than per row. Blocks of
 // four vectors fold as a tree into the lanes (a sum adds 2 + 2 in float,
 // then in double, as sum_span; max/min note NaNs on the side, as
 // extreme_span), and the tail is the row's last vector, its lanes already
-// taken masked out of a sum (max/min are idempotent). Shorter rows fill the
-// first lanes (sums under two vectors: two chains in double); they too ran
-// slower one by one through reduce_span (rows of 8: 2.5x torch). The lane
-// loops need `omp simd`: GCC otherwise unrolled the lanes into scalar code
-// (amax over rows of 64: 260 ns a row). lse_rows below likewise.
-// Longer rows amortize the spans' setup (measured at 16K elements: equal).
+// taken masked out of a sum (max/min are idempotent). Sums under two
+// vectors take two chains in double; through reduce_span one by one, rows
+// of 8 ran 2.5x torch. sum_rows' lane loops need `omp simd` (GCC otherwise
+// unrolled the lanes into scalar code: amax over rows of 64 took 260 ns a
+// row); row_extreme (below) uses vector types.
 constexpr int64_t kMaxRow = 16384;
 template <class Map>
 FASTT_VEC_CLONES void sum_rows(const float* const* rows, int64_t count,
@@ -222,56 +222,100 @@ FASTT_VEC_CLONES void sum_rows(const float* const* rows, int64_t count,
   }
 }
 
-// max/min of one row for extreme_rows and lse_rows.
-template <class T, bool IsMax>
+// GCC vector types of the level's native width (these files are compiled
+// once per instruction-set level; elsewhere, 16 bytes): the row folds
+// below keep their lanes in registers with them. Written as `omp simd`
+// loops over lane arrays, GCC kept the lanes on the stack and folded them
+// with scalar loads (amax over rows of 64: 37 us, now 20).
+#if defined(__AVX512F__)
+constexpr int kVecBytes = 64;
+#elif defined(__AVX__)
+constexpr int kVecBytes = 32;
+#else
+constexpr int kVecBytes = 16;
+#endif
+template <class T, int B>
+struct VecOf {
+  typedef T type __attribute__((vector_size(B)));
+};
+template <class T, int B = kVecBytes>
+using Vec = typename VecOf<T, B>::type;
+template <class V>
+FASTT_VEC_INLINE V vload(const void* p) {
+  V v;
+  std::memcpy(&v, p, sizeof(V));
+  return v;
+}
+template <bool IsMax, class V>
+FASTT_VEC_INLINE V vpick(V a, V b) {  // no NaN handling: see row_extreme
+  return (IsMax ? b > a : b < a) ? b : a;
+}
+// The lanes of v into one value, halving the vector down to 16 bytes.
+template <bool IsMax, class T, int B>
+FASTT_VEC_INLINE T vfold(Vec<T, B> v) {
+  if constexpr (B > 16) {
+    Vec<T, B / 2> lo, hi;
+    std::memcpy(&lo, &v, B / 2);
+    std::memcpy(&hi, reinterpret_cast<const char*>(&v) + B / 2, B / 2);
+    return vfold<IsMax, T, B / 2>(vpick<IsMax>(lo, hi));
+  } else {
+    constexpr int W = 16 / sizeof(T);
+    T a[W];
+    std::memcpy(a, &v, 16);
+    T r = a[0];
+    for (int k = 1; k < W; ++k) r = (IsMax ? a[k] > r : a[k] < r) ? a[k] : r;
+    return r;
+  }
+}
+
+// max/min of one row for extreme_rows and lse_rows: one vector of lanes,
+// blocks of four vectors folded as a tree into it, the tail as the row's
+// last vector again (max and min are idempotent); NaNs are noted on the
+// side, as in extreme_span. Rows shorter than a vector take half the
+// width, down to 16 bytes, then a scalar loop; rows from 1K, extreme_span.
+template <class T, bool IsMax, int B = kVecBytes>
 FASTT_VEC_INLINE T row_extreme(const T* x, int64_t n, T init) {
-  constexpr int L = 64 / sizeof(T);  // one AVX-512 vector
+  constexpr int W = B / sizeof(T);
+  using V = Vec<T, B>;
   using I = std::conditional_t<sizeof(T) == 4, int32_t, int64_t>;
-  const auto plain = [](T a, T b) { return (IsMax ? b > a : b < a) ? b : a; };
-  T acc[L];
-  I nan[L];
-#pragma omp simd
-  for (int k = 0; k < L; ++k) {
-    acc[k] = init;
-    nan[k] = 0;
+  // From 1K elements the span's 64 lanes win (one chain here: 16K float32
+  // 17 us against 12).
+  if (n >= 1024) return extreme_span<T, IsMax>(x, n, init);
+  if (n < W) {
+    if constexpr (B > 16) {
+      return row_extreme<T, IsMax, B / 2>(x, n, init);
+    } else {
+      T s = init;
+      for (int64_t i = 0; i < n; ++i)
+        s = ((IsMax ? x[i] > s : x[i] < s) | (x[i] != x[i])) ? x[i] : s;
+      return s;
+    }
   }
+  V acc = V{} + init;
+  Vec<I, B> nan = Vec<I, B>{};
   int64_t i = 0;
-  for (; i + 4 * L <= n; i += 4 * L) {  // a tree of four: one step of acc
-#pragma omp simd
-    for (int k = 0; k < L; ++k) {
-      const T a = x[i + k], b = x[i + L + k];
-      const T c = x[i + 2 * L + k], e = x[i + 3 * L + k];
-      acc[k] = plain(acc[k], plain(plain(a, b), plain(c, e)));
-      nan[k] |= I(__builtin_isunordered(a, b) | __builtin_isunordered(c, e));
-    }
+  for (; i + 4 * W <= n; i += 4 * W) {
+    const V a = vload<V>(x + i), b = vload<V>(x + i + W);
+    const V c = vload<V>(x + i + 2 * W), e = vload<V>(x + i + 3 * W);
+    acc = vpick<IsMax>(acc,
+                       vpick<IsMax>(vpick<IsMax>(a, b), vpick<IsMax>(c, e)));
+    nan |= (a != a) | (b != b) | (c != c) | (e != e);
   }
-  for (; i + L <= n; i += L) {
-#pragma omp simd
-    for (int k = 0; k < L; ++k) {
-      const T v = x[i + k];
-      acc[k] = plain(acc[k], v);
-      nan[k] |= I(v != v);
-    }
+  for (; i + W <= n; i += W) {
+    const V a = vload<V>(x + i);
+    acc = vpick<IsMax>(acc, a);
+    nan |= a != a;
   }
-  if (n < L) {  // shorter than a vector: into the first lanes
-    for (int64_t k = 0; k < n; ++k) {
-      const T v = x[k];
-      acc[k] = plain(acc[k], v);
-      nan[k] |= I(v != v);
-    }
-  } else if (i < n) {  // the last L again: max and min are idempotent
-    const T* t = x + n - L;
-#pragma omp simd
-    for (int k = 0; k < L; ++k) {
-      const T v = t[k];
-      acc[k] = plain(acc[k], v);
-      nan[k] |= I(v != v);
-    }
+  if (i < n) {
+    const V a = vload<V>(x + n - W);
+    acc = vpick<IsMax>(acc, a);
+    nan |= a != a;
   }
+  I f[W];
+  std::memcpy(f, &nan, sizeof f);
   I any = 0;
-#pragma omp simd reduction(| : any)
-  for (int k = 0; k < L; ++k) any |= nan[k];
-  return any ? T(NAN) : fold_lanes<L>(acc, plain);
+  for (int k = 0; k < W; ++k) any |= f[k];
+  return any ? T(NAN) : vfold<IsMax, T, B>(acc);
 }
 template <class T, bool IsMax>
 FASTT_VEC_CLONES void extreme_rows(const T* const* rows, int64_t count,
