@@ -132,7 +132,7 @@ FASTT_VEC_INLINE float vec_expm1(float x) {
   const float big = (em + 1.0f) * bits_to_float((k1 + 127) << 23) *
                     bits_to_float((k2 + 127) << 23);
   const float y = ki > 24 ? big : small;
-  return (x != x) | (x == 0.0f) ? x : y;
+  return ((x != x) | (x == 0.0f)) ? x : y;
 }
 
 // tanh: below |x| = 1/4 its odd series to x^13; above, (1 - e) / (1 + e)
