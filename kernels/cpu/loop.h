@@ -15,6 +15,7 @@
 #include "csrc/parallel.h"
 #include "kernels/cpu/cpu_isa.h"
 #include "kernels/cpu/half_block.h"
+#include "kernels/cpu/vec_clones.h"
 #include "kernels/dtype_sets.h"
 
 namespace fastt {
@@ -86,10 +87,8 @@ inline void strided_loop(const KernelArgs& a, Body&& body,
 // at AVX2 and AVX-512 (64-byte stores ran 5-10% slower on this EPYC),
 // SSE2's 16 otherwise; none off x86. Runs under kStreamMinRun elements
 // (rows of a broadcast) stay plain: the head, tail and fence would cost.
-#if defined(__AVX__)
-constexpr int kStreamBytes = 32;
-#elif defined(__SSE2__)
-constexpr int kStreamBytes = 16;
+#if defined(__SSE2__)
+constexpr int kStreamBytes = kVecBytes < 32 ? kVecBytes : 32;
 #else
 constexpr int kStreamBytes = 0;
 #endif

@@ -141,7 +141,7 @@ struct CrossEntropyKernel {
       }
       for (int64_t c = 0; c < C; ++c) {
         const T* xc = base + c * inner;
-        for (int64_t j = 0; j < w; ++j) mx[j] = max_nan(mx[j], A(xc[j]));
+        for (int64_t j = 0; j < w; ++j) mx[j] = pick_nan<true>(mx[j], A(xc[j]));
       }
       for (int64_t c = 0; c < C; ++c) {
         const T* xc = base + c * inner;

@@ -73,12 +73,9 @@ struct DenseRun<reduce_ops::LogSumExpR<float>, float> {
     return s;
   }
   static void rows(const float* const* p, int64_t count, int64_t n, S* out) {
-    float m[64], s[64];
-    for (int64_t b = 0; b < count; b += 64) {
-      const int64_t c = std::min<int64_t>(64, count - b);
-      lse_rows(p + b, c, n, m, s);
-      for (int64_t i = 0; i < c; ++i) out[b + i] = {m[i], s[i]};
-    }
+    float m[kRowBatch], s[kRowBatch];  // count <= kRowBatch (reduce below)
+    lse_rows(p, count, n, m, s);
+    for (int64_t i = 0; i < count; ++i) out[i] = {m[i], s[i]};
   }
 };
 
@@ -276,12 +273,12 @@ void reduce(const Tensor& in, IntList dims, const R& r, W&& write,
     parallel_for(0, g.n_out, grain, [&](int64_t ob, int64_t oe) {
       SpanCursor<T> c(g, x, ob);
       if constexpr (DenseRun<R, T>::kHas) {
-        if (row_batches) {  // batches of 64 dense rows
+        if (row_batches) {  // batches of kRowBatch dense rows
           using V = decltype(DenseRun<R, T>::run(x, 0));
-          const T* rows[64];
-          V res[64];
+          const T* rows[kRowBatch];
+          V res[kRowBatch];
           for (int64_t o = ob; o < oe;) {
-            const int64_t cnt = std::min<int64_t>(64, oe - o);
+            const int64_t cnt = std::min(kRowBatch, oe - o);
             for (int64_t i = 0; i < cnt; ++i) {
               rows[i] = c.p;
               if (o + i + 1 < oe) c.next();

@@ -12,29 +12,30 @@
 
 #include "kernels/cpu/half_block.h"
 #include "kernels/cpu/vec_clones.h"
-#include "kernels/cpu/vec_exp.h"  // vec_exp_bounded (lse_rows)
+#include "kernels/cpu/vec_exp.h"  // vec_exp_bounded (lse_rows), pick_nan
 
 namespace fastt {
 namespace reduce_impl {
 namespace {
 using cpu::kIsHalfFloat;
+using cpu::kVecBytes;
 using cpu::to_float_block;
+using cpu::pick_nan;
 using cpu::vec_exp_bounded;
 
-// The L (64, 16 or 8) lanes of the spans below into one, halving with
+// The L (64 or 16) lanes of the spans below into one, halving with
 // constant trip counts so each step is a few full-width vector operations.
 // Written as a loop over a halving bound (or as eight columns of eight)
 // GCC compiled it to scalar code, branchy for max/min: ~200 ns a call,
 // most of a max over rows of 64.
 template <int L, class A, class C>
 FASTT_VEC_INLINE A fold_lanes(A* acc, C combine) {
-  static_assert(L == 64 || L == 16 || L == 8, "64, 16 or 8 lanes");
+  static_assert(L == 64 || L == 16, "64 or 16 lanes");
   if constexpr (L == 64) {
     for (int k = 0; k < 32; ++k) acc[k] = combine(acc[k], acc[k + 32]);
     for (int k = 0; k < 16; ++k) acc[k] = combine(acc[k], acc[k + 16]);
   }
-  if constexpr (L >= 16)
-    for (int k = 0; k < 8; ++k) acc[k] = combine(acc[k], acc[k + 8]);
+  for (int k = 0; k < 8; ++k) acc[k] = combine(acc[k], acc[k + 8]);
   for (int k = 0; k < 4; ++k) acc[k] = combine(acc[k], acc[k + 4]);
   for (int k = 0; k < 2; ++k) acc[k] = combine(acc[k], acc[k + 2]);
   return combine(acc[0], acc[1]);
@@ -134,10 +135,7 @@ FASTT_VEC_CLONES T extreme_span(const T* x, int64_t n, T init) {
   constexpr int L = 64;
   // The combine as a select (ExtremeR's branches neither vectorize nor
   // predict on random data: the fold alone cost ~200 ns a call).
-  const auto pick = [](T a, T b) {
-    const bool take = (IsMax ? b > a : b < a) | (b != b);
-    return take ? b : a;
-  };
+  const auto pick = [](T a, T b) { return pick_nan<IsMax>(a, b); };
   if (n < 32) {  // short: no lanes to set up and fold
     T s = init;
     for (int64_t i = 0; i < n; ++i) s = pick(s, x[i]);
@@ -177,6 +175,7 @@ FASTT_VEC_CLONES T extreme_span(const T* x, int64_t n, T init) {
 // unrolled the lanes into scalar code: amax over rows of 64 took 260 ns a
 // row); row_extreme (below) uses vector types.
 constexpr int64_t kMaxRow = 16384;
+constexpr int64_t kRowBatch = 64;  // rows a call takes at most
 template <class Map>
 FASTT_VEC_CLONES void sum_rows(const float* const* rows, int64_t count,
                                int64_t n, double* out) {
@@ -222,18 +221,11 @@ FASTT_VEC_CLONES void sum_rows(const float* const* rows, int64_t count,
   }
 }
 
-// GCC vector types of the level's native width (these files are compiled
-// once per instruction-set level; elsewhere, 16 bytes): the row folds
-// below keep their lanes in registers with them. Written as `omp simd`
-// loops over lane arrays, GCC kept the lanes on the stack and folded them
-// with scalar loads (amax over rows of 64: 37 us, now 20).
-#if defined(__AVX512F__)
-constexpr int kVecBytes = 64;
-#elif defined(__AVX__)
-constexpr int kVecBytes = 32;
-#else
-constexpr int kVecBytes = 16;
-#endif
+// GCC vector types of the level's native width (vec_clones.h's
+// kVecBytes: these files are compiled once per instruction-set level): the
+// row folds below keep their lanes in registers with them. Written as
+// `omp simd` loops over lane arrays, GCC kept the lanes on the stack and
+// folded them with scalar loads (amax over rows of 64: 37 us, now 20).
 template <class T, int B>
 struct VecOf {
   typedef T type __attribute__((vector_size(B)));
@@ -287,7 +279,7 @@ FASTT_VEC_INLINE T row_extreme(const T* x, int64_t n, T init) {
     } else {
       T s = init;
       for (int64_t i = 0; i < n; ++i)
-        s = ((IsMax ? x[i] > s : x[i] < s) | (x[i] != x[i])) ? x[i] : s;
+        s = pick_nan<IsMax>(s, x[i]);
       return s;
     }
   }

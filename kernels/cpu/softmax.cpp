@@ -66,7 +66,7 @@ struct SoftmaxK {
       const T* xr = x + i * inner;
       for (int64_t j = 0; j < w; ++j) {
         A v = A(xr[j]);
-        mx[j] = ((v > mx[j]) | (v != v)) ? v : mx[j];
+        mx[j] = pick_nan<true>(mx[j], v);
       }
     }
     for (int64_t i = 0; i < n; ++i) {

@@ -33,3 +33,20 @@
 #else
 #define FASTT_VEC_INLINE inline
 #endif
+
+namespace fastt {
+namespace cpu {
+// The native vector width of this translation unit's instruction set, in
+// bytes: the files compiled once per level (FASTT_ISA_LEVEL_BUILD) see
+// their level's; the baseline build SSE2's 16 (and 16 off x86: NEON).
+// The one ladder over the ISA macros: the row folds' vector types
+// (reduce_spans.h) and the streaming stores' block (loop.h) derive from it.
+#if defined(__AVX512F__)
+constexpr int kVecBytes = 64;
+#elif defined(__AVX__)
+constexpr int kVecBytes = 32;
+#else
+constexpr int kVecBytes = 16;
+#endif
+}  // namespace cpu
+}  // namespace fastt

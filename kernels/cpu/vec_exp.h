@@ -239,10 +239,14 @@ FASTT_VEC_INLINE float vec_normal_cdf(float x) {
   return x < 0.0f ? h : 1.0f - h;
 }
 
-// NaN-propagating max step used by the row reductions.
-template <class A>
-FASTT_VEC_INLINE A max_nan(A m, A v) {
-  return ((v > m) | (v != v)) ? v : m;
+// The NaN-propagating step of a max (IsMax) or min: v where it is past m
+// or a NaN, as torch's max/min (a NaN anywhere wins). A compare, a NaN
+// compare, an or and a blend, all vectorizable (branches neither vectorize
+// nor predict on random data). Where a loop can, a plain select with the
+// NaNs noted on the side is cheaper (reduce_spans.h's extreme_span).
+template <bool IsMax, class A>
+FASTT_VEC_INLINE A pick_nan(A m, A v) {
+  return ((IsMax ? v > m : v < m) | (v != v)) ? v : m;
 }
 
 }  // namespace cpu
