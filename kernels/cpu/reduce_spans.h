@@ -176,14 +176,33 @@ FASTT_VEC_CLONES T extreme_span(const T* x, int64_t n, T init) {
 // row); row_extreme (below) uses vector types.
 constexpr int64_t kMaxRow = 16384;
 constexpr int64_t kRowBatch = 64;  // rows a call takes at most
-template <class Map>
-FASTT_VEC_CLONES void sum_rows(const float* const* rows, int64_t count,
+template <class Map, class T = float>
+FASTT_VEC_CLONES void sum_rows(const T* const* rows, int64_t count,
                                int64_t n, double* out) {
   constexpr int L = 16;  // one AVX-512 vector of floats
+  constexpr bool kHalf = kIsHalfFloat<T>;
   const Map map{};
+  // float16/bfloat16 rows: each step of L elements converted into a
+  // buffer first (F16C for float16: Half's portable conversion neither
+  // inlines nor vectorizes), rows under two vectors whole.
+  float cv[kHalf ? 4 * L : 1];
+  const auto step = [&](const T* p, int j) -> const float* {
+    if constexpr (kHalf) {
+      to_float_block(p, cv + j * L, L);
+      return cv + j * L;
+    } else {
+      return p;
+    }
+  };
   if (n < 2 * L) {  // two chains in double (measured: faster under 32)
     for (int64_t r = 0; r < count; ++r) {
-      const float* x = rows[r];
+      const float* x;
+      if constexpr (kHalf) {
+        to_float_block(rows[r], cv, n);
+        x = cv;
+      } else {
+        x = rows[r];
+      }
       double t0 = 0, t1 = 0;
       int64_t i = 0;
       for (; i + 2 <= n; i += 2) {
@@ -196,23 +215,28 @@ FASTT_VEC_CLONES void sum_rows(const float* const* rows, int64_t count,
     return;
   }
   for (int64_t r = 0; r < count; ++r) {
-    const float* x = rows[r];
+    const T* x = rows[r];
     double d[L] = {};
     int64_t i = 0;
     for (; i + 4 * L <= n; i += 4 * L) {
+      const float* x0 = step(x + i, 0);
+      const float* x1 = step(x + i + L, 1);
+      const float* x2 = step(x + i + 2 * L, 2);
+      const float* x3 = step(x + i + 3 * L, 3);
 #pragma omp simd
       for (int k = 0; k < L; ++k) {
-        const float a = map(x[i + k]) + map(x[i + 2 * L + k]);
-        const float b = map(x[i + L + k]) + map(x[i + 3 * L + k]);
+        const float a = map(x0[k]) + map(x2[k]);
+        const float b = map(x1[k]) + map(x3[k]);
         d[k] += double(a + b);
       }
     }
     for (; i + L <= n; i += L) {
+      const float* x0 = step(x + i, 0);
 #pragma omp simd
-      for (int k = 0; k < L; ++k) d[k] += double(map(x[i + k]));
+      for (int k = 0; k < L; ++k) d[k] += double(map(x0[k]));
     }
     if (i < n) {  // the last L elements, those already added masked out
-      const float* t = x + n - L;
+      const float* t = step(x + n - L, 0);
       const int64_t skip = L - (n - i);
 #pragma omp simd
       for (int k = 0; k < L; ++k) d[k] += k < skip ? 0.0 : double(map(t[k]));

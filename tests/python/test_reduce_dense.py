@@ -106,6 +106,32 @@ def test_whole_sum_and_norm_against_float64(dt, n):
         assert abs(g - want) <= tol, (g, want)
 
 
+@pytest.mark.parametrize("dt", ["float16", "bfloat16"])
+@pytest.mark.parametrize("shape", [(130, 5), (130, 40), (70, 64), (3, 1000),
+                                   (200, 1), (200, 63), (9, 65), (33, 130)])
+def test_half_rows_in_batches_and_columns(dt, shape):
+    # float16/bfloat16 rows go through sum_rows in batches of 64 rows, each
+    # step converted to float32 first; columns (dim 0) convert each block of
+    # up to 64 outputs per reduced row. A NaN in one row and one column.
+    rng = np.random.default_rng(shape[0] * 1000 + shape[1])
+    a = (rng.standard_normal(shape) + 0.5).astype(np.float32)
+    a[shape[0] // 2, shape[1] - 1] = np.nan
+    f, t = _pair(a, dt)
+    ref = t.double().numpy()
+    for dim in (-1, 0):
+        want = ref.sum(dim)
+        scale = np.nan_to_num(np.abs(ref)).sum(dim)
+        for got, w, div in ((f.sum(dim), want, 1),
+                            (f.mean(dim), want / shape[dim], shape[dim])):
+            g = _f64(got)
+            np.testing.assert_array_equal(np.isnan(g), np.isnan(w))
+            ok = ~np.isnan(w)
+            tol = ULP[dt] * np.abs(w[ok]) + 1e-6 * scale[ok] / div
+            assert (np.abs(g[ok] - w[ok]) <= tol).all(), (dim, g, w)
+        np.testing.assert_array_equal(_f64(f.amax(dim)),
+                                      t.amax(dim).double().numpy())
+
+
 def test_strided_rows_and_columns_take_the_generic_path():
     rng = np.random.default_rng(1)
     a = rng.standard_normal((70, 90)).astype(np.float32)
