@@ -32,10 +32,10 @@ using M = opmath_t<T>;
 // rather than the generic 8-lane loop in reduce_run (per-row float32 sums
 // ran 1.6-3x torch's, per-row max/min 10-14x: the 8 lanes of a
 // NaN-propagating select stayed scalar); rows(): a batch of dense rows of
-// up to kMaxRow elements.
+// up to kMaxRow elements; cols() (where kCols): a block of dense columns.
 template <class R, class T>
 struct DenseRun {
-  static constexpr bool kHas = false;
+  static constexpr bool kHas = false, kCols = false;
 };
 // float32, and float16/bfloat16 (whose runs reduce_run converts to float32
 // blocks before it gets here; their row batches convert in sum_rows).
@@ -43,6 +43,7 @@ template <class T>
 struct DenseRun<reduce_ops::SumR<double>, T> {
   static constexpr bool kHas =
       std::is_same<T, float>::value || kIsHalfFloat<T>;
+  static constexpr bool kCols = kHas;
   static constexpr int64_t kMin = 128;  // shorter: the 8 lanes below win
   static double run(const T* x, int64_t n) {
     return sum_span<Identity, T>(x, n);
@@ -51,10 +52,15 @@ struct DenseRun<reduce_ops::SumR<double>, T> {
                    double* out) {
     sum_rows<Identity, T>(p, count, n, out);
   }
+  static void cols(const T* x, int64_t rs, int64_t rows, int64_t n,
+                   double* acc) {
+    sum_cols<Identity, T>(x, rs, rows, n, acc);
+  }
 };
 template <class V, bool IsMax>
 struct DenseRun<reduce_ops::ExtremeR<V, IsMax>, V> {
   static constexpr bool kHas = std::is_floating_point<V>::value;
+  static constexpr bool kCols = false;
   static constexpr int64_t kMin = 32;
   static V run(const V* x, int64_t n) {
     return extreme_span<V, IsMax>(x, n, reduce_ops::ExtremeR<V, IsMax>{}.init());
@@ -68,7 +74,7 @@ struct DenseRun<reduce_ops::ExtremeR<V, IsMax>, V> {
 template <>
 struct DenseRun<reduce_ops::LogSumExpR<float>, float> {
   using S = reduce_ops::LseState<float>;
-  static constexpr bool kHas = true;
+  static constexpr bool kHas = true, kCols = false;
   static constexpr int64_t kMin = 16;
   static S run(const float* x, int64_t n) {
     S s;
@@ -303,8 +309,11 @@ void reduce(const Tensor& in, IntList dims, const R& r, W&& write,
 
   // The innermost kept dim is denser than any reduced dim: keep a block of
   // accumulators along it and sweep the reduced elements once per block.
-  constexpr int64_t B = 64;
+  constexpr int64_t B = kColBlock;
   const int64_t K = g.ksize[nk - 1], ks = g.kstride[nk - 1];
+  // one reduced dim over dense columns: rows of a matrix, summed a block
+  // of columns at a time (DenseRun::cols)
+  const bool dense_cols = DenseRun<R, T>::kCols && ks == 1 && g.nr == 1;
   parallel_for(0, g.n_out, grain, [&](int64_t ob, int64_t oe) {
     S acc[B];
     int64_t pos = ob;
@@ -317,7 +326,10 @@ void reduce(const Tensor& in, IntList dims, const R& r, W&& write,
       }
       const int64_t n = std::min({B, K - j, oe - pos});
       for (int64_t i = 0; i < n; ++i) acc[i] = r.init();
-      if (ks == 1) {
+      if (dense_cols) {
+        if constexpr (DenseRun<R, T>::kCols)
+          DenseRun<R, T>::cols(base, g.rstride[0], g.rsize[0], n, acc);
+      } else if (ks == 1) {
         for_each_reduced(g, [&](int64_t off, int64_t ridx) {
           const T* q = base + off;
           if constexpr (kIsHalfFloat<T>) {

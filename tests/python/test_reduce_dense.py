@@ -106,19 +106,21 @@ def test_whole_sum_and_norm_against_float64(dt, n):
         assert abs(g - want) <= tol, (g, want)
 
 
-@pytest.mark.parametrize("dt", ["float16", "bfloat16"])
+@pytest.mark.parametrize("dt", ["float32", "float16", "bfloat16"])
 @pytest.mark.parametrize("shape", [(130, 5), (130, 40), (70, 64), (3, 1000),
-                                   (200, 1), (200, 63), (9, 65), (33, 130)])
-def test_half_rows_in_batches_and_columns(dt, shape):
-    # float16/bfloat16 rows go through sum_rows in batches of 64 rows, each
-    # step converted to float32 first; columns (dim 0) convert each block of
-    # up to 64 outputs per reduced row. A NaN in one row and one column.
-    rng = np.random.default_rng(shape[0] * 1000 + shape[1])
+                                   (200, 1), (200, 63), (9, 65), (33, 130),
+                                   (3, 66, 70)])
+def test_rows_in_batches_and_columns(dt, shape):
+    # rows go through sum_rows in batches of 64 rows (float16/bfloat16 each
+    # step converted to float32 first); columns (dim -2: four rows at a
+    # time, the rest one by one) through sum_cols in blocks of 64 outputs,
+    # the last block narrower. A NaN in one row and one column.
+    rng = np.random.default_rng(shape[-2] * 1000 + shape[-1])
     a = (rng.standard_normal(shape) + 0.5).astype(np.float32)
-    a[shape[0] // 2, shape[1] - 1] = np.nan
+    a[..., shape[-2] // 2, shape[-1] - 1] = np.nan
     f, t = _pair(a, dt)
     ref = t.double().numpy()
-    for dim in (-1, 0):
+    for dim in (-1, -2):
         want = ref.sum(dim)
         scale = np.nan_to_num(np.abs(ref)).sum(dim)
         for got, w, div in ((f.sum(dim), want, 1),
