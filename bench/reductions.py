@@ -1,9 +1,10 @@
 """Reductions over the last dim of float32 matrices of 256K elements, row
-lengths from 8 to 4096 (plus 16K, 256K and 1M for whole-row folds):
+lengths from 8 to 16K, then over the first dim (columns: a bias
+gradient's sum(0)) for widths 8 to 4096, and float16 sums both ways:
 fastt, torch and NumPy side by side, one thread, medians of interleaved
 repeats (bench.common.interleaved). Short rows are where the per-row setup
 and fold of a reduction decide (kernels/cpu/reduce_spans.h: sum_rows,
-extreme_rows, lse_rows).
+extreme_rows, lse_rows, sum_cols).
 
     python -m bench.reductions [--quick]
 
@@ -17,7 +18,20 @@ if __package__ in (None, ""):  # run as a script: make `bench` importable
 from bench import common  # noqa: E402
 
 ROWS = (8, 16, 33, 64, 128, 256, 257, 1024, 4096, 16384)
+COLS = (8, 64, 100, 512, 4096)
 TOTAL = 1 << 18
+
+
+def col_ops(lib):
+    """(name, function) reducing dim 0 (NumPy's max for amax)."""
+    amax = (lambda x: x.max(0)) if lib == "numpy" else (lambda x: x.amax(0))
+    return [("sum(0)", lambda x: x.sum(0)), ("mean(0)", lambda x: x.mean(0)),
+            ("amax(0)", amax)]
+
+
+def half_ops(lib):
+    """float16 sums over the last and the first dim."""
+    return [("f16 sum", lambda x: x.sum(-1)), ("f16 sum(0)", lambda x: x.sum(0))]
 
 
 def ops(lib):
@@ -63,14 +77,34 @@ def run(quick=False):
             st = common.interleaved(samplers, repeats, target)
             res[f"{name}/{n}"] = {lib: st[lib]["median"] * 1e6 for lib in st}
         common.log(f"reductions: rows of {n} done")
+    for n in COLS:
+        a = np.random.default_rng(n).standard_normal(
+            (TOTAL // n, n)).astype(np.float32)
+        h = a.astype(np.float16)
+        for table, x in ((col_ops, {"fastt": fastt.from_numpy(a.copy()),
+                                    "torch": torch.from_numpy(a.copy()),
+                                    "numpy": a.copy()}),
+                         (half_ops, {"fastt": fastt.from_numpy(
+                                         a.copy()).to(fastt.float16),
+                                     "torch": torch.from_numpy(h.copy()),
+                                     "numpy": h.copy()})):
+            fns = {lib: table(lib) for lib in libs}
+            for i, (name, _) in enumerate(fns["fastt"]):
+                samplers = {lib: common.loop_sampler(
+                    (lambda f=fns[lib][i][1], v=x[lib]: f(v))) for lib in libs}
+                st = common.interleaved(samplers, repeats, target)
+                res[f"{name}/{n}"] = {lib: st[lib]["median"] * 1e6
+                                      for lib in st}
+        common.log(f"reductions: width {n} done")
     return {"isa": fastt._C._cpu_isa()["in_use"], "us": res,
             "others_busy": common.others_busy()}
 
 
 def markdown(res):
-    lines = [f"Reductions over the last dim of float32 [{TOTAL} / n, n], "
-             f"one thread, µs per call (median of interleaved repeats); "
-             f"fastt's kernels at {res['isa']}.", "",
+    lines = [f"Reductions of float32 [{TOTAL} / n, n] (float16 where "
+             f"named) over the last dim, or the first where the op says "
+             f"(0), one thread, µs per call (median of interleaved "
+             f"repeats); fastt's kernels at {res['isa']}.", "",
              "| op | row length n | fastt | torch | NumPy | fastt/torch |",
              "|---|---|---|---|---|---|"]
     for key, d in res["us"].items():

@@ -251,11 +251,24 @@ FASTT_VEC_CLONES void sum_rows(const T* const* rows, int64_t count,
 // (2 + 2, as sum_rows) and then into the double accumulators: row by row
 // in double, the accumulators' loads and stores bound the loop (float32
 // sum(0) of 4096x64 1.57x torch's time, float16 3x). float16/bfloat16 rows
-// are converted first.
+// are converted first. Dense matrices narrower than a block are read as
+// wider ones.
 constexpr int64_t kColBlock = 64;
 template <class Map, class T = float>
 FASTT_VEC_CLONES void sum_cols(const T* x, int64_t rs, int64_t rows,
                                int64_t n, double* acc) {
+  if (rs == n && n <= kColBlock / 2 && rows >= 4 * (kColBlock / n)) {
+    // A narrow dense matrix (8 columns: a loop of 8 lanes per row ran 2.2x
+    // torch's time, 3 columns 2.1x) as one of W = kColBlock / n * n
+    // columns, each of its rows W / n of the original's: column k's sum is
+    // that of the wide columns k, k + n, k + 2n, ...
+    const int64_t per = kColBlock / n, w = per * n, wide_rows = rows / per;
+    double wide[kColBlock] = {};
+    sum_cols<Map, T>(x, w, wide_rows, w, wide);
+    for (int64_t k = 0; k < w; ++k) acc[k % n] += wide[k];
+    x += wide_rows * per * rs;
+    rows -= wide_rows * per;
+  }
   const Map map{};
   float cv[kIsHalfFloat<T> ? 4 * kColBlock : 1];
   // whole blocks with a constant width: the conversions and lane loops

@@ -109,12 +109,15 @@ def test_whole_sum_and_norm_against_float64(dt, n):
 @pytest.mark.parametrize("dt", ["float32", "float16", "bfloat16"])
 @pytest.mark.parametrize("shape", [(130, 5), (130, 40), (70, 64), (3, 1000),
                                    (200, 1), (200, 63), (9, 65), (33, 130),
-                                   (3, 66, 70)])
+                                   (3, 66, 70), (1000, 3), (1001, 8),
+                                   (257, 12), (40, 5), (999, 32), (300, 2)])
 def test_rows_in_batches_and_columns(dt, shape):
     # rows go through sum_rows in batches of 64 rows (float16/bfloat16 each
     # step converted to float32 first); columns (dim -2: four rows at a
     # time, the rest one by one) through sum_cols in blocks of 64 outputs,
-    # the last block narrower. A NaN in one row and one column.
+    # the last block narrower; matrices of up to 32 columns read as ones
+    # of up to 64, the rows left over after them one by one (40 x 5: too
+    # few rows for that). A NaN in one row and one column.
     rng = np.random.default_rng(shape[-2] * 1000 + shape[-1])
     a = (rng.standard_normal(shape) + 0.5).astype(np.float32)
     a[..., shape[-2] // 2, shape[-1] - 1] = np.nan
@@ -157,13 +160,17 @@ def test_two_threads_give_the_same_fold():
             for dt in ("float16", "bfloat16", "float32"):
                 f, _ = _pair(a, dt)
                 out[th, dt] = (float(_f64(f.sum())), float(_f64(f.amax())),
-                               _f64(f.view(3, -1).sum(-1)).tolist())
+                               _f64(f.view(3, -1).sum(-1)).tolist(),
+                               [_f64(f[:300_000].view(-1, w).sum(0))
+                                for w in (3, 8, 100, 1000)])
         for dt in ("float16", "bfloat16", "float32"):
-            s1, m1, r1 = out[1, dt]
-            s2, m2, r2 = out[2, dt]
+            s1, m1, r1, c1 = out[1, dt]
+            s2, m2, r2, c2 = out[2, dt]
             assert m1 == m2
             assert abs(s1 - s2) <= 1e-6 * np.abs(a).sum()
             np.testing.assert_allclose(r1, r2, rtol=1e-6, atol=1e-3)
+            for x, y in zip(c1, c2):  # columns: split by blocks of columns
+                np.testing.assert_allclose(x, y, rtol=1e-6, atol=1e-3)
     finally:
         fastt.set_num_threads(old)
 
