@@ -58,43 +58,36 @@ def run(quick=False):
     torch.set_num_threads(1)
     repeats = 5 if quick else 11
     target = 0.01 if quick else 0.03
-    libs = {"fastt": fastt, "torch": torch, "numpy": None}
+    libs = ("fastt", "torch", "numpy")
     res = {}
+
+    def measure(table, args, n):
+        """Times each op of table(lib) on args[lib], interleaved."""
+        fns = {lib: table(lib) for lib in libs}
+        for i, (name, _) in enumerate(fns["fastt"]):
+            samplers = {lib: common.loop_sampler(
+                (lambda f=fns[lib][i][1], x=args[lib]: f(x)))
+                for lib in libs if fns[lib][i][1] is not None}
+            st = common.interleaved(samplers, repeats, target)
+            res[f"{name}/{n}"] = {lib: st[lib]["median"] * 1e6 for lib in st}
+
     for n in ROWS:
         a = np.random.default_rng(n).standard_normal(
             (TOTAL // n, n)).astype(np.float32)
         args = {"fastt": fastt.from_numpy(a.copy()),
                 "torch": torch.from_numpy(a.copy()), "numpy": a.copy()}
-        fns = {lib: ops(lib) for lib in libs}
-        for i, (name, _) in enumerate(fns["fastt"]):
-            samplers = {}
-            for lib in libs:
-                f = fns[lib][i][1]
-                if f is None:
-                    continue
-                samplers[lib] = common.loop_sampler(
-                    (lambda f=f, x=args[lib]: f(x)))
-            st = common.interleaved(samplers, repeats, target)
-            res[f"{name}/{n}"] = {lib: st[lib]["median"] * 1e6 for lib in st}
+        measure(ops, args, n)
         common.log(f"reductions: rows of {n} done")
     for n in COLS:
         a = np.random.default_rng(n).standard_normal(
             (TOTAL // n, n)).astype(np.float32)
         h = a.astype(np.float16)
-        for table, x in ((col_ops, {"fastt": fastt.from_numpy(a.copy()),
-                                    "torch": torch.from_numpy(a.copy()),
-                                    "numpy": a.copy()}),
-                         (half_ops, {"fastt": fastt.from_numpy(
-                                         a.copy()).to(fastt.float16),
-                                     "torch": torch.from_numpy(h.copy()),
-                                     "numpy": h.copy()})):
-            fns = {lib: table(lib) for lib in libs}
-            for i, (name, _) in enumerate(fns["fastt"]):
-                samplers = {lib: common.loop_sampler(
-                    (lambda f=fns[lib][i][1], v=x[lib]: f(v))) for lib in libs}
-                st = common.interleaved(samplers, repeats, target)
-                res[f"{name}/{n}"] = {lib: st[lib]["median"] * 1e6
-                                      for lib in st}
+        measure(col_ops, {"fastt": fastt.from_numpy(a.copy()),
+                          "torch": torch.from_numpy(a.copy()),
+                          "numpy": a.copy()}, n)
+        measure(half_ops, {"fastt": fastt.from_numpy(a.copy()).to(fastt.float16),
+                           "torch": torch.from_numpy(h.copy()),
+                           "numpy": h.copy()}, n)
         common.log(f"reductions: width {n} done")
     return {"isa": fastt._C._cpu_isa()["in_use"], "us": res,
             "others_busy": common.others_busy()}

@@ -268,7 +268,7 @@ void reduce(const Tensor& in, IntList dims, const R& r, W&& write,
   }
 
   const int nk = g.nk;
-  int64_t grain =
+  const int64_t grain =
       std::max<int64_t>(1, kGrainSize / std::max<int64_t>(g.n_red, 1));
   int64_t min_rstride = g.rstride[0];
   for (int d = 1; d < g.nr; ++d)
@@ -314,11 +314,11 @@ void reduce(const Tensor& in, IntList dims, const R& r, W&& write,
   // one reduced dim over dense columns: rows of a matrix, summed a block
   // of columns at a time (DenseRun::cols)
   const bool dense_cols = DenseRun<R, T>::kCols && ks == 1 && g.nr == 1;
-  // and a thread's share at least a block wide (or the whole row): split
-  // finer, each thread read every row for a few lanes (a sum over dim 0 of
-  // [65536, 4] with 2 threads took 7x the time of one)
-  if (dense_cols) grain = std::max(grain, std::min(K, kColBlock));
-  parallel_for(0, g.n_out, grain, [&](int64_t ob, int64_t oe) {
+  // A thread's share at least a block wide (or the whole kept row): split
+  // finer, every thread read every reduced row for a few lanes (a sum over
+  // dim 0 of [65536, 4] with 2 threads took 7x the time of one).
+  const int64_t col_grain = std::max(grain, std::min(K, B));
+  parallel_for(0, g.n_out, col_grain, [&](int64_t ob, int64_t oe) {
     S acc[B];
     int64_t pos = ob;
     while (pos < oe) {

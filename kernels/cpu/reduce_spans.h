@@ -23,6 +23,20 @@ using cpu::to_float_block;
 using cpu::pick_nan;
 using cpu::vec_exp_bounded;
 
+// n elements of p as float32: p itself, or float16/bfloat16 converted
+// into buf (F16C for float16: Half's portable conversion neither inlines
+// nor vectorizes).
+template <class T>
+FASTT_VEC_INLINE const float* as_floats(const T* p, float* buf, int64_t n) {
+  if constexpr (kIsHalfFloat<T>) {
+    to_float_block(p, buf, n);
+    return buf;
+  } else {
+    static_assert(std::is_same<T, float>::value, "float32 or 16-bit");
+    return p;
+  }
+}
+
 // The L (64 or 16) lanes of the spans below into one, halving with
 // constant trip counts so each step is a few full-width vector operations.
 // Written as a loop over a halving bound (or as eight columns of eight)
@@ -180,29 +194,16 @@ template <class Map, class T = float>
 FASTT_VEC_CLONES void sum_rows(const T* const* rows, int64_t count,
                                int64_t n, double* out) {
   constexpr int L = 16;  // one AVX-512 vector of floats
-  constexpr bool kHalf = kIsHalfFloat<T>;
   const Map map{};
-  // float16/bfloat16 rows: each step of L elements converted into a
-  // buffer first (F16C for float16: Half's portable conversion neither
-  // inlines nor vectorizes), rows under two vectors whole.
-  float cv[kHalf ? 4 * L : 1];
-  const auto step = [&](const T* p, int j) -> const float* {
-    if constexpr (kHalf) {
-      to_float_block(p, cv + j * L, L);
-      return cv + j * L;
-    } else {
-      return p;
-    }
+  // float16/bfloat16 rows: each step of L elements converted first, rows
+  // under two vectors whole
+  float cv[kIsHalfFloat<T> ? 4 * L : 1];
+  const auto step = [&](const T* p, int j) {
+    return as_floats(p, cv + j * L, L);
   };
   if (n < 2 * L) {  // two chains in double (measured: faster under 32)
     for (int64_t r = 0; r < count; ++r) {
-      const float* x;
-      if constexpr (kHalf) {
-        to_float_block(rows[r], cv, n);
-        x = cv;
-      } else {
-        x = rows[r];
-      }
+      const float* x = as_floats(rows[r], cv, n);
       double t0 = 0, t1 = 0;
       int64_t i = 0;
       for (; i + 2 <= n; i += 2) {
@@ -276,13 +277,8 @@ FASTT_VEC_CLONES void sum_cols(const T* x, int64_t rs, int64_t rows,
   // 20.1 -> 11.4)
   const auto body = [&](auto width) {
     const int64_t w = width;
-    const auto row = [&](int64_t r, int j) -> const float* {
-      if constexpr (kIsHalfFloat<T>) {
-        to_float_block(x + r * rs, cv + j * kColBlock, w);
-        return cv + j * kColBlock;
-      } else {
-        return x + r * rs;
-      }
+    const auto row = [&](int64_t r, int j) {
+      return as_floats(x + r * rs, cv + j * kColBlock, w);
     };
     int64_t r = 0;
     for (; r + 4 <= rows; r += 4) {
@@ -325,7 +321,7 @@ FASTT_VEC_INLINE V vload(const void* p) {
   return v;
 }
 template <bool IsMax, class V>
-FASTT_VEC_INLINE V vpick(V a, V b) {  // no NaN handling: see row_extreme
+FASTT_VEC_INLINE V vpick(V a, V b) {  // vectors or scalars; no NaN handling
   return (IsMax ? b > a : b < a) ? b : a;
 }
 // The lanes of v into one value, halving the vector down to 16 bytes.
@@ -341,7 +337,7 @@ FASTT_VEC_INLINE T vfold(Vec<T, B> v) {
     T a[W];
     std::memcpy(a, &v, 16);
     T r = a[0];
-    for (int k = 1; k < W; ++k) r = (IsMax ? a[k] > r : a[k] < r) ? a[k] : r;
+    for (int k = 1; k < W; ++k) r = vpick<IsMax>(r, a[k]);
     return r;
   }
 }
