@@ -50,7 +50,7 @@ struct DenseRun<reduce_ops::SumR<double>, T> {
   }
   static void rows(const T* const* p, int64_t count, int64_t n,
                    double* out) {
-    sum_rows<Identity, T>(p, count, n, out);
+    sum_rows<T>(p, count, n, out);
   }
   static void cols(const T* x, int64_t rs, int64_t rows, int64_t n,
                    double* acc) {

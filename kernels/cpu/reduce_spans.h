@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+#include <utility>
 
 #include "kernels/cpu/half_block.h"
 #include "kernels/cpu/vec_clones.h"
@@ -175,6 +176,56 @@ FASTT_VEC_CLONES T extreme_span(const T* x, int64_t n, T init) {
   return any ? T(NAN) : fold_lanes<L>(acc, pick);
 }
 
+// GCC vector types of the level's native width (vec_clones.h's
+// kVecBytes: these files are compiled once per instruction-set level): the
+// row folds below keep their lanes in registers with them. Written as
+// `omp simd` loops over lane arrays, GCC kept the lanes on the stack and
+// folded them with scalar loads (amax over rows of 64: 37 us, now 20).
+template <class T, int B>
+struct VecOf {
+  typedef T type __attribute__((vector_size(B)));
+};
+template <class T, int B = kVecBytes>
+using Vec = typename VecOf<T, B>::type;
+template <class V>
+FASTT_VEC_INLINE V vload(const void* p) {
+  V v;
+  std::memcpy(&v, p, sizeof(V));
+  return v;
+}
+template <bool IsMax, class V>
+FASTT_VEC_INLINE V vpick(V a, V b) {  // vectors or scalars; no NaN handling
+  return (IsMax ? b > a : b < a) ? b : a;
+}
+// The low and high halves of v (shuffles: through memory, a wide store
+// read back as narrower loads stalls store forwarding, most of the fold).
+template <class T, int B, size_t Off, size_t... I>
+FASTT_VEC_INLINE Vec<T, B / 2> vhalf(const Vec<T, B>& v,
+                                     std::index_sequence<I...>) {
+  return __builtin_shufflevector(v, v, (I + Off)...);
+}
+template <class T, int B>
+FASTT_VEC_INLINE Vec<T, B / 2> vlo(const Vec<T, B>& v) {
+  return vhalf<T, B, 0>(v, std::make_index_sequence<B / 2 / sizeof(T)>{});
+}
+template <class T, int B>
+FASTT_VEC_INLINE Vec<T, B / 2> vhi(const Vec<T, B>& v) {
+  return vhalf<T, B, B / 2 / sizeof(T)>(
+      v, std::make_index_sequence<B / 2 / sizeof(T)>{});
+}
+// The lanes of v into one value by c (vectors and scalars alike), halving.
+template <class T, int B, class C>
+FASTT_VEC_INLINE T vreduce(Vec<T, B> v, C c) {
+  if constexpr (B > int(sizeof(T)))
+    return vreduce<T, B / 2>(c(vlo<T, B>(v), vhi<T, B>(v)), c);
+  else
+    return v[0];
+}
+template <bool IsMax, class T, int B>
+FASTT_VEC_INLINE T vfold(Vec<T, B> v) {
+  return vreduce<T, B>(v, [](auto a, auto b) { return vpick<IsMax>(a, b); });
+}
+
 // Batches of dense rows of up to kMaxRow elements (a sum, max/min or
 // logsumexp over the last dim): one vector's worth of lanes per row rather
 // than the spans' 64, whose setup and fold outweighed a row of 64 (sum(-1)
@@ -183,67 +234,72 @@ FASTT_VEC_CLONES T extreme_span(const T* x, int64_t n, T init) {
 // four vectors fold as a tree into the lanes (a sum adds 2 + 2 in float,
 // then in double, as sum_span; max/min note NaNs on the side, as
 // extreme_span), and the tail is the row's last vector, its lanes already
-// taken masked out of a sum (max/min are idempotent). Sums under two
-// vectors take two chains in double; through reduce_span one by one, rows
-// of 8 ran 2.5x torch. sum_rows' lane loops need `omp simd` (GCC otherwise
-// unrolled the lanes into scalar code: amax over rows of 64 took 260 ns a
-// row); row_extreme (below) uses vector types.
+// taken masked out of a sum (max/min are idempotent). Rows shorter than a
+// vector take half the width, down to 16 bytes, then a scalar loop; through
+// reduce_span one by one, rows of 8 ran 2.5x torch. The lanes live in
+// vector types: as `omp simd` loops over lane arrays GCC kept them on the
+// stack and folded them with scalar loads (sum(-1) over rows of 33 took
+// 2.1x torch's time, 64 1.6x, 257 1.3x).
 constexpr int64_t kMaxRow = 16384;
 constexpr int64_t kRowBatch = 64;  // rows a call takes at most
-template <class Map, class T = float>
+// One row's sum; float16/bfloat16 steps are converted into cv (4 vectors).
+template <class T, int B = kVecBytes>
+FASTT_VEC_INLINE double row_sum(const T* x, int64_t n, float* cv) {
+  constexpr int W = B / 4;
+  using F = Vec<float, B>;
+  using D = Vec<double, B>;
+  if (n < W) {
+    if constexpr (B > 16) {
+      return row_sum<T, B / 2>(x, n, cv);
+    } else {
+      const float* p = as_floats(x, cv, n);
+      double t = 0;
+      for (int64_t i = 0; i < n; ++i) t += double(p[i]);
+      return t;
+    }
+  }
+  const auto step = [&](int64_t i, int j) {
+    return vload<F>(as_floats(x + i, cv + j * W, W));
+  };
+  const auto plus = [](auto p, auto q) { return p + q; };
+  // From i: up to three whole vectors and the last W elements (those
+  // already taken masked out), added in float as one block.
+  const auto rest = [&](int64_t i) {
+    F r = F{};
+    for (int j = 0; i + W <= n; i += W, ++j) r += step(i, j);
+    if (i < n) {
+      Vec<int32_t, B> lane;
+      for (int k = 0; k < W; ++k) lane[k] = k;
+      const F t = step(n - W, 3);
+      r += lane >= int32_t(W - (n - i)) ? t : F{};
+    }
+    return r;
+  };
+  // A row under four vectors: its lanes fold in float as well (a tree of
+  // four levels after at most four additions, inside torch's error; the
+  // double fold was most of a row of 16 or 33: 1.2x torch's time).
+  if (n < 4 * W) return double(vreduce<float, B>(rest(0), plus));
+  // the lanes in double: two vectors, the float vector's halves
+  D d0 = D{}, d1 = D{};
+  const auto add = [&](F v) {  // (converting the halves: 128-bit pieces)
+    const Vec<double, 2 * B> w = __builtin_convertvector(v, Vec<double, 2 * B>);
+    d0 += vlo<double, 2 * B>(w);
+    d1 += vhi<double, 2 * B>(w);
+  };
+  int64_t i = 0;
+  for (; i + 4 * W <= n; i += 4 * W) {
+    const F a = step(i, 0) + step(i + 2 * W, 2);
+    const F b = step(i + W, 1) + step(i + 3 * W, 3);
+    add(a + b);
+  }
+  if (i < n) add(rest(i));
+  return vreduce<double, B>(d0 + d1, plus);
+}
+template <class T = float>
 FASTT_VEC_CLONES void sum_rows(const T* const* rows, int64_t count,
                                int64_t n, double* out) {
-  constexpr int L = 16;  // one AVX-512 vector of floats
-  const Map map{};
-  // float16/bfloat16 rows: each step of L elements converted first, rows
-  // under two vectors whole
-  float cv[kIsHalfFloat<T> ? 4 * L : 1];
-  const auto step = [&](const T* p, int j) {
-    return as_floats(p, cv + j * L, L);
-  };
-  if (n < 2 * L) {  // two chains in double (measured: faster under 32)
-    for (int64_t r = 0; r < count; ++r) {
-      const float* x = as_floats(rows[r], cv, n);
-      double t0 = 0, t1 = 0;
-      int64_t i = 0;
-      for (; i + 2 <= n; i += 2) {
-        t0 += double(map(x[i]));
-        t1 += double(map(x[i + 1]));
-      }
-      if (i < n) t0 += double(map(x[i]));
-      out[r] = t0 + t1;
-    }
-    return;
-  }
-  for (int64_t r = 0; r < count; ++r) {
-    const T* x = rows[r];
-    double d[L] = {};
-    int64_t i = 0;
-    for (; i + 4 * L <= n; i += 4 * L) {
-      const float* x0 = step(x + i, 0);
-      const float* x1 = step(x + i + L, 1);
-      const float* x2 = step(x + i + 2 * L, 2);
-      const float* x3 = step(x + i + 3 * L, 3);
-#pragma omp simd
-      for (int k = 0; k < L; ++k) {
-        const float a = map(x0[k]) + map(x2[k]);
-        const float b = map(x1[k]) + map(x3[k]);
-        d[k] += double(a + b);
-      }
-    }
-    for (; i + L <= n; i += L) {
-      const float* x0 = step(x + i, 0);
-#pragma omp simd
-      for (int k = 0; k < L; ++k) d[k] += double(map(x0[k]));
-    }
-    if (i < n) {  // the last L elements, those already added masked out
-      const float* t = step(x + n - L, 0);
-      const int64_t skip = L - (n - i);
-#pragma omp simd
-      for (int k = 0; k < L; ++k) d[k] += k < skip ? 0.0 : double(map(t[k]));
-    }
-    out[r] = fold_lanes<L>(d, [](double p, double q) { return p + q; });
-  }
+  float cv[kIsHalfFloat<T> ? kVecBytes : 1];  // 4 vectors of floats
+  for (int64_t r = 0; r < count; ++r) out[r] = row_sum<T>(rows[r], n, cv);
 }
 
 // Column sums (a sum over dim 0 of a matrix, a bias gradient): acc[j] +=
@@ -303,45 +359,6 @@ FASTT_VEC_CLONES void sum_cols(const T* x, int64_t rs, int64_t rows,
     body(n);
 }
 
-// GCC vector types of the level's native width (vec_clones.h's
-// kVecBytes: these files are compiled once per instruction-set level): the
-// row folds below keep their lanes in registers with them. Written as
-// `omp simd` loops over lane arrays, GCC kept the lanes on the stack and
-// folded them with scalar loads (amax over rows of 64: 37 us, now 20).
-template <class T, int B>
-struct VecOf {
-  typedef T type __attribute__((vector_size(B)));
-};
-template <class T, int B = kVecBytes>
-using Vec = typename VecOf<T, B>::type;
-template <class V>
-FASTT_VEC_INLINE V vload(const void* p) {
-  V v;
-  std::memcpy(&v, p, sizeof(V));
-  return v;
-}
-template <bool IsMax, class V>
-FASTT_VEC_INLINE V vpick(V a, V b) {  // vectors or scalars; no NaN handling
-  return (IsMax ? b > a : b < a) ? b : a;
-}
-// The lanes of v into one value, halving the vector down to 16 bytes.
-template <bool IsMax, class T, int B>
-FASTT_VEC_INLINE T vfold(Vec<T, B> v) {
-  if constexpr (B > 16) {
-    Vec<T, B / 2> lo, hi;
-    std::memcpy(&lo, &v, B / 2);
-    std::memcpy(&hi, reinterpret_cast<const char*>(&v) + B / 2, B / 2);
-    return vfold<IsMax, T, B / 2>(vpick<IsMax>(lo, hi));
-  } else {
-    constexpr int W = 16 / sizeof(T);
-    T a[W];
-    std::memcpy(a, &v, 16);
-    T r = a[0];
-    for (int k = 1; k < W; ++k) r = vpick<IsMax>(r, a[k]);
-    return r;
-  }
-}
-
 // max/min of one row for extreme_rows and lse_rows: one vector of lanes,
 // blocks of four vectors folded as a tree into it, the tail as the row's
 // last vector again (max and min are idempotent); NaNs are noted on the
@@ -385,10 +402,7 @@ FASTT_VEC_INLINE T row_extreme(const T* x, int64_t n, T init) {
     acc = vpick<IsMax>(acc, a);
     nan |= a != a;
   }
-  I f[W];
-  std::memcpy(f, &nan, sizeof f);
-  I any = 0;
-  for (int k = 0; k < W; ++k) any |= f[k];
+  const I any = vreduce<I, B>(nan, [](auto p, auto q) { return p | q; });
   return any ? T(NAN) : vfold<IsMax, T, B>(acc);
 }
 template <class T, bool IsMax>
