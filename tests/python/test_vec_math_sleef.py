@@ -225,7 +225,8 @@ def test_large_ranges_split_across_threads():
             got = getattr(fastt, name)(fastt.from_numpy(x.copy())).numpy()
             ref = getattr(torch, name)(torch.from_numpy(x.astype(np.float64)))
         err, _ = _ulp_error(got, ref.numpy(), np.float32)
-        assert err <= 1.5, (name, err)
+        # the row's bound (the def's ulp column)
+        assert err <= dict(UNARY)[name] + 0.01 + _NO_FMA_SLACK(), (name, err)
 
 
 @pytest.mark.parametrize("dt", ["float16", "bfloat16"])
