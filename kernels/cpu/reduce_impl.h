@@ -45,7 +45,7 @@ struct DenseRun<reduce_ops::SumR<double>, T> {
       std::is_same<T, float>::value || kIsHalfFloat<T>;
   static constexpr bool kCols = kHas;
   static constexpr int64_t kMin = 128;  // shorter: the 8 lanes below win
-  static double run(const T* x, int64_t n) {
+  static double run(const T* x, int64_t n, int64_t) {
     return sum_span<Identity, T>(x, n);
   }
   static void rows(const T* const* p, int64_t count, int64_t n,
@@ -62,7 +62,7 @@ struct DenseRun<reduce_ops::ExtremeR<V, IsMax>, V> {
   static constexpr bool kHas = std::is_floating_point<V>::value;
   static constexpr bool kCols = false;
   static constexpr int64_t kMin = 32;
-  static V run(const V* x, int64_t n) {
+  static V run(const V* x, int64_t n, int64_t) {
     return extreme_span<V, IsMax>(x, n, reduce_ops::ExtremeR<V, IsMax>{}.init());
   }
   static void rows(const V* const* p, int64_t count, int64_t n, V* out) {
@@ -71,12 +71,33 @@ struct DenseRun<reduce_ops::ExtremeR<V, IsMax>, V> {
   }
 };
 
+template <class V, bool IsMax>
+struct DenseRun<reduce_ops::ArgR<V, IsMax>, V> {
+  using S = reduce_ops::ValIdx<V>;
+  static constexpr bool kHas = std::is_floating_point<V>::value;
+  static constexpr bool kCols = false;
+  static constexpr int64_t kMin = 16;
+  static constexpr V kInit = IsMax ? -std::numeric_limits<V>::infinity()
+                                   : std::numeric_limits<V>::infinity();
+  static S run(const V* x, int64_t n, int64_t idx) {  // idx: x[0]'s index
+    S s;
+    arg_row<V, IsMax>(x, n, kInit, &s.v, &s.i);
+    s.i += idx;
+    return s;
+  }
+  static void rows(const V* const* p, int64_t count, int64_t n, S* out) {
+    V v[kRowBatch];  // count <= kRowBatch (reduce below)
+    int64_t i[kRowBatch];
+    arg_rows<V, IsMax>(p, count, n, kInit, v, i);
+    for (int64_t k = 0; k < count; ++k) out[k] = {v[k], i[k]};
+  }
+};
 template <>
 struct DenseRun<reduce_ops::LogSumExpR<float>, float> {
   using S = reduce_ops::LseState<float>;
   static constexpr bool kHas = true, kCols = false;
   static constexpr int64_t kMin = 16;
-  static S run(const float* x, int64_t n) {
+  static S run(const float* x, int64_t n, int64_t) {
     S s;
     lse_rows(&x, 1, n, &s.m, &s.s);
     return s;
@@ -113,7 +134,7 @@ inline typename R::state reduce_run(const R& r, typename R::state s,
   }
   if constexpr (DenseRun<R, T>::kHas) {
     if (stride == 1 && n >= DenseRun<R, T>::kMin)
-      return r.combine(s, DenseRun<R, T>::run(x, n));
+      return r.combine(s, DenseRun<R, T>::run(x, n, idx));
   }
   if constexpr (R::kLanes && !std::is_integral<T>::value) {
     constexpr int L = 8;
@@ -283,7 +304,7 @@ void reduce(const Tensor& in, IntList dims, const R& r, W&& write,
       SpanCursor<T> c(g, x, ob);
       if constexpr (DenseRun<R, T>::kHas) {
         if (row_batches) {  // batches of kRowBatch dense rows
-          using V = decltype(DenseRun<R, T>::run(x, 0));
+          using V = decltype(DenseRun<R, T>::run(x, 0, 0));
           const T* rows[kRowBatch];
           V res[kRowBatch];
           for (int64_t o = ob; o < oe;) {

@@ -412,6 +412,62 @@ FASTT_VEC_CLONES void extreme_rows(const T* const* rows, int64_t count,
     out[r] = row_extreme<T, IsMax>(rows[r], n, init);
 }
 
+// The first index of m in x[0, n) (of a NaN where m is NaN), m being
+// there: a vector compared at a time, the hit's lane picked without
+// branches (a scalar scan's mispredictions were most of a row of 16),
+// the tail as the row's last vector (the elements before i hold no hit).
+// Rows shorter than a vector take half the width, down to 16 bytes.
+template <class T, int B = kVecBytes>
+FASTT_VEC_INLINE int64_t find_first(const T* x, int64_t n, T m) {
+  constexpr int W = B / sizeof(T);
+  const bool nan = m != m;
+  if (n < W) {
+    if constexpr (B > 16) {
+      return find_first<T, B / 2>(x, n, m);
+    } else {
+      for (int64_t i = 0; i < n; ++i)
+        if (nan ? x[i] != x[i] : x[i] == m) return i;
+      return n - 1;  // not reached
+    }
+  }
+  using V = Vec<T, B>;
+  using I = std::conditional_t<sizeof(T) == 4, int32_t, int64_t>;
+  using IV = Vec<I, B>;
+  IV lane;
+  for (int k = 0; k < W; ++k) lane[k] = k;
+  const auto first = [&](const T* p) {  // W where no lane hits
+    const V v = vload<V>(p);
+    const IV hit = nan ? IV(v != v) : IV(v == m);
+    return vreduce<I, B>(hit ? lane : IV{} + I(W),
+                         [](auto a, auto b) { return a < b ? a : b; });
+  };
+  int64_t i = 0;
+  for (; i + W <= n; i += W) {
+    const I k = first(x + i);
+    if (k < W) return i + k;
+  }
+  return i < n ? n - W + first(x + n - W) : n - 1;
+}
+// max/min with its index (max(-1), argmax) over each of a batch of dense
+// rows: the extreme by row_extreme, then its first position (a NaN's, if
+// any: NaN wins, as the generic step's). The value is the element there
+// (-0 or +0 as the row has it). Through the generic per-element step (a
+// compare, two selects and the index per element), max with indices over
+// rows of 8-33 ran 1.2-1.4x torch's time.
+template <class T, bool IsMax>
+FASTT_VEC_INLINE void arg_row(const T* x, int64_t n, T init, T* v,
+                              int64_t* i) {
+  const int64_t k = find_first(x, n, row_extreme<T, IsMax>(x, n, init));
+  *v = x[k];
+  *i = k;
+}
+template <class T, bool IsMax>
+FASTT_VEC_CLONES void arg_rows(const T* const* rows, int64_t count,
+                               int64_t n, T init, T* v, int64_t* idx) {
+  for (int64_t r = 0; r < count; ++r)
+    arg_row<T, IsMax>(rows[r], n, init, v + r, idx + r);
+}
+
 // logsumexp's state (m, s) of each float32 row in two passes: m the max
 // (row_extreme), s the sum of exp(x - m) (vec_exp_bounded: x - m <= 0) in
 // double lanes, rounded to float once (float lanes cost 1 ulp on the

@@ -231,3 +231,63 @@ def test_logsumexp_rows_against_float64(n):
     np.testing.assert_allclose(
         _f64(fastt.from_numpy(b.copy()).logsumexp(0)),
         torch.from_numpy(b).logsumexp(0).double().numpy(), rtol=2e-6)
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize("n", LENGTHS)
+def test_rows_max_with_indices_ties_nan_zeros(dt, n):
+    """max/min(-1) with indices and argmax/argmin over dense rows (the
+    extreme, then its first position): the first of tied extremes, the
+    first NaN, -0 against +0 (equal: the first wins, its own sign kept),
+    +-inf, against torch; and the whole-tensor argmax split across
+    threads, whose spans carry their start index."""
+    rng = np.random.default_rng(200 + n)
+    rows = [rng.integers(-3, 4, n).astype(np.float32),   # many ties
+            rng.standard_normal(n).astype(np.float32),
+            np.full(n, -np.inf, np.float32), np.full(n, np.inf, np.float32),
+            np.where(rng.random(n) < 0.5, -0.0, 0.0).astype(np.float32)]
+    for pos in sorted({0, n // 3, n - 1}):
+        r = rng.standard_normal(n).astype(np.float32)
+        r[pos] = np.nan
+        r[(pos + n // 2) % n] = np.nan if n > 2 else r[pos]
+        rows.append(r)
+        r = np.zeros(n, np.float32)
+        r[pos] = 5.0
+        r[n - 1 - pos] = 5.0  # two tied maxima: the first is reported
+        rows.append(r)
+    a = np.stack(rows)
+    f, t = _pair(a, dt)
+    for name in ("max", "min"):
+        got, want = getattr(f, name)(-1), getattr(t, name)(-1)
+        np.testing.assert_array_equal(got.indices.numpy(),
+                                      want.indices.numpy(), err_msg=name)
+        gv, wv = _f64(got.values), want.values.double().numpy()
+        np.testing.assert_array_equal(gv, wv, err_msg=name)
+        np.testing.assert_array_equal(np.signbit(gv), np.signbit(wv))
+    for name in ("argmax", "argmin"):
+        np.testing.assert_array_equal(getattr(f, name)(-1).numpy(),
+                                      getattr(t, name)(-1).numpy(),
+                                      err_msg=name)
+        # the row's own first index, through the whole-tensor path too
+        for i in range(a.shape[0]):
+            assert int(getattr(f[i], name)()) == int(getattr(t[i], name)())
+
+
+def test_whole_argmax_split_across_threads():
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal(300_001).astype(np.float32)
+    a[[7, 150_000, 290_000]] = 9.0  # tied maxima in different spans
+    old = fastt.get_num_threads()
+    try:
+        for th in (1, 2):
+            fastt.set_num_threads(th)
+            for dt in ("float32", "float64", "float16"):
+                f, t = _pair(a, dt)
+                assert int(f.argmax()) == int(t.argmax()) == 7
+                b = a.copy()
+                b[[200_000, 250_000]] = np.nan
+                f, t = _pair(b, dt)
+                assert int(f.argmax()) == int(t.argmax()) == 200_000
+                assert int(f.argmin()) == int(t.argmin()) == 200_000
+    finally:
+        fastt.set_num_threads(old)
