@@ -245,14 +245,14 @@ VD own_atanh_D(VD x) { return atanh_from<double>(x, log_d); }
 
 // erfc in float: erfc(x) = t G(t) exp(-x^2) for x >= 0 (2 - that below),
 // t = 1 / (1 + x / 2), G a degree-11 fit of erfcx(x) / t in t over x in
-// [0, 10.1] (5e-10 relative; past 10.1 erfc rounds to 0). t and G in
-// double, each half of the float vector as one double vector; x^2 is
-// exact in double and splits into a float hi (exp's argument, exact) and
-// a double lo (exp(-lo) = 1 - lo); SLEEF's float exp, shifted by 50 where
-// x^2 > 80 so that it stays normal (the result is subnormal from x =
-// 9.2), the rest in double and rounded once: within 1.5 ulp (exp's 1 ulp
-// plus the rounding). SLEEF's erfcf (double-float throughout) ran 1.7x
-// torch's time at 1M.
+// [0, 10.1] (5e-10 relative, scripts/fit_erfc.py; past 10.1 erfc rounds
+// to 0). t and G in double, each half of the float vector as one double
+// vector; x^2 is exact in double and splits into a float hi (exp's
+// argument, exact) and a double lo (exp(-lo) = 1 - lo); SLEEF's float
+// exp, shifted by 50 where x^2 > 80 so that it stays normal (the result is
+// subnormal from x = 9.2), the rest in double and rounded once: within 2
+// ulp (measured 1.63: exp's 1 ulp plus the rounding). SLEEF's erfcf
+// (double-float throughout) ran 1.7x torch's time at 1M.
 // One half of the lanes (a = |x|, x^2 = hi + lo) in double.
 struct ErfcPart {
   VD a, tg, lo;  // |x|, t G(t), x^2 - hi
