@@ -236,13 +236,17 @@ FASTT_VEC_INLINE T vfold(Vec<T, B> v) {
 // extreme_span), and the tail is the row's last vector, its lanes already
 // taken masked out of a sum (max/min are idempotent). Rows shorter than a
 // vector take half the width, down to 16 bytes, then a scalar loop; through
-// reduce_span one by one, rows of 8 ran 2.5x torch. The lanes live in
-// vector types: as `omp simd` loops over lane arrays GCC kept them on the
-// stack and folded them with scalar loads (sum(-1) over rows of 33 took
-// 2.1x torch's time, 64 1.6x, 257 1.3x).
+// reduce_span one by one, rows of 8 ran 2.5x torch. Sums and max/min hold
+// their lanes in vector types and fold them by shuffles: as `omp simd`
+// loops over lane arrays GCC kept them on the stack and folded them with
+// scalar loads (sum(-1) over rows of 33 took 2.1x torch's time, 64 1.6x,
+// 257 1.3x). A sum's lanes fold in double, short rows too: folded in
+// float, [1e8, -1e8, 1, 1] summed to 0 (torch and NumPy: 2) and the
+// result depended on the vector width. (lse_rows keeps lane arrays.)
 constexpr int64_t kMaxRow = 16384;
 constexpr int64_t kRowBatch = 64;  // rows a call takes at most
-// One row's sum; float16/bfloat16 steps are converted into cv (4 vectors).
+// One row's sum; float16/bfloat16 steps are converted into cv (4 vectors
+// of floats).
 template <class T, int B = kVecBytes>
 FASTT_VEC_INLINE double row_sum(const T* x, int64_t n, float* cv) {
   constexpr int W = B / 4;
@@ -258,8 +262,8 @@ FASTT_VEC_INLINE double row_sum(const T* x, int64_t n, float* cv) {
       return t;
     }
   }
-  const auto step = [&](int64_t i, int j) {
-    return vload<F>(as_floats(x + i, cv + j * W, W));
+  const auto step = [&](int64_t i, int j) {  // (cv: 16-bit types only)
+    return vload<F>(as_floats(x + i, kIsHalfFloat<T> ? cv + j * W : cv, W));
   };
   const auto plus = [](auto p, auto q) { return p + q; };
   // From i: up to three whole vectors and the last W elements (those
@@ -275,10 +279,6 @@ FASTT_VEC_INLINE double row_sum(const T* x, int64_t n, float* cv) {
     }
     return r;
   };
-  // A row under four vectors: its lanes fold in float as well (a tree of
-  // four levels after at most four additions, inside torch's error; the
-  // double fold was most of a row of 16 or 33: 1.2x torch's time).
-  if (n < 4 * W) return double(vreduce<float, B>(rest(0), plus));
   // the lanes in double: two vectors, the float vector's halves
   D d0 = D{}, d1 = D{};
   const auto add = [&](F v) {  // (converting the halves: 128-bit pieces)
@@ -298,7 +298,7 @@ FASTT_VEC_INLINE double row_sum(const T* x, int64_t n, float* cv) {
 template <class T = float>
 FASTT_VEC_CLONES void sum_rows(const T* const* rows, int64_t count,
                                int64_t n, double* out) {
-  float cv[kIsHalfFloat<T> ? kVecBytes : 1];  // 4 vectors of floats
+  float cv[kIsHalfFloat<T> ? 4 * (kVecBytes / 4) : 1];  // 4 vectors
   for (int64_t r = 0; r < count; ++r) out[r] = row_sum<T>(rows[r], n, cv);
 }
 
@@ -457,6 +457,8 @@ FASTT_VEC_INLINE int64_t find_first(const T* x, int64_t n, T m) {
 template <class T, bool IsMax>
 FASTT_VEC_INLINE void arg_row(const T* x, int64_t n, T init, T* v,
                               int64_t* i) {
+  // n >= 1: reductions over an empty dim are rejected before the kernels
+  // (csrc/ops/reduce.cpp), and the extreme is one of the row's elements
   const int64_t k = find_first(x, n, row_extreme<T, IsMax>(x, n, init));
   *v = x[k];
   *i = k;

@@ -276,14 +276,22 @@ def test_rows_max_with_indices_ties_nan_zeros(dt, n):
 def test_whole_argmax_split_across_threads():
     rng = np.random.default_rng(3)
     a = rng.standard_normal(300_001).astype(np.float32)
-    a[[7, 150_000, 290_000]] = 9.0  # tied maxima in different spans
+    # the max in the second thread's span (from 150_001), tied later in it
+    # and in the first: the first span's index wins; then only in the
+    # second span, at an index its start offset must carry
+    a[[150_006, 290_000]] = 9.0
+    a[100] = 9.0
     old = fastt.get_num_threads()
     try:
         for th in (1, 2):
             fastt.set_num_threads(th)
             for dt in ("float32", "float64", "float16"):
                 f, t = _pair(a, dt)
-                assert int(f.argmax()) == int(t.argmax()) == 7
+                assert int(f.argmax()) == int(t.argmax()) == 100
+                c = a.copy()
+                c[100] = 0.0
+                f, t = _pair(c, dt)
+                assert int(f.argmax()) == int(t.argmax()) == 150_006
                 b = a.copy()
                 b[[200_000, 250_000]] = np.nan
                 f, t = _pair(b, dt)
@@ -291,3 +299,30 @@ def test_whole_argmax_split_across_threads():
                 assert int(f.argmin()) == int(t.argmin()) == 200_000
     finally:
         fastt.set_num_threads(old)
+
+
+def test_rows_argmax_of_a_non_contiguous_view():
+    # two reduced dims (a whole-tensor argmax of a sliced matrix): each
+    # row's dense span starts at a nonzero reduced index
+    rng = np.random.default_rng(4)
+    big = rng.standard_normal((40, 90)).astype(np.float32)
+    big[17, 33] = 50.0
+    big[25, 10] = 50.0  # tied, later
+    big[3, 70] = 99.0   # outside the view
+    for dt in ("float32", "float64"):
+        f, t = _pair(big, dt)
+        for view in (lambda x: x[:, :50], lambda x: x[5:, 10:60]):
+            assert int(view(f).argmax()) == int(view(t).argmax())
+            assert int(view(f).argmin()) == int(view(t).argmin())
+
+
+@pytest.mark.parametrize("n", [n for n in LENGTHS if n >= 4])
+def test_rows_sum_cancellation_in_double(n):
+    # float32 lanes fold in double: each value in its own lane, the sums
+    # are exact (folded in float, [1e8, -1e8, 1, 1] gave 0, the 3e38 row
+    # inf - inf)
+    a = np.zeros((2, n), np.float32)
+    a[0, :4] = [1e8, -1e8, 1, 1]
+    a[1, :4] = [3e38, -3e38, 3e38, -3e38]
+    got = fastt.from_numpy(a).sum(-1).numpy()
+    np.testing.assert_array_equal(got, [2.0, 0.0])

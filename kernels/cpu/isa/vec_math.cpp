@@ -9,10 +9,12 @@
 #include <immintrin.h>
 
 // GCC 12's AVX-512 conversion intrinsics start from _mm512_undefined_*(),
-// which -Wmaybe-uninitialized flags once inlined into erfc (a false
-// positive in the compiler's own header).
+// which -W(maybe-)uninitialized flags once inlined into erfc (a false
+// positive in the compiler's own header; before the include, as the
+// warning's location is there).
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 
 #include <cstdint>
