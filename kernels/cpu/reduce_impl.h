@@ -31,8 +31,10 @@ using M = opmath_t<T>;
 // Functors whose dense float runs fold in reduce_spans.h's wide lanes
 // rather than the generic 8-lane loop in reduce_run (per-row float32 sums
 // ran 1.6-3x torch's, per-row max/min 10-14x: the 8 lanes of a
-// NaN-propagating select stayed scalar); rows(): a batch of dense rows of
-// up to kMaxRow elements; cols() (where kCols): a block of dense columns.
+// NaN-propagating select stayed scalar): run(x, n, idx): one dense run,
+// idx the reduced index of x[0] (ArgR's results carry it); rows(): a
+// batch of dense rows of up to kMaxRow elements; cols() (where kCols): a
+// block of dense columns.
 template <class R, class T>
 struct DenseRun {
   static constexpr bool kHas = false, kCols = false;
