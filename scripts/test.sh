@@ -51,4 +51,4 @@ FASTT_CPU_ISA=sse2 PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" \
   tests/python/test_nn.py tests/python/test_rnn.py \
   tests/python/test_optim.py tests/python/test_optim_more.py \
   tests/python/test_gradcheck.py tests/python/test_reduce_dense.py \
-  tests/python/test_copy_layouts.py
+  tests/python/test_copy_layouts.py tests/python/test_half_kernels.py

@@ -461,26 +461,16 @@ struct BlasGemm {
 // to float32, multiplied by BLAS and rounded back once (like torch's CPU
 // path, which also accumulates in float). Debian's OpenBLAS has no bf16
 // gemm (sbgemm is a build option it leaves off), so the conversions are
-// the whole extra cost over float32: rows with unit stride convert in
-// vectorized loops (bfloat16 is a 16-bit shift each way).
+// the whole extra cost over float32: rows with unit stride convert as
+// blocks (half_block.h).
 template <class T>
 FASTT_VEC_CLONES void rows_to_float(const T* src, int64_t rows, int64_t cols,
                                     int64_t srow, int64_t scol, float* dst) {
   for (int64_t r = 0; r < rows; ++r) {
     const T* s = src + r * srow;
     float* d = dst + r * cols;
-    if (scol == 1 && std::is_same<T, BFloat16>::value) {
-      // On the bits, so the loop vectorizes (the struct does not).
-      const uint16_t* b = reinterpret_cast<const uint16_t*>(s);
-#pragma omp simd
-      for (int64_t c = 0; c < cols; ++c) {
-        const uint32_t u = uint32_t(b[c]) << 16;
-        float f;
-        std::memcpy(&f, &u, 4);
-        d[c] = f;
-      }
-    } else if (scol == 1) {
-      for (int64_t c = 0; c < cols; ++c) d[c] = float(s[c]);
+    if (scol == 1) {
+      to_float_block(s, d, cols);
     } else {
       for (int64_t c = 0; c < cols; ++c) d[c] = float(s[c * scol]);
     }
@@ -493,20 +483,8 @@ FASTT_VEC_CLONES void rows_from_float(const float* src, int64_t rows,
   for (int64_t r = 0; r < rows; ++r) {
     const float* s = src + r * cols;
     T* d = dst + r * drow;
-    if (dcol == 1 && std::is_same<T, BFloat16>::value) {
-      // BFloat16::from_float on the bits: round to nearest even, NaN
-      // quieted.
-      uint16_t* b = reinterpret_cast<uint16_t*>(d);
-#pragma omp simd
-      for (int64_t c = 0; c < cols; ++c) {
-        uint32_t x;
-        std::memcpy(&x, &s[c], 4);
-        const uint32_t rounded = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
-        const uint32_t nan = (x >> 16) | 0x40u;
-        b[c] = uint16_t((x & 0x7fffffffu) > 0x7f800000u ? nan : rounded);
-      }
-    } else if (dcol == 1) {
-      for (int64_t c = 0; c < cols; ++c) d[c] = T(s[c]);
+    if (dcol == 1) {
+      from_float_block(s, d, cols);
     } else {
       for (int64_t c = 0; c < cols; ++c) d[c * dcol] = T(s[c]);
     }

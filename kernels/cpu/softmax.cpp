@@ -21,6 +21,12 @@ struct SoftmaxK {
 
   // One dense row of n elements (dim is the innermost).
   FASTT_VEC_CLONES static void row(const T* x, T* o, int64_t n) {
+    if constexpr (kIsHalfFloat<T>) {
+      return via_float<1>({x}, o, 1, n, n, [&](const float* const* in,
+                                               float* out) {
+        SoftmaxK<float, Log>::row(in[0], out, n);
+      });
+    }
     // omp simd: the float reductions vectorize without -ffast-math.
     A m = -INFINITY;
     int nan = 0;
@@ -57,6 +63,12 @@ struct SoftmaxK {
   static constexpr int64_t B = 64;
   FASTT_VEC_CLONES static void columns(const T* x, T* o, int64_t n,
                                        int64_t inner, int64_t w) {
+    if constexpr (kIsHalfFloat<T>) {
+      return via_float<1>({x}, o, n, w, inner, [&](const float* const* in,
+                                                   float* out) {
+        SoftmaxK<float, Log>::columns(in[0], out, n, w, w);
+      });
+    }
     A mx[B], sum[B];
     for (int64_t j = 0; j < w; ++j) {
       mx[j] = -INFINITY;
@@ -142,6 +154,12 @@ struct SoftmaxBackwardK {
   using A = opmath_t<T>;
 
   FASTT_VEC_CLONES static void row(const T* g, const T* y, T* o, int64_t n) {
+    if constexpr (kIsHalfFloat<T>) {
+      return via_float<2>({g, y}, o, 1, n, n, [&](const float* const* in,
+                                                  float* out) {
+        SoftmaxBackwardK<float, Log>::row(in[0], in[1], out, n);
+      });
+    }
     A s = 0;
 #pragma omp simd reduction(+ : s)
     for (int64_t i = 0; i < n; ++i) s += Log ? A(g[i]) : A(g[i]) * A(y[i]);
@@ -157,6 +175,12 @@ struct SoftmaxBackwardK {
   static constexpr int64_t B = 64;
   FASTT_VEC_CLONES static void columns(const T* g, const T* y, T* o,
                                        int64_t n, int64_t inner, int64_t w) {
+    if constexpr (kIsHalfFloat<T>) {
+      return via_float<2>({g, y}, o, n, w, inner, [&](const float* const* in,
+                                                      float* out) {
+        SoftmaxBackwardK<float, Log>::columns(in[0], in[1], out, n, w, w);
+      });
+    }
     A s[B];
     for (int64_t j = 0; j < w; ++j) s[j] = A(0);
     for (int64_t i = 0; i < n; ++i) {
