@@ -3,6 +3,7 @@
 // in parallel. Argument layouts: nn_args in csrc/ops/nn.h.
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "csrc/ops/nn.h"
 #include "kernels/cpu/loop.h"
@@ -76,6 +77,27 @@ struct Scratch {
   }
 };
 
+// float16/bfloat16 rows run the float32 kernel: each row's operands are
+// converted into float32 slots (weight and bias once per range), the
+// float32 rows() runs on that one row, and its outputs are converted back.
+// Converted element by element in these loops, Half's portable conversion
+// made float16 layer_norm 10x torch's time and rms_norm 5x. rows() stays
+// out of line: inlined into the 16-bit loop, the float32 kernel's omp simd
+// sums compiled to scalar code (layer_norm 4x torch's time).
+struct RowSlots {
+  std::vector<float> buf;
+  int64_t cols;
+  RowSlots(int slots, int64_t n) : buf(size_t(slots * n)), cols(n) {}
+  float* operator[](int k) { return buf.data() + k * cols; }
+  // slot k holding p's first cols values (nullptr for nullptr)
+  template <class T>
+  const float* in(int k, const T* p) {
+    if (!p) return nullptr;
+    to_float_block(p, (*this)[k], cols);
+    return (*this)[k];
+  }
+};
+
 // y = (x - mean) * rstd * weight + bias per row; mean and rstd (x's dtype,
 // like torch) go out too.
 template <class T>
@@ -88,8 +110,23 @@ struct LayerNormKernel {
     A eps;
   };
 
-  FASTT_VEC_CLONES static void rows(const Ctx& c, int64_t rb, int64_t re) {
+  FASTT_VEC_CLONES FASTT_NOINLINE static void rows(const Ctx& c, int64_t rb,
+                                                   int64_t re) {
     const int64_t cols = c.cols;
+    if constexpr (kIsHalfFloat<T>) {  // through float32 (RowSlots)
+      RowSlots s(4, cols);
+      float mu, rs;
+      typename LayerNormKernel<float>::Ctx f{
+          s[0], s.in(1, c.w), s.in(2, c.b), s[3], &mu, &rs, cols, c.eps};
+      for (int64_t r = rb; r < re; ++r) {
+        to_float_block(c.x + r * cols, s[0], cols);
+        LayerNormKernel<float>::rows(f, 0, 1);
+        from_float_block(s[3], c.y + r * cols, cols);
+        c.mean[r] = T(mu);
+        c.rstd[r] = T(rs);
+      }
+      return;
+    }
     const A inv = cols ? A(1) / A(cols) : A(0);
     for (int64_t r = rb; r < re; ++r) {
       const T* xr = c.x + r * cols;
@@ -146,19 +183,36 @@ struct LayerNormBackwardKernel {
     int64_t cols;
   };
 
-  // Rows [rb, re), adding to this chunk's column sums pw / pb.
-  FASTT_VEC_CLONES static void rows(const Ctx& c, int64_t rb, int64_t re,
-                                    A* pw, A* pb) {
+  // Rows [rb, re), adding to this chunk's column sums pw / pb (each
+  // nullptr when that gradient is not wanted).
+  FASTT_VEC_CLONES FASTT_NOINLINE static void rows(const Ctx& c, int64_t rb,
+                                                   int64_t re, A* pw, A* pb) {
     const int64_t cols = c.cols;
+    if constexpr (kIsHalfFloat<T>) {  // through float32 (RowSlots)
+      RowSlots s(4, cols);
+      float mu, rs;
+      typename LayerNormBackwardKernel<float>::Ctx f{
+          s[0], s[1], &mu, &rs, s.in(2, c.w), c.dx ? s[3] : nullptr,
+          nullptr, nullptr, cols};
+      for (int64_t r = rb; r < re; ++r) {
+        to_float_block(c.dy + r * cols, s[0], cols);
+        to_float_block(c.x + r * cols, s[1], cols);
+        mu = float(c.mean[r]);
+        rs = float(c.rstd[r]);
+        LayerNormBackwardKernel<float>::rows(f, 0, 1, pw, pb);
+        if (c.dx) from_float_block(s[3], c.dx + r * cols, cols);
+      }
+      return;
+    }
     const A inv = cols ? A(1) / A(cols) : A(0);
     for (int64_t r = rb; r < re; ++r) {
       const T* dyr = c.dy + r * cols;
       const T* xr = c.x + r * cols;
       const A mu = A(c.mean[r]), rs = A(c.rstd[r]);
-      if (c.dw)
+      if (pw)
         for (int64_t i = 0; i < cols; ++i)
           pw[i] += A(dyr[i]) * ((A(xr[i]) - mu) * rs);
-      if (c.db)
+      if (pb)
         for (int64_t i = 0; i < cols; ++i) pb[i] += A(dyr[i]);
       if (!c.dx) continue;
       T* dxr = c.dx + r * cols;
@@ -208,7 +262,7 @@ struct LayerNormBackwardKernel {
     A* part = (c.dw || c.db) ? scratch.get(chunks * 2 * cols) : nullptr;
     for_row_chunks(rows_n, chunks, [&](int64_t k, int64_t rb, int64_t re) {
       A* pw = part ? part + k * 2 * cols : nullptr;
-      rows(c, rb, re, pw, pw ? pw + cols : nullptr);
+      rows(c, rb, re, c.dw ? pw : nullptr, c.db ? pw + cols : nullptr);
     });
     if (c.dw) sum_chunks(part, chunks, 2 * cols, cols, c.dw);
     if (c.db) sum_chunks(part + cols, chunks, 2 * cols, cols, c.db);
@@ -228,8 +282,21 @@ struct RmsNormKernel {
     A eps;
   };
 
-  FASTT_VEC_CLONES static void rows(const Ctx& c, int64_t rb, int64_t re) {
+  FASTT_VEC_CLONES FASTT_NOINLINE static void rows(const Ctx& c, int64_t rb,
+                                                   int64_t re) {
     const int64_t cols = c.cols;
+    if constexpr (kIsHalfFloat<T>) {  // through float32 (RowSlots)
+      RowSlots s(3, cols);
+      typename RmsNormKernel<float>::Ctx f{s[0], s.in(1, c.w), s[2],
+                                           nullptr, cols, c.eps};
+      for (int64_t r = rb; r < re; ++r) {
+        to_float_block(c.x + r * cols, s[0], cols);
+        f.rstd = c.rstd + r;
+        RmsNormKernel<float>::rows(f, 0, 1);
+        from_float_block(s[2], c.y + r * cols, cols);
+      }
+      return;
+    }
     const A inv = A(1) / A(std::max<int64_t>(cols, 1));
     for (int64_t r = rb; r < re; ++r) {
       const T* xr = c.x + r * cols;
@@ -272,9 +339,23 @@ struct RmsNormBackwardKernel {
     int64_t cols;
   };
 
-  FASTT_VEC_CLONES static void rows(const Ctx& c, int64_t rb, int64_t re,
-                                    A* pw) {
+  FASTT_VEC_CLONES FASTT_NOINLINE static void rows(const Ctx& c, int64_t rb,
+                                                   int64_t re, A* pw) {
     const int64_t cols = c.cols;
+    if constexpr (kIsHalfFloat<T>) {  // through float32 (RowSlots)
+      RowSlots s(4, cols);
+      typename RmsNormBackwardKernel<float>::Ctx f{
+          s[0], s[1], nullptr, s.in(2, c.w), c.dx ? s[3] : nullptr,
+          nullptr, cols};
+      for (int64_t r = rb; r < re; ++r) {
+        to_float_block(c.dy + r * cols, s[0], cols);
+        to_float_block(c.x + r * cols, s[1], cols);
+        f.rstd = c.rstd + r;
+        RmsNormBackwardKernel<float>::rows(f, 0, 1, pw);
+        if (c.dx) from_float_block(s[3], c.dx + r * cols, cols);
+      }
+      return;
+    }
     const A inv = cols ? A(1) / A(cols) : A(0);
     for (int64_t r = rb; r < re; ++r) {
       const T* dyr = c.dy + r * cols;

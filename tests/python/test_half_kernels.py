@@ -143,3 +143,56 @@ def test_softmax_forward_backward_16_bit(dt, log, shape, dim):
     (yt * tg).sum().backward()
     (yf * fg).sum().backward()
     _close16(_as_torch(f.grad), t.grad, dt, spread=1.0)
+
+
+# layer_norm / rms_norm rows through the float32 kernel (norm.cpp's
+# RowSlots): with and without weight and bias, every gradient or only
+# some, row lengths from 1 to past a vector block
+@pytest.mark.parametrize("dt", HALF)
+@pytest.mark.parametrize("cols", [1, 5, 64, 257, 3000])
+@pytest.mark.parametrize("affine", ["wb", "w", "b", ""])
+@pytest.mark.parametrize("rms", [False, True])
+def test_norms_forward_backward_16_bit(dt, cols, affine, rms):
+    if rms and affine in ("wb", "b"):
+        affine = affine.replace("b", "")
+    rng = np.random.default_rng(cols + len(affine) + rms)
+    shape = (6, cols)
+    a = (rng.standard_normal(shape) * 2 + 1).astype(np.float32)
+    g = rng.standard_normal(shape).astype(np.float32)
+    w = rng.standard_normal(cols).astype(np.float32)
+    b = rng.standard_normal(cols).astype(np.float32)
+    tdt = _torch_dtype(dt)
+    tt = {"x": torch.from_numpy(a).to(tdt), "w": torch.from_numpy(w).to(tdt),
+          "b": torch.from_numpy(b).to(tdt)}
+    ff = {k: _fastt_from(v) for k, v in tt.items()}
+    for d in (tt, ff):
+        for k in d:
+            d[k].requires_grad_(k == "x" or k in affine)
+    tg, fg = torch.from_numpy(g).to(tdt), _fastt_from(torch.from_numpy(g).to(tdt))
+
+    def call(F, d):
+        wt = d["w"] if "w" in affine else None
+        if rms:
+            return F.rms_norm(d["x"], (cols,), wt, eps=1e-5)
+        bs = d["b"] if "b" in affine else None
+        return F.layer_norm(d["x"], (cols,), wt, bs, eps=1e-5)
+
+    # the reference: torch in float32 on the same 16-bit values, rounded
+    # once (torch's own 16-bit column sums round on the way: its float16
+    # bias gradient of 6 rows was off by 0.0008 in 0.079)
+    t32 = {k: v.detach().float().requires_grad_(v.requires_grad)
+           for k, v in tt.items()}
+    yt, yf = call(torch.nn.functional, t32), call(fastt.nn.functional, ff)
+    assert yf.dtype == getattr(fastt, dt)
+    _close16(_as_torch(yf), yt.detach().to(tdt), dt, spread=0.02)
+    (yt * tg.float()).sum().backward()
+    (yf * fg).sum().backward()
+    for k in ["x"] + list(affine):
+        if cols == 1 and not rms and k in "xw":
+            # x - mean is exactly 0: so are these (torch's float32 leaves
+            # rounding noise, times rstd = 1 / sqrt(eps))
+            assert not _as_torch(ff[k].grad).any()
+            continue
+        # cancelling row terms (g - mean(g) - xhat * mean(g * xhat)): a
+        # unit of the largest
+        _close16(_as_torch(ff[k].grad), t32[k].grad.to(tdt), dt, spread=1.0)

@@ -1,0 +1,101 @@
+"""float16 and bfloat16 ops (the dtypes autocast and mixed-precision
+training run in), fastt against torch at 64K and 1M elements, one thread,
+medians of interleaved repeats (bench.common.interleaved). The 16-bit
+floats run through float32 in registers or in blocks
+(kernels/cpu/half_block.h); where a kernel converted element by element
+(Half's portable conversion, BFloat16's bit copies) it ran 2-16x torch's
+time, which the float32 size sweep does not show.
+
+    python -m bench.half [--quick]
+
+Writes bench/results/half.md and .json.
+"""
+import sys
+from pathlib import Path
+
+if __package__ in (None, ""):  # run as a script: make `bench` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench import common  # noqa: E402
+
+SIZES = (1 << 16, 1 << 20)
+ROW = 256  # row length of the row-wise ops
+
+
+def ops(lib, F):
+    """(name, function of (x, y)) for lib's tensors; F: lib.nn.functional."""
+    return [
+        ("add", lambda x, y: x + y), ("mul", lambda x, y: x * y),
+        ("relu", lambda x, y: x.relu()), ("exp", lambda x, y: x.exp()),
+        ("tanh", lambda x, y: x.tanh()), ("gelu", lambda x, y: F.gelu(x)),
+        ("silu", lambda x, y: F.silu(x)),
+        ("to float32", lambda x, y: x.float()),
+        ("sum", lambda x, y: x.sum()),
+        ("sum(-1)", lambda x, y: x.view(-1, ROW).sum(-1)),
+        ("sum(0)", lambda x, y: x.view(-1, ROW).sum(0)),
+        ("amax(-1)", lambda x, y: x.view(-1, ROW).amax(-1)),
+        ("softmax(-1)", lambda x, y: x.view(-1, ROW).softmax(-1)),
+        ("log_softmax(-1)", lambda x, y: x.view(-1, ROW).log_softmax(-1)),
+        ("layer_norm", lambda x, y: F.layer_norm(x.view(-1, ROW), (ROW,))),
+    ]
+
+
+def run(quick=False):
+    import numpy as np
+    import torch
+
+    import fastt
+    fastt.set_num_threads(1)
+    torch.set_num_threads(1)
+    repeats = 5 if quick else 11
+    target = 0.01 if quick else 0.03
+    res = {}
+    for dt in ("float16", "bfloat16"):
+        for n in SIZES:
+            rng = np.random.default_rng(n)
+            a = rng.standard_normal(n).astype(np.float32)
+            b = rng.standard_normal(n).astype(np.float32)
+            args = {
+                "fastt": [fastt.from_numpy(v.copy()).to(getattr(fastt, dt))
+                          for v in (a, b)],
+                "torch": [torch.from_numpy(v.copy()).to(getattr(torch, dt))
+                          for v in (a, b)]}
+            fns = {"fastt": ops("fastt", fastt.nn.functional),
+                   "torch": ops("torch", torch.nn.functional)}
+            for i, (name, _) in enumerate(fns["fastt"]):
+                samplers = {lib: common.loop_sampler(
+                    (lambda f=fns[lib][i][1], x=args[lib]: f(*x)))
+                    for lib in fns}
+                st = common.interleaved(samplers, repeats, target)
+                res[f"{name}/{dt}/{n}"] = {
+                    lib: st[lib]["median"] * 1e6 for lib in st}
+            common.log(f"half: {dt} {n} done")
+    return {"isa": fastt._C._cpu_isa()["in_use"], "us": res,
+            "others_busy": common.others_busy()}
+
+
+def _size(n):
+    return f"{n >> 20}M" if n >= 1 << 20 else f"{n >> 10}K"
+
+
+def markdown(res):
+    lines = [f"float16 / bfloat16 ops, one thread, µs per call (median of "
+             f"interleaved repeats); row-wise ops over rows of {ROW}; "
+             f"fastt's kernels at {res['isa']}.", "",
+             "| op | dtype | n | fastt | torch | fastt/torch |",
+             "|---|---|---|---|---|---|"]
+    for key, d in res["us"].items():
+        name, dt, n = key.split("/")
+        lines.append(f"| {name} | {dt} | {_size(int(n))} | {d['fastt']:.1f} "
+                     f"| {d['torch']:.1f} | {d['fastt'] / d['torch']:.2f} |")
+    worse = [k for k, d in res["us"].items() if d["fastt"] / d["torch"] > 1.0]
+    lines.append("")
+    lines.append("Slower than torch: " + (", ".join(
+        f"{k} ({res['us'][k]['fastt'] / res['us'][k]['torch']:.2f})"
+        for k in worse) if worse else "none"))
+    if common.busy_note(res):
+        lines.append(common.busy_note(res))
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    sys.exit(common.standalone_main("half", run, markdown))
