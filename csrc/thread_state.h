@@ -34,6 +34,8 @@ struct ThreadState {
       autocast_casts;
   // kernels/cpu/linalg.cpp: float staging of 16-bit GEMM operands.
   std::vector<float> gemm_buffer;
+  // kernels/cpu/half_block.h (via_float): float32 copies of 16-bit rows.
+  std::vector<float> half_staging;
   // kernels/cpu/optim.cpp: per-tensor Adam scalars (here, not in a
   // thread_local of that file, which exists once per instruction-set level).
   std::vector<double> adam_scalars;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "csrc/half.h"
+#include "csrc/thread_state.h"
 #if defined(__F16C__) && defined(__AVX__)
 #include <immintrin.h>
 #endif
@@ -38,20 +39,24 @@ FASTT_HALF_INLINE void half_to_float(const Half* x, float* o, int64_t n) {
                                 __mmask16(0xFFFF),
                                 _mm256_loadu_si256(
                                     reinterpret_cast<const __m256i*>(x + i))));
-#if defined(__AVX512BW__) && defined(__AVX512VL__)
-  if (i < n) {  // the last < 16 by masked loads and stores
-    const __mmask16 m = __mmask16((1u << (n - i)) - 1u);
-    _mm512_mask_storeu_ps(o + i, m,
-                          _mm512_maskz_cvtph_ps(
-                              m, _mm256_maskz_loadu_epi16(m, x + i)));
-    return;
-  }
-#endif
 #endif
 #if defined(__F16C__) && defined(__AVX__)
   for (; i + 8 <= n; i += 8)
     _mm256_storeu_ps(o + i, _mm256_cvtph_ps(_mm_loadu_si128(
                                 reinterpret_cast<const __m128i*>(x + i))));
+#if defined(__AVX512BW__) && defined(__AVX512VL__)
+  // The last < 8 by a masked load and store: through the padded vector
+  // below, a float16 sum over dim 0 of 4096x100 took 2.5x torch's time
+  // (its 16-bit stores do not forward to the vector load). Rows of 8
+  // stay on the loop above: one masked 16-wide step per row made float16
+  // sums over rows of 8 4x slower.
+  if (i < n) {
+    const __mmask8 m = __mmask8((1u << (n - i)) - 1u);
+    _mm256_mask_storeu_ps(o + i, m,
+                          _mm256_cvtph_ps(_mm_maskz_loadu_epi16(m, x + i)));
+    return;
+  }
+#endif
   // The last < 8 through a padded vector, copied element by element (a
   // memcpy call per row cost more): through Half's portable conversion, a
   // float16 sum over dim 0 of 4096x100 took 1.7x torch's time.
@@ -72,6 +77,15 @@ FASTT_HALF_INLINE void half_to_float(const Half* x, float* o, int64_t n) {
 
 inline void float_to_half(const float* x, Half* o, int64_t n) {
   int64_t i = 0;
+#if defined(__AVX512F__)
+  for (; i + 16 <= n; i += 16)  // (8 at a time: float16 a * b 1.29x torch)
+    // zero-masked, as in half_to_float
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(o + i),
+                        _mm512_maskz_cvtps_ph(__mmask16(0xFFFF),
+                                              _mm512_loadu_ps(x + i),
+                                              _MM_FROUND_TO_NEAREST_INT |
+                                                  _MM_FROUND_NO_EXC));
+#endif
 #if defined(__F16C__) && defined(__AVX__)
   for (; i + 8 <= n; i += 8)
     _mm_storeu_si128(reinterpret_cast<__m128i*>(o + i),
@@ -142,20 +156,19 @@ inline void from_float_block(const B* x, T* o, int64_t n) {
 // converted in, the output converted back. Row kernels written for
 // float32 (softmax and its backward) serve float16 and bfloat16 through
 // it; element by element in their own loops, Half's portable conversion
-// made a float16 softmax 8x torch's time. Up to kStage floats per
-// operand on the stack, more on the heap.
+// made a float16 softmax 8x torch's time. The copies live in the thread's
+// ThreadState::half_staging, which only grows (callers bound the slab:
+// softmax.cpp's kMaxStaged): a fresh vector per call was a zero-filled
+// allocation per row, and thread_locals of its own outgrew the static TLS
+// block (tests/python/test_static_tls.py).
 template <size_t K, class T, class F>
 void via_float(const T* const (&in)[K], T* out, int64_t rows, int64_t w,
                int64_t stride, F f) {
-  constexpr int64_t kStage = 2048;
+  std::vector<float>& staged = thread_state().half_staging;
   const int64_t size = rows * w;
-  float stack[(K + 1) * kStage];
-  std::vector<float> heap;
-  float* buf = stack;
-  if (size > kStage) {
-    heap.resize(size_t((K + 1) * size));
-    buf = heap.data();
-  }
+  if (staged.size() < size_t((K + 1) * size))
+    staged.resize(size_t((K + 1) * size));
+  float* buf = staged.data();
   const float* ins[K];
   for (size_t k = 0; k < K; ++k) {
     float* b = buf + int64_t(k) * size;

@@ -289,21 +289,23 @@ FASTT_VEC_INLINE double row_sum(const T* x, int64_t n, float* cv) {
     d0 += vlo<double, 2 * B>(w);
     d1 += vhi<double, 2 * B>(w);
   };
-  const auto block = [&](int64_t i, F& a, F& b) {  // 4 vectors, 2 + 2
-    a += step(i, 0) + step(i + 2 * W, 2);
-    b += step(i + W, 1) + step(i + 3 * W, 3);
+  // 4 vectors from i into a and b, 2 + 2 (set, or added to when `more`)
+  const auto block = [&](int64_t i, F& a, F& b, bool more) {
+    const F p = step(i, 0) + step(i + 2 * W, 2);
+    const F q = step(i + W, 1) + step(i + 3 * W, 3);
+    a = more ? a + p : p;
+    b = more ? b + q : q;
   };
   int64_t i = 0;
+  F a, b;
   if constexpr (kIsHalfFloat<T>) {  // 16-bit: 4 blocks in float, as sum_span
     for (; i + 16 * W <= n; i += 16 * W) {
-      F a = F{}, b = F{};
-      for (int g = 0; g < 4; ++g) block(i + g * 4 * W, a, b);
+      for (int g = 0; g < 4; ++g) block(i + g * 4 * W, a, b, g > 0);
       add(a + b);
     }
   }
   for (; i + 4 * W <= n; i += 4 * W) {
-    F a = F{}, b = F{};
-    block(i, a, b);
+    block(i, a, b, false);
     add(a + b);
   }
   if (i < n) add(rest(i));

@@ -14,6 +14,12 @@ namespace fastt {
 namespace {
 using namespace cpu;
 
+// float16/bfloat16 rows and column slabs run the float32 kernels on
+// float32 copies (via_float) up to this many elements per operand (the
+// per-thread copies stay at most 12 MiB); longer ones convert element by
+// element, in place.
+constexpr int64_t kMaxStaged = int64_t(1) << 20;
+
 template <class T, bool Log>
 struct SoftmaxK {
   using A = opmath_t<T>;
@@ -22,10 +28,11 @@ struct SoftmaxK {
   // One dense row of n elements (dim is the innermost).
   FASTT_VEC_CLONES static void row(const T* x, T* o, int64_t n) {
     if constexpr (kIsHalfFloat<T>) {
-      return via_float<1>({x}, o, 1, n, n, [&](const float* const* in,
-                                               float* out) {
-        SoftmaxK<float, Log>::row(in[0], out, n);
-      });
+      if (n <= kMaxStaged)
+        return via_float<1>({x}, o, 1, n, n, [&](const float* const* in,
+                                                 float* out) {
+          SoftmaxK<float, Log>::row(in[0], out, n);
+        });
     }
     // omp simd: the float reductions vectorize without -ffast-math.
     A m = -INFINITY;
@@ -64,10 +71,11 @@ struct SoftmaxK {
   FASTT_VEC_CLONES static void columns(const T* x, T* o, int64_t n,
                                        int64_t inner, int64_t w) {
     if constexpr (kIsHalfFloat<T>) {
-      return via_float<1>({x}, o, n, w, inner, [&](const float* const* in,
-                                                   float* out) {
-        SoftmaxK<float, Log>::columns(in[0], out, n, w, w);
-      });
+      if (n * w <= kMaxStaged)
+        return via_float<1>({x}, o, n, w, inner, [&](const float* const* in,
+                                                     float* out) {
+          SoftmaxK<float, Log>::columns(in[0], out, n, w, w);
+        });
     }
     A mx[B], sum[B];
     for (int64_t j = 0; j < w; ++j) {
@@ -155,10 +163,11 @@ struct SoftmaxBackwardK {
 
   FASTT_VEC_CLONES static void row(const T* g, const T* y, T* o, int64_t n) {
     if constexpr (kIsHalfFloat<T>) {
-      return via_float<2>({g, y}, o, 1, n, n, [&](const float* const* in,
-                                                  float* out) {
-        SoftmaxBackwardK<float, Log>::row(in[0], in[1], out, n);
-      });
+      if (n <= kMaxStaged)
+        return via_float<2>({g, y}, o, 1, n, n, [&](const float* const* in,
+                                                    float* out) {
+          SoftmaxBackwardK<float, Log>::row(in[0], in[1], out, n);
+        });
     }
     A s = 0;
 #pragma omp simd reduction(+ : s)
@@ -176,10 +185,11 @@ struct SoftmaxBackwardK {
   FASTT_VEC_CLONES static void columns(const T* g, const T* y, T* o,
                                        int64_t n, int64_t inner, int64_t w) {
     if constexpr (kIsHalfFloat<T>) {
-      return via_float<2>({g, y}, o, n, w, inner, [&](const float* const* in,
-                                                      float* out) {
-        SoftmaxBackwardK<float, Log>::columns(in[0], in[1], out, n, w, w);
-      });
+      if (n * w <= kMaxStaged)
+        return via_float<2>({g, y}, o, n, w, inner, [&](const float* const* in,
+                                                        float* out) {
+          SoftmaxBackwardK<float, Log>::columns(in[0], in[1], out, n, w, w);
+        });
     }
     A s[B];
     for (int64_t j = 0; j < w; ++j) s[j] = A(0);
