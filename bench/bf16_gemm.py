@@ -27,10 +27,7 @@ def run(quick=False):
     import torch
 
     import fastt
-    fastt.set_num_threads(1)
-    torch.set_num_threads(1)
-    repeats = 5 if quick else 11
-    target = 0.01 if quick else 0.03
+    repeats, target = common.single_thread(quick)
     res = {}
     rng = np.random.default_rng(0)
     for batch, M, K, N in SHAPES:

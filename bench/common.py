@@ -207,6 +207,46 @@ def busy_note(res):
     return ""
 
 
+def single_thread(quick):
+    """fastt and torch at one thread each; the (repeats, target seconds
+    per sample) of a quick or a full one-table run."""
+    import torch
+
+    import fastt
+    fastt.set_num_threads(1)
+    torch.set_num_threads(1)
+    return (5, 0.01) if quick else (11, 0.03)
+
+
+def time_ops(fns, args, repeats, target_s):
+    """{op name: {lib: µs per call}}: fns[lib] is a list of (name,
+    function or None) in the same order for every lib; each function is
+    called as f(*args[lib]), the libraries' calls interleaved."""
+    out = {}
+    first = next(iter(fns))
+    for i, (name, _) in enumerate(fns[first]):
+        samplers = {lib: loop_sampler(
+            (lambda f=fns[lib][i][1], x=args[lib]: f(*x)))
+            for lib in fns if fns[lib][i][1] is not None}
+        st = interleaved(samplers, repeats, target_s)
+        out[name] = {lib: st[lib]["median"] * 1e6 for lib in st}
+    return out
+
+
+def slower_than_torch(res):
+    """The markdown lines closing a table of res["us"] = {row: {"fastt":
+    µs, "torch": µs, ...}}: the rows where fastt is slower, and whether
+    other processes were busy."""
+    us = res["us"]
+    worse = [k for k, d in us.items() if d["fastt"] / d["torch"] > 1.0]
+    lines = ["", "Slower than torch: " + (", ".join(
+        f"{k} ({us[k]['fastt'] / us[k]['torch']:.2f})" for k in worse)
+        if worse else "none")]
+    if busy_note(res):
+        lines.append(busy_note(res))
+    return lines
+
+
 def standalone_main(name, run, markdown):
     """main() of a one-table bench (python -m bench.<name> [--quick]):
     run(quick) -> result dict, saved with the machine as

@@ -44,10 +44,7 @@ def run(quick=False):
     import torch
 
     import fastt
-    fastt.set_num_threads(1)
-    torch.set_num_threads(1)
-    repeats = 5 if quick else 11
-    target = 0.01 if quick else 0.03
+    repeats, target = common.single_thread(quick)
     res = {}
     for dt in ("float16", "bfloat16"):
         for n in SIZES:
@@ -61,13 +58,9 @@ def run(quick=False):
                           for v in (a, b)]}
             fns = {"fastt": ops("fastt", fastt.nn.functional),
                    "torch": ops("torch", torch.nn.functional)}
-            for i, (name, _) in enumerate(fns["fastt"]):
-                samplers = {lib: common.loop_sampler(
-                    (lambda f=fns[lib][i][1], x=args[lib]: f(*x)))
-                    for lib in fns}
-                st = common.interleaved(samplers, repeats, target)
-                res[f"{name}/{dt}/{n}"] = {
-                    lib: st[lib]["median"] * 1e6 for lib in st}
+            for name, d in common.time_ops(fns, args, repeats,
+                                           target).items():
+                res[f"{name}/{dt}/{n}"] = d
             common.log(f"half: {dt} {n} done")
     return {"isa": fastt._C._cpu_isa()["in_use"], "us": res,
             "others_busy": common.others_busy()}
@@ -87,13 +80,7 @@ def markdown(res):
         name, dt, n = key.split("/")
         lines.append(f"| {name} | {dt} | {_size(int(n))} | {d['fastt']:.1f} "
                      f"| {d['torch']:.1f} | {d['fastt'] / d['torch']:.2f} |")
-    worse = [k for k, d in res["us"].items() if d["fastt"] / d["torch"] > 1.0]
-    lines.append("")
-    lines.append("Slower than torch: " + (", ".join(
-        f"{k} ({res['us'][k]['fastt'] / res['us'][k]['torch']:.2f})"
-        for k in worse) if worse else "none"))
-    if common.busy_note(res):
-        lines.append(common.busy_note(res))
+    lines += common.slower_than_torch(res)
     return "\n".join(lines) + "\n"
 
 

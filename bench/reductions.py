@@ -54,22 +54,16 @@ def run(quick=False):
     import torch
 
     import fastt
-    fastt.set_num_threads(1)
-    torch.set_num_threads(1)
-    repeats = 5 if quick else 11
-    target = 0.01 if quick else 0.03
+    repeats, target = common.single_thread(quick)
     libs = ("fastt", "torch", "numpy")
     res = {}
 
     def measure(table, args, n):
         """Times each op of table(lib) on args[lib], interleaved."""
-        fns = {lib: table(lib) for lib in libs}
-        for i, (name, _) in enumerate(fns["fastt"]):
-            samplers = {lib: common.loop_sampler(
-                (lambda f=fns[lib][i][1], x=args[lib]: f(x)))
-                for lib in libs if fns[lib][i][1] is not None}
-            st = common.interleaved(samplers, repeats, target)
-            res[f"{name}/{n}"] = {lib: st[lib]["median"] * 1e6 for lib in st}
+        for name, d in common.time_ops(
+                {lib: table(lib) for lib in libs},
+                {lib: (args[lib],) for lib in libs}, repeats, target).items():
+            res[f"{name}/{n}"] = d
 
     for n in ROWS:
         a = np.random.default_rng(n).standard_normal(
@@ -106,13 +100,7 @@ def markdown(res):
         lines.append(f"| {name} | {n} | {d['fastt']:.1f} | "
                      f"{d['torch']:.1f} | {npv} | "
                      f"{d['fastt'] / d['torch']:.2f} |")
-    worse = [k for k, d in res["us"].items() if d["fastt"] / d["torch"] > 1.0]
-    lines.append("")
-    lines.append("Slower than torch: " + (", ".join(
-        f"{k} ({res['us'][k]['fastt'] / res['us'][k]['torch']:.2f})"
-        for k in worse) if worse else "none"))
-    if common.busy_note(res):
-        lines.append(common.busy_note(res))
+    lines += common.slower_than_torch(res)
     return "\n".join(lines) + "\n"
 
 

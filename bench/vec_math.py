@@ -53,11 +53,8 @@ def run(quick=False):
     import torch
 
     import fastt
-    fastt.set_num_threads(1)
-    torch.set_num_threads(1)
+    repeats, target = common.single_thread(quick)
     sizes = (1 << 16, 1 << 20)
-    repeats = 5 if quick else 11
-    target = 0.01 if quick else 0.03
     res = {}
     for dt in ("float32", "float64"):
         for n in sizes:

@@ -88,11 +88,15 @@ struct BFloat16 {
     return h;
   }
   static FASTT_HD uint16_t from_float(float f) {
-    uint32_t x = detail::float_bits(f);
-    if ((x & 0x7fffffffu) > 0x7f800000u)
-      return static_cast<uint16_t>((x >> 16) | 0x40u);  // quiet nan
-    uint32_t rounding = 0x7fffu + ((x >> 16) & 1u);
-    return static_cast<uint16_t>((x + rounding) >> 16);
+    return round_bits(detail::float_bits(f));
+  }
+  // float32 bits -> bfloat16 bits: round to nearest even, NaNs quieted.
+  // Branch-free, so the block conversion (kernels/cpu/half_block.h)
+  // vectorizes the same rule.
+  static FASTT_HD constexpr uint16_t round_bits(uint32_t x) {
+    return static_cast<uint16_t>((x & 0x7fffffffu) > 0x7f800000u
+                                     ? (x >> 16) | 0x40u
+                                     : (x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
   }
 };
 

@@ -327,10 +327,9 @@ struct CopyK {
           for (int64_t i = 0; i < n; ++i)
             std::memcpy(p[0] + i * s[0], p[1] + i * s[1], sizeof(O));
         });
-      } else if constexpr (kIsHalfFloat<O> || kIsHalfFloat<I>) {
-        if (a.contiguous) return convert_blocks<O, I>(a);
-        unary_loop<O, I>(a, Convert<O, I>{});
       } else {
+        if constexpr (kIsHalfFloat<O> || kIsHalfFloat<I>)
+          if (a.contiguous) return convert_blocks<O, I>(a);
         unary_loop<O, I>(a, Convert<O, I>{});
       }
     });

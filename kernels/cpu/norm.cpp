@@ -78,25 +78,13 @@ struct Scratch {
 };
 
 // float16/bfloat16 rows run the float32 kernel: each row's operands are
-// converted into float32 slots (weight and bias once per range), the
-// float32 rows() runs on that one row, and its outputs are converted back.
-// Converted element by element in these loops, Half's portable conversion
-// made float16 layer_norm 10x torch's time and rms_norm 5x. rows() stays
-// out of line: inlined into the 16-bit loop, the float32 kernel's omp simd
-// sums compiled to scalar code (layer_norm 4x torch's time).
-struct RowSlots {
-  std::vector<float> buf;
-  int64_t cols;
-  RowSlots(int slots, int64_t n) : buf(size_t(slots * n)), cols(n) {}
-  float* operator[](int k) { return buf.data() + k * cols; }
-  // slot k holding p's first cols values (nullptr for nullptr)
-  template <class T>
-  const float* in(int k, const T* p) {
-    if (!p) return nullptr;
-    to_float_block(p, (*this)[k], cols);
-    return (*this)[k];
-  }
-};
+// converted into float32 slots (Staging; weight and bias once per range),
+// the float32 rows() runs on that one row, and its outputs are converted
+// back. Converted element by element in these loops, Half's portable
+// conversion made float16 layer_norm 10x torch's time and rms_norm 5x.
+// rows() stays out of line: inlined into the 16-bit loop, the float32
+// kernel's omp simd sums compiled to scalar code (layer_norm 4x torch's
+// time).
 
 // y = (x - mean) * rstd * weight + bias per row; mean and rstd (x's dtype,
 // like torch) go out too.
@@ -113,11 +101,12 @@ struct LayerNormKernel {
   FASTT_VEC_CLONES FASTT_NOINLINE static void rows(const Ctx& c, int64_t rb,
                                                    int64_t re) {
     const int64_t cols = c.cols;
-    if constexpr (kIsHalfFloat<T>) {  // through float32 (RowSlots)
-      RowSlots s(4, cols);
+    if constexpr (kIsHalfFloat<T>) {  // through float32 (Staging)
+      const Staging s(4, cols);
       float mu, rs;
       typename LayerNormKernel<float>::Ctx f{
-          s[0], s.in(1, c.w), s.in(2, c.b), s[3], &mu, &rs, cols, c.eps};
+          s[0], s.in(1, c.w, cols), s.in(2, c.b, cols), s[3], &mu, &rs,
+          cols, c.eps};
       for (int64_t r = rb; r < re; ++r) {
         to_float_block(c.x + r * cols, s[0], cols);
         LayerNormKernel<float>::rows(f, 0, 1);
@@ -188,11 +177,11 @@ struct LayerNormBackwardKernel {
   FASTT_VEC_CLONES FASTT_NOINLINE static void rows(const Ctx& c, int64_t rb,
                                                    int64_t re, A* pw, A* pb) {
     const int64_t cols = c.cols;
-    if constexpr (kIsHalfFloat<T>) {  // through float32 (RowSlots)
-      RowSlots s(4, cols);
+    if constexpr (kIsHalfFloat<T>) {  // through float32 (Staging)
+      const Staging s(4, cols);
       float mu, rs;
       typename LayerNormBackwardKernel<float>::Ctx f{
-          s[0], s[1], &mu, &rs, s.in(2, c.w), c.dx ? s[3] : nullptr,
+          s[0], s[1], &mu, &rs, s.in(2, c.w, cols), c.dx ? s[3] : nullptr,
           nullptr, nullptr, cols};
       for (int64_t r = rb; r < re; ++r) {
         to_float_block(c.dy + r * cols, s[0], cols);
@@ -285,9 +274,9 @@ struct RmsNormKernel {
   FASTT_VEC_CLONES FASTT_NOINLINE static void rows(const Ctx& c, int64_t rb,
                                                    int64_t re) {
     const int64_t cols = c.cols;
-    if constexpr (kIsHalfFloat<T>) {  // through float32 (RowSlots)
-      RowSlots s(3, cols);
-      typename RmsNormKernel<float>::Ctx f{s[0], s.in(1, c.w), s[2],
+    if constexpr (kIsHalfFloat<T>) {  // through float32 (Staging)
+      const Staging s(3, cols);
+      typename RmsNormKernel<float>::Ctx f{s[0], s.in(1, c.w, cols), s[2],
                                            nullptr, cols, c.eps};
       for (int64_t r = rb; r < re; ++r) {
         to_float_block(c.x + r * cols, s[0], cols);
@@ -342,10 +331,10 @@ struct RmsNormBackwardKernel {
   FASTT_VEC_CLONES FASTT_NOINLINE static void rows(const Ctx& c, int64_t rb,
                                                    int64_t re, A* pw) {
     const int64_t cols = c.cols;
-    if constexpr (kIsHalfFloat<T>) {  // through float32 (RowSlots)
-      RowSlots s(4, cols);
+    if constexpr (kIsHalfFloat<T>) {  // through float32 (Staging)
+      const Staging s(4, cols);
       typename RmsNormBackwardKernel<float>::Ctx f{
-          s[0], s[1], nullptr, s.in(2, c.w), c.dx ? s[3] : nullptr,
+          s[0], s[1], nullptr, s.in(2, c.w, cols), c.dx ? s[3] : nullptr,
           nullptr, cols};
       for (int64_t r = rb; r < re; ++r) {
         to_float_block(c.dy + r * cols, s[0], cols);

@@ -216,6 +216,13 @@ FASTT_VEC_INLINE Vec<T, B / 2> vhi(const Vec<T, B>& v) {
   return vhalf<T, B, B / 2 / sizeof(T)>(
       v, std::make_index_sequence<B / 2 / sizeof(T)>{});
 }
+// 0, 1, 2, ... in the lanes (a lane's index, for masks and positions)
+template <class I, int B>
+FASTT_VEC_INLINE Vec<I, B> viota() {
+  Vec<I, B> v;
+  for (int k = 0; k < int(B / sizeof(I)); ++k) v[k] = I(k);
+  return v;
+}
 // The lanes of v into one value by c (vectors and scalars alike), halving.
 template <class T, int B, class C>
 FASTT_VEC_INLINE T vreduce(Vec<T, B> v, C c) {
@@ -275,39 +282,32 @@ FASTT_VEC_INLINE double row_sum(const T* x, int64_t n, float* cv) {
     F r = F{};
     for (int j = 0; i + W <= n; i += W, ++j) r += step(i, j);
     if (i < n) {
-      Vec<int32_t, B> lane;
-      for (int k = 0; k < W; ++k) lane[k] = k;
       const F t = step(n - W, 3);
-      r += lane >= int32_t(W - (n - i)) ? t : F{};
+      r += viota<int32_t, B>() >= int32_t(W - (n - i)) ? t : F{};
     }
     return r;
   };
-  // the lanes in double: two vectors, the float vector's halves
+  // The lanes in double: two vectors, the float vector's halves. The
+  // float vector converts whole and is split after (GCC lowered a
+  // conversion of each half on its own to 128-bit pieces).
   D d0 = D{}, d1 = D{};
-  const auto add = [&](F v) {  // (converting the halves: 128-bit pieces)
+  const auto add = [&](F v) {
     const Vec<double, 2 * B> w = __builtin_convertvector(v, Vec<double, 2 * B>);
     d0 += vlo<double, 2 * B>(w);
     d1 += vhi<double, 2 * B>(w);
   };
-  // 4 vectors from i into a and b, 2 + 2 (set, or added to when `more`)
-  const auto block = [&](int64_t i, F& a, F& b, bool more) {
-    const F p = step(i, 0) + step(i + 2 * W, 2);
-    const F q = step(i + W, 1) + step(i + 3 * W, 3);
-    a = more ? a + p : p;
-    b = more ? b + q : q;
+  // 4 vectors from i, added 2 + 2
+  const auto block = [&](int64_t i) {
+    return (step(i, 0) + step(i + 2 * W, 2)) +
+           (step(i + W, 1) + step(i + 3 * W, 3));
   };
   int64_t i = 0;
-  F a, b;
   if constexpr (kIsHalfFloat<T>) {  // 16-bit: 4 blocks in float, as sum_span
-    for (; i + 16 * W <= n; i += 16 * W) {
-      for (int g = 0; g < 4; ++g) block(i + g * 4 * W, a, b, g > 0);
-      add(a + b);
-    }
+    for (; i + 16 * W <= n; i += 16 * W)
+      add((block(i) + block(i + 4 * W)) +
+          (block(i + 8 * W) + block(i + 12 * W)));
   }
-  for (; i + 4 * W <= n; i += 4 * W) {
-    block(i, a, b, false);
-    add(a + b);
-  }
+  for (; i + 4 * W <= n; i += 4 * W) add(block(i));
   if (i < n) add(rest(i));
   return vreduce<double, B>(d0 + d1, plus);
 }
@@ -458,8 +458,7 @@ FASTT_VEC_INLINE int64_t find_first(const T* x, int64_t n, T m) {
   using V = Vec<T, B>;
   using I = std::conditional_t<sizeof(T) == 4, int32_t, int64_t>;
   using IV = Vec<I, B>;
-  IV lane;
-  for (int k = 0; k < W; ++k) lane[k] = k;
+  const IV lane = viota<I, B>();
   const auto first = [&](const T* p) {  // W where no lane hits
     const V v = vload<V>(p);
     const IV hit = nan ? IV(v != v) : IV(v == m);

@@ -1,8 +1,9 @@
 """float16/bfloat16 through float32 blocks (kernels/cpu/half_block.h):
 dtype conversions to and from the 16-bit floats (copy.cpp's
 convert_blocks, with F16C's padded and masked tails) and softmax /
-log_softmax forward and backward (softmax.cpp's via_float staging, rows
-and columns, stack and heap buffers), against torch at lengths around the
+log_softmax forward and backward, layer_norm and rms_norm (the float32
+kernels on staged copies: half_block.h's Staging, rows_via_float and
+via_float, rows and columns), against torch at lengths around the
 vector, block and stack-buffer edges. The file runs again at the SSE2
 level in CI (scripts/test.sh), where the conversions are the portable
 ones."""
@@ -109,19 +110,27 @@ def _close16(got, want, dt, spread=0.0):
     ulp = 2.0 ** -10 if dt == "float16" else 2.0 ** -7
     g, w = got.double(), want.double()
     assert torch.equal(torch.isnan(g), torch.isnan(w))
-    ok = ~torch.isnan(w)
+    assert torch.equal(torch.isinf(g), torch.isinf(w))
+    assert torch.equal(g[torch.isinf(w)], w[torch.isinf(w)])
+    ok = torch.isfinite(w)
+    if not ok.any():
+        return
     err = (g[ok] - w[ok]).abs()
     tol = 1.01 * ulp * (w[ok].abs() + spread * w[ok].abs().max()) + 1e-6
     assert (err <= tol).all(), err.max()
 
 
 # (shape, dim): rows (dim -1) and columns (dim 0 of [n, inner]), short
-# and long (via_float's per-thread buffer grows)
+# and long (the per-thread staging grows); rows staged in batches of
+# about 2048 elements (rows_via_float): many short rows over several
+# batches and thread chunks, rows longer than a batch one at a time
 SOFTMAX_CASES = [((4, 1), -1), ((3, 5), -1), ((5, 64), -1), ((2, 257), -1),
-                 ((2, 3000), -1), ((7, 70), 0), ((40, 5), 0),
+                 ((2, 3000), -1), ((5000, 3), -1), ((20001, 8), -1),
+                 ((3, 9000), -1), ((7, 70), 0), ((40, 5), 0),
                  ((100, 65), 0), ((3, 4, 9), 1),
                  # past softmax.cpp's kMaxStaged (2^20): converted in place
-                 ((1, (1 << 20) + 5), -1), ((16500, 64), 0)]
+                 ((1, (1 << 20) + 5), -1), ((16500, 64), 0),
+                 ((17000, 70), 0)]
 
 
 @pytest.mark.parametrize("dt", HALF)
@@ -147,8 +156,28 @@ def test_softmax_forward_backward_16_bit(dt, log, shape, dim):
     _close16(_as_torch(f.grad), t.grad, dt, spread=1.0)
 
 
-# layer_norm / rms_norm rows through the float32 kernel (norm.cpp's
-# RowSlots): with and without weight and bias, every gradient or only
+# the long paths (softmax.cpp's long_slab, past kMaxStaged) with NaN and
+# infinities: a NaN anywhere makes its row or column NaN, +inf makes it
+# NaN too (inf - inf), -inf entries are zeros; as torch's
+@pytest.mark.parametrize("dt", HALF)
+@pytest.mark.parametrize("log", [False, True])
+@pytest.mark.parametrize("shape,dim", [((2, (1 << 20) + 3), -1),
+                                       ((16500, 66), 0)])
+def test_softmax_long_16_bit_special_values(dt, log, shape, dim):
+    a = np.random.default_rng(1).standard_normal(shape).astype(np.float32)
+    if dim == -1:
+        a[0, 7], a[1, 100] = np.nan, -np.inf
+    else:
+        a[3, 1], a[9000, 2], a[5, 65] = np.nan, np.inf, -np.inf
+    t = torch.from_numpy(a).to(_torch_dtype(dt))
+    op_t = torch.log_softmax if log else torch.softmax
+    op_f = fastt.log_softmax if log else fastt.softmax
+    ref = op_t(t.float(), dim).to(_torch_dtype(dt))
+    _close16(_as_torch(op_f(_fastt_from(t), dim)), ref, dt)
+
+
+# layer_norm / rms_norm rows through the float32 kernel (norm.cpp,
+# Staging): with and without weight and bias, every gradient or only
 # some, row lengths from 1 to past a vector block
 @pytest.mark.parametrize("dt", HALF)
 @pytest.mark.parametrize("cols", [1, 5, 64, 257, 3000])
