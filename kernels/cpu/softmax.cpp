@@ -20,6 +20,18 @@ using namespace cpu;
 // over float32 pieces of themselves (long_slab).
 constexpr int64_t kMaxStaged = int64_t(1) << 20;
 
+// one(at, j) for each element of an [m, w] piece of a long slab (at = i *
+// w + j), a long row's (w == 1) as a loop of its own, which vectorizes.
+template <class F>
+inline void each_in_piece(int64_t m, int64_t w, F one) {
+  if (w == 1) {
+    for (int64_t i = 0; i < m; ++i) one(i, 0);
+  } else {
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < w; ++j) one(i * w + j, j);
+  }
+}
+
 template <class T, bool Log>
 struct SoftmaxK {
   // row() and columns() are float32/float64 kernels (16-bit floats run
@@ -174,12 +186,7 @@ struct SoftmaxK {
                       const float d = v[0][at] - mx[j];
                       out[at] = Log ? d - k[j] : vec_exp_bounded(d) * k[j];
                     };
-                    if (w == 1) {
-                      for (int64_t i = 0; i < m; ++i) one(i, 0);
-                    } else {
-                      for (int64_t i = 0; i < m; ++i)
-                        for (int64_t j = 0; j < w; ++j) one(i * w + j, j);
-                    }
+                    each_in_piece(m, w, one);
                     s.out(1, o + r * inner, m, w, inner);
                   });
   }
@@ -321,12 +328,7 @@ struct SoftmaxBackwardK {
                       out[at] = Log ? v[0][at] - vec_exp(v[1][at]) * k[j]
                                     : v[1][at] * (v[0][at] - k[j]);
                     };
-                    if (w == 1) {
-                      for (int64_t i = 0; i < m; ++i) one(i, 0);
-                    } else {
-                      for (int64_t i = 0; i < m; ++i)
-                        for (int64_t j = 0; j < w; ++j) one(i * w + j, j);
-                    }
+                    each_in_piece(m, w, one);
                     s.out(2, o + r * inner, m, w, inner);
                   });
   }
