@@ -34,7 +34,7 @@ struct ThreadState {
       autocast_casts;
   // kernels/cpu/linalg.cpp: float staging of 16-bit GEMM operands.
   std::vector<float> gemm_buffer;
-  // kernels/cpu/half_block.h (via_float): float32 copies of 16-bit rows.
+  // kernels/cpu/half_block.h (Staging): float32 copies of 16-bit data.
   std::vector<float> half_staging;
   // kernels/cpu/optim.cpp: per-tensor Adam scalars (here, not in a
   // thread_local of that file, which exists once per instruction-set level).

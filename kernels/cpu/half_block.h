@@ -225,9 +225,9 @@ void via_float(const T* const (&in)[K], T* out, int64_t rows, int64_t w,
   s.out(K, out, rows, w, stride);
 }
 
-// Pieces of about kStageBatch elements: the copies of a piece (up to
-// three slots of 8 KB) stay in L1 between the conversion and the float32
-// kernel (pieces of 8192 made softmax backward over rows of 256 1.35x
+// Pieces of about kStageBatch elements (or one row, where a row is
+// longer): the copies of a piece (up to three slots of 8 KB) stay in L1
+// between the conversion and the float32 kernel (pieces of 8192 made softmax backward over rows of 256 1.35x
 // slower), and short rows convert as one block (converted row by row, a
 // softmax over rows of 8 paid a tail and a staging lookup every row).
 constexpr int64_t kStageBatch = 2048;
