@@ -332,6 +332,11 @@ NodeRef make_node(GradFn fn, const std::vector<Tensor>& inputs) {
 
 void set_history(const Tensor& out, Node* n, uint16_t nr) {
   TensorImpl* impl = out.impl();
+  if (FASTT_UNLIKELY(is_complex(impl->dtype)))
+    throw NotImplementedError(fmt::format(
+        "{}: a complex result of an op on tensors that require grad: fastt "
+        "has no complex autograd yet",
+        grad_fn_name(n->fn)));
   retain(n);
   Node* old = impl->grad_fn;
   impl->grad_fn = n;
@@ -386,6 +391,11 @@ Tensor& requires_grad_(Tensor& t, bool on) {
         "you can only change requires_grad flags of leaf variables. If you "
         "want to use a computed variable in a subgraph that doesn't require "
         "differentiation use var_no_grad = var.detach().");
+  if (on && is_complex(t.dtype()))
+    throw NotImplementedError(fmt::format(
+        "requires_grad on a {} tensor: fastt has no complex autograd yet "
+        "(the complex dtypes are forward-only for now)",
+        dtype_name(t.dtype())));
   if (on && !is_floating(t.dtype()))
     throw RuntimeError(fmt::format(
         "only Tensors of floating point dtype can require gradients (got "

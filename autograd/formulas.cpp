@@ -29,7 +29,13 @@ Tensor no_grad(F&& f) {
 }
 
 bool differentiable(const Tensor& out) {
-  return out.defined() && is_floating(out.dtype());
+  if (!out.defined()) return false;
+  // A complex result of inputs that require grad: not recording it would
+  // lose their gradient silently.
+  FASTT_CHECK(!is_complex(out.dtype()), NotImplementedError,
+              "a complex result of an op on tensors that require grad: "
+              "fastt has no complex autograd yet");
+  return is_floating(out.dtype());
 }
 
 void set_dims(Node& n, IntList dims, int64_t ndim, const char* op) {

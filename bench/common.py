@@ -247,6 +247,26 @@ def slower_than_torch(res):
     return lines
 
 
+def size_label(n):
+    """64K, 1M: an element count as the tables print it."""
+    return f"{n >> 20}M" if n >= 1 << 20 else f"{n >> 10}K"
+
+
+def ratio_table(res, intro):
+    """The markdown of a one-table bench whose res["us"] keys are
+    "op/dtype/n": the intro line, one row per key with fastt's and
+    torch's µs and their ratio, and slower_than_torch's closing lines."""
+    lines = [intro, "", "| op | dtype | n | fastt | torch | fastt/torch |",
+             "|---|---|---|---|---|---|"]
+    for key, d in res["us"].items():
+        name, dt, n = key.split("/")
+        lines.append(f"| {name} | {dt} | {size_label(int(n))} | "
+                     f"{d['fastt']:.1f} | {d['torch']:.1f} | "
+                     f"{d['fastt'] / d['torch']:.2f} |")
+    lines += slower_than_torch(res)
+    return "\n".join(lines) + "\n"
+
+
 def standalone_main(name, run, markdown):
     """main() of a one-table bench (python -m bench.<name> [--quick]):
     run(quick) -> result dict, saved with the machine as

@@ -66,22 +66,11 @@ def run(quick=False):
             "others_busy": common.others_busy()}
 
 
-def _size(n):
-    return f"{n >> 20}M" if n >= 1 << 20 else f"{n >> 10}K"
-
-
 def markdown(res):
-    lines = [f"float16 / bfloat16 ops, one thread, µs per call (median of "
-             f"interleaved repeats); row-wise ops over rows of {ROW}; "
-             f"fastt's kernels at {res['isa']}.", "",
-             "| op | dtype | n | fastt | torch | fastt/torch |",
-             "|---|---|---|---|---|---|"]
-    for key, d in res["us"].items():
-        name, dt, n = key.split("/")
-        lines.append(f"| {name} | {dt} | {_size(int(n))} | {d['fastt']:.1f} "
-                     f"| {d['torch']:.1f} | {d['fastt'] / d['torch']:.2f} |")
-    lines += common.slower_than_torch(res)
-    return "\n".join(lines) + "\n"
+    return common.ratio_table(
+        res, f"float16 / bfloat16 ops, one thread, µs per call (median of "
+        f"interleaved repeats); row-wise ops over rows of {ROW}; fastt's "
+        f"kernels at {res['isa']}.")
 
 
 if __name__ == "__main__":

@@ -22,6 +22,8 @@ constexpr int rank(DType t) {
     case DType::BFloat16: return 1;
     case DType::Float32: return 2;
     case DType::Float64: return 3;
+    case DType::Complex64: return 2;   // its parts' float32
+    case DType::Complex128: return 3;  // float64
   }
   return 0;
 }
@@ -30,6 +32,13 @@ constexpr DType compute_promotion(DType a, DType b) {
   if (a == b) return a;
   if (a == DType::Bool) return b;
   if (b == DType::Bool) return a;
+  // Complex wins, at the wider of the two precisions (torch: complex64
+  // with float64 is complex128, with float16 or an integer complex64).
+  if (is_complex(a) || is_complex(b)) {
+    const int ra = is_integral(a, false) ? 0 : rank(a);
+    const int rb = is_integral(b, false) ? 0 : rank(b);
+    return (ra > rb ? ra : rb) >= 3 ? DType::Complex128 : DType::Complex64;
+  }
   bool fa = is_floating(a), fb = is_floating(b);
   if (fa != fb) return fa ? a : b;
   if (fa) {
@@ -81,7 +90,8 @@ bool dtype_from_name(const char* name, DType* out) {
       {"float", DType::Float32},  {"double", DType::Float64},
       {"half", DType::Float16},   {"int", DType::Int32},
       {"long", DType::Int64},     {"short", DType::Int16},
-      {"bool", DType::Bool},
+      {"bool", DType::Bool},      {"cfloat", DType::Complex64},
+      {"cdouble", DType::Complex128},
   };
   for (int i = 0; i < kNumDTypes; ++i)
     if (std::strcmp(name, kDTypeName[i]) == 0) return *out = DType(i), true;
@@ -102,6 +112,8 @@ const char* torch_type_name(DType t) {
     case DType::BFloat16: return "BFloat16";
     case DType::Float32: return "Float";
     case DType::Float64: return "Double";
+    case DType::Complex64: return "ComplexFloat";
+    case DType::Complex128: return "ComplexDouble";
   }
   return "?";
 }

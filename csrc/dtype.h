@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "complex.h"
 #include "half.h"
 
 namespace fastt {
@@ -20,7 +21,7 @@ constexpr int kNumDTypes = 0
 #undef FASTT_DTYPE
     ;
 
-enum class DTypeCategory : uint8_t { Bool, Integral, Floating };
+enum class DTypeCategory : uint8_t { Bool, Integral, Floating, Complex };
 
 constexpr size_t kDTypeSize[kNumDTypes] = {
 #define FASTT_DTYPE(name, type, str, cat) sizeof(type),
@@ -50,6 +51,26 @@ constexpr bool is_integral(DType t, bool include_bool) {
 }
 constexpr bool is_signed(DType t) {
   return t != DType::Bool && t != DType::UInt8;
+}
+constexpr bool is_complex(DType t) {
+  return category(t) == DTypeCategory::Complex;
+}
+// Floating or complex: the dtypes gradients flow in and the Float rule
+// keeps (integers and bool promote to the default float dtype).
+constexpr bool is_inexact(DType t) { return is_floating(t) || is_complex(t); }
+// complex64 <-> float32, complex128 <-> float64 (torch's toRealValueType /
+// toComplexType); other dtypes map to themselves / have no complex form.
+constexpr DType to_real(DType t) {
+  return t == DType::Complex64    ? DType::Float32
+         : t == DType::Complex128 ? DType::Float64
+                                  : t;
+}
+// float64 -> complex128; every other floating dtype -> complex64 (fastt
+// has no complex32, torch's complex form of float16).
+constexpr DType to_complex(DType t) {
+  return is_complex(t)            ? t
+         : t == DType::Float64    ? DType::Complex128
+                                  : DType::Complex64;
 }
 
 template <class T>

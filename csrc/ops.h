@@ -1,6 +1,7 @@
 // Every op family of the core in one include (the C++ frontend uses this).
 #pragma once
 #include "generator.h"
+#include "ops/complex.h"
 #include "ops/elementwise.h"
 #include "ops/factory.h"
 #include "ops/index.h"

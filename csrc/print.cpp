@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/complex.h"
 #include "tensor.h"
 
 namespace fastt {
@@ -22,6 +23,10 @@ struct Printer {
   const double* f = nullptr;   // floating dtypes, as double
   const int64_t* i = nullptr;  // integer dtypes, as int64 (exact)
   bool boolean = false;
+  // Complex: this printer formats the real parts, `imag` the imaginary
+  // ones, each with its own mode and width (torch's two formatters); an
+  // element is the real part padded, then the imaginary part signed, "j".
+  const Printer* imag = nullptr;
   bool summarize = false;
   bool int_mode = true;
   bool sci = false;
@@ -65,8 +70,15 @@ struct Printer {
   std::string cell(int64_t k) const {
     std::string s = raw(k);
     if (s.size() < width) s.insert(0, width - s.size(), ' ');
+    if (imag) {
+      std::string im = imag->raw(k);
+      if (im[0] != '-' && im[0] != '+') s += '+';
+      s += im + 'j';
+    }
     return s;
   }
+  // A cell's width as the line wrapping counts it.
+  size_t cell_width() const { return imag ? width + imag->width + 1 : width; }
   void setup() {
     if (!f) {
       visit(0, 0, [&](int64_t k) { width = std::max(width, raw(k).size()); });
@@ -100,8 +112,8 @@ struct Printer {
     } else {
       for (int64_t k = 0; k < n; ++k) data.push_back(cell(off + k));
     }
-    int64_t per_line =
-        std::max<int64_t>(1, (kLineWidth - indent) / int64_t(width + 2));
+    int64_t per_line = std::max<int64_t>(
+        1, (kLineWidth - indent) / int64_t(cell_width() + 2));
     s += '[';
     for (size_t k = 0; k < data.size(); ++k) {
       if (k) {
@@ -151,6 +163,20 @@ std::string Tensor::str() const {
   std::string body;
   if (self.numel() == 0) {
     body = "[]";
+  } else if (is_complex(dt)) {
+    const Tensor z = self.to(kCPU).to(DType::Complex128);
+    const Tensor re = real_part(z).contiguous(), im = imag_part(z).contiguous();
+    Printer pr{re}, pi{im};
+    pr.f = re.data_ptr<double>();
+    pi.f = im.data_ptr<double>();
+    pr.summarize = pi.summarize = self.numel() > kThreshold;
+    pr.setup();
+    pi.setup();
+    pr.imag = &pi;
+    if (re.dim() == 0)
+      body = pr.cell(0);
+    else
+      pr.nd(0, 0, 7, body);
   } else {
     Tensor c = self.to(kCPU).contiguous().to(floating ? DType::Float64
                                                       : DType::Int64);
@@ -179,7 +205,8 @@ std::string Tensor::str() const {
   bool shown = self.numel() == 0
                    ? dt != default_dtype()
                    : !(dt == default_dtype() || dt == DType::Int64 ||
-                       dt == DType::Bool);
+                       dt == DType::Bool ||
+                       dt == to_complex(default_dtype()));
   if (shown) suffixes.push_back(fmt::format("dtype=fastt.{}", dtype_name(dt)));
   if (self.impl()->grad_fn)
     suffixes.push_back(fmt::format("grad_fn=<{}>", grad_fn_name(self)));

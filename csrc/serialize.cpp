@@ -34,11 +34,12 @@ constexpr DTypeRow kSafetensorsDTypes[] = {
     {DType::Int32, "I32"},    {DType::Int64, "I64"},
     {DType::Float16, "F16"},  {DType::BFloat16, "BF16"},
     {DType::Float32, "F32"},  {DType::Float64, "F64"},
+    {DType::Complex64, "C64"},
 };
 // Valid safetensors dtypes fastt has no type for (a clearer error).
 constexpr const char* kForeignDTypes[] = {
     "U16", "U32", "U64", "F8_E4M3", "F8_E5M2", "F8_E8M0", "F4", "F6_E2M3",
-    "F6_E3M2", "C64"};
+    "F6_E3M2"};
 
 constexpr const char* kOp = "load_safetensors";
 
@@ -456,6 +457,11 @@ Plan plan_save(const NamedTensors& tensors, const StringMap& metadata) {
     const Tensor& t = tensors[i].second;
     FASTT_CHECK(t.defined(), ValueError, "{}: tensor '{}' is undefined", op,
                 name);
+    FASTT_CHECK(std::string(safetensors_dtype_name(t.dtype())) != "?",
+                ValueError,
+                "{}: tensor '{}' is {}, which safetensors has no dtype for "
+                "(its complex type is C64, complex64)",
+                op, name, dtype_name(t.dtype()));
     Tensor c = t.is_cpu() ? t : t.to(kCPU);
     cpu[i] = c.contiguous();
   }

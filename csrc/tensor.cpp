@@ -153,6 +153,15 @@ void throw_undefined(const char* op) {
 }
 
 bool scalar_overflows(const Scalar& value, DType dt) {
+  // torch's checked_convert: a complex value fits a real dtype only
+  // without an imaginary part; a complex dtype takes both parts in its
+  // real type's range.
+  if (is_complex(dt))
+    return dt != DType::Complex128 &&
+           (scalar_overflows(Scalar(value.to_double()), to_real(dt)) ||
+            scalar_overflows(Scalar(value.imag()), to_real(dt)));
+  if (value.is_complex() && value.imag() != 0.0 && dt != DType::Bool)
+    return true;
   if (value.is_bool() || dt == DType::Bool || dt == DType::Float64)
     return false;
   return visit_dtype(dt, [&](auto tag) -> bool {
@@ -177,9 +186,11 @@ bool scalar_overflows(const Scalar& value, DType dt) {
 
 void check_scalar_fits(const Scalar& value, DType dt, const char* op) {
   if (FASTT_UNLIKELY(scalar_overflows(value, dt))) {
-    const std::string v = value.is_integral()
-                              ? std::to_string(value.to_int())
-                              : fmt::format("{}", value.to_double());
+    const std::string v =
+        value.is_integral()  ? std::to_string(value.to_int())
+        : value.is_complex() ? fmt::format("({}{:+}j)", value.to_double(),
+                                           value.imag())
+                             : fmt::format("{}", value.to_double());
     throw RuntimeError(fmt::format(
         "{}: value cannot be converted to type {} without overflow: {}", op,
         dtype_name(dt), v));
@@ -999,6 +1010,7 @@ DType Scalar::natural_dtype() const {
     case Kind::Bool: return DType::Bool;
     case Kind::Int: return DType::Int64;
     case Kind::Float: return default_dtype();
+    case Kind::Complex: return to_complex(default_dtype());
   }
   return DType::Int64;
 }
@@ -1008,11 +1020,15 @@ int promote_slot(int cur, DType t) {
   return cur < 0 ? int(t) : int(promote_types(DType(cur), t));
 }
 // torch's combine_categories: `higher` tier wins unless `lower` is of a
-// higher category (bool < integral < floating).
+// higher category (bool < integral < floating < complex); a complex
+// `lower` over a floating `higher` keeps higher's precision (float64
+// tensor + 1j is complex128).
 int combine(int higher, int lower) {
   if (higher < 0) return lower;
   if (lower < 0) return higher;
   DType h = DType(higher), l = DType(lower);
+  if (is_complex(h)) return higher;
+  if (is_complex(l)) return int(is_floating(h) ? to_complex(h) : l);
   if (is_floating(h)) return higher;
   if (h == DType::Bool ||
       (is_floating(l) && !FASTT_MUTANT(ScalarFloatKeepsInt)))

@@ -24,6 +24,17 @@ using SignedNumericTypes =
 using Int64FloatTypes = Types<int64_t, Half, BFloat16, float, double>;
 using AllTypes = Types<bool, uint8_t, int8_t, int16_t, int32_t, int64_t, Half,
                        BFloat16, float, double>;
+using ComplexTypes = Types<Complex64, Complex128>;
+// A set with the complex dtypes added: a row's set names the real dtypes
+// its kernel takes and, where it takes complex too, WithComplex<set>.
+template <class Set>
+struct AddComplex;
+template <class... Ts>
+struct AddComplex<Types<Ts...>> {
+  using type = Types<Ts..., Complex64, Complex128>;
+};
+template <class Set>
+using WithComplex = typename AddComplex<Set>::type;
 
 template <DeviceType Dev, template <class> class Kernel, class... Ts>
 void register_only_on(Op op, Types<Ts...>) {

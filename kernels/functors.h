@@ -8,6 +8,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "csrc/complex.h"
 #include "csrc/half.h"
 #include "csrc/macros.h"
 
@@ -16,6 +17,26 @@ namespace functors {
 
 template <class T>
 constexpr bool is_float_v = std::is_floating_point<T>::value;
+
+// add/sub's alpha in op-math type M, from KernelArgs: f0 (+ f1 i for the
+// complex types) for floating math, i0 for the integers and bool.
+template <class M>
+FASTT_HD M alpha_of(double f0, double f1, int64_t i0) {
+  if constexpr (kIsComplex<M>) {
+    using V = typename M::value_type;
+    return M(V(f0), V(f1));
+  } else if constexpr (is_float_v<M>) {
+    return M(f0);
+  } else {
+    return M(i0);
+  }
+}
+template <class M>
+FASTT_HD bool alpha_is_one(double f0, double f1, int64_t i0) {
+  if constexpr (kIsComplex<M>) return f0 == 1.0 && f1 == 0.0;
+  else if constexpr (is_float_v<M>) return f0 == 1.0;
+  else return i0 == 1;
+}
 
 // The functor a row's kernel runs for storage type T: Fn::For<T> when Fn
 // defines it (an op whose 16-bit form needs the 16-bit bit layout, which

@@ -30,7 +30,7 @@ END = "# ---- end of the generated lines ----"
 # Rows whose stub is written by hand as @overloads the binder cannot state.
 HAND = set()
 
-ROW = re.compile(r"^FASTT_EW\(\s*(\w+),\s*(\w+),\s*(\w+),\s*(\w+),\s*(\w+),"
+ROW = re.compile(r"^FASTT_EW\(\s*(\w+),\s*(\w+),\s*(\w+),\s*([\w<>]+),\s*(\w+),"
                  r"\s*(NotDiff|\w+\([^)]*\)),\s*(\w+)\)")
 
 

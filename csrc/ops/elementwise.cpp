@@ -7,6 +7,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "complex.h"
 #include "loop_builder.h"
 #include "../mutation.h"
 #include "autograd/functions.h"
@@ -32,12 +33,13 @@ struct Operand {
 struct Params {
   double f0 = 1.0;
   int64_t i0 = 1;
-  // nan_to_num's posinf / neginf: passed by the general path only (the
-  // one nan_to_num_kernel calls), so the dense fast paths store nothing
-  // more per op.
+  // f1: a complex alpha's imaginary part (add/sub), nan_to_num's posinf;
+  // f2: nan_to_num's neginf, passed by the general path only (the one
+  // nan_to_num_kernel calls).
   double f1 = 0.0, f2 = 0.0;
   void apply(KernelArgs& args) const {
     args.f0 = f0;
+    args.f1 = f1;
     args.i0 = i0;
   }
 };
@@ -176,7 +178,7 @@ Tensor elementwise(Op op, Rule rule, const Operand* ins, int nin, Tensor* out,
     throw_device_mismatch(op, device, out->device());
   DType compute = forced_compute != DType(255) ? forced_compute
                                                : state.result();
-  if (rule == Rule::Float && !is_floating(compute)) compute = default_dtype();
+  if (rule == Rule::Float && !is_inexact(compute)) compute = default_dtype();
   DType result = rule == Rule::Bool ? DType::Bool : compute;
 
   Tensor fresh;
@@ -272,7 +274,9 @@ inline Tensor binary(Op op, Rule rule, const Tensor& a, const Tensor& b,
 inline Tensor binary(Op op, Rule rule, const Tensor& a, const Scalar& b,
                      const Params& p = {}) {
   if (FASTT_LIKELY(a.defined() && a.is_contiguous() &&
-                   (is_floating(a.dtype()) || !b.is_floating()) &&
+                   (is_complex(a.dtype()) ||
+                    (!b.is_complex() &&
+                     (is_floating(a.dtype()) || !b.is_floating()))) &&
                    (rule != Rule::Float || a.is_floating_point()) &&
                    a.dtype() != DType::Bool && !b.is_bool())) {
     DType t = a.dtype();
@@ -352,6 +356,7 @@ inline Tensor& unary_out(Op op, Rule rule, Tensor& out, const Tensor& a,
 Params alpha_params(const Scalar& alpha) {
   Params p;
   p.f0 = alpha.to_double();
+  p.f1 = alpha.imag();
   p.i0 = alpha.to_int();
   return p;
 }
@@ -362,7 +367,11 @@ FASTT_NOINLINE void check_alpha(Op op, DType result, const Scalar& alpha) {
   FASTT_CHECK(!alpha.is_bool() || result == DType::Bool, RuntimeError,
               "{}: Boolean alpha only supported for Boolean results.",
               op_name(op));
-  FASTT_CHECK(is_floating(result) || !alpha.is_floating(), RuntimeError,
+  FASTT_CHECK(is_complex(result) || !alpha.is_complex(), RuntimeError,
+              "{}: For non-complex input tensors, argument alpha must not "
+              "be a complex number.",
+              op_name(op));
+  FASTT_CHECK(is_inexact(result) || !alpha.is_floating(), RuntimeError,
               "{}: For integral input tensors, argument alpha must not be a "
               "floating point number.",
               op_name(op));
@@ -401,15 +410,19 @@ inline Params checked_alpha(Op op, const A& a, const B& b,
 }
 
 void check_pow_scalar(const Tensor& a, const Scalar& e) {
-  FASTT_CHECK(is_floating(a.dtype()) || e.is_floating() || e.to_int() >= 0,
+  FASTT_CHECK(is_floating(a.dtype()) || e.is_floating() || e.is_complex() ||
+                  e.to_int() >= 0,
               RuntimeError,
               "pow: integers to negative integer powers are not allowed.");
 }
 
 }  // namespace
 
+// torch's canCast: never complex to real, floating to integral or a
+// number to bool.
 bool can_cast(DType from, DType to) {
-  if (is_floating(from) && !is_floating(to)) return false;
+  if (is_complex(from) && !is_complex(to)) return false;
+  if (is_floating(from) && !is_inexact(to)) return false;
   if (from != DType::Bool && to == DType::Bool) return false;
   return true;
 }
@@ -445,9 +458,15 @@ constexpr Save save_of(Op op) { return kOpFacts[size_t(op)].save; }
 #define FASTT_RECORDS(op, ...) \
   (grad_fn_of(op) != kNotDifferentiable && autograd::should_record(__VA_ARGS__))
 
+// |z| of a complex tensor, a real one: hypot of its parts (views), so
+// neither part's square overflows or underflows (torch's std::abs).
+static Tensor complex_abs(const Tensor& z) {
+  return fastt::hypot(real_part(z), imag_part(z));
+}
+
 // ---- unary: the entry points of the Unary rows ----
-// square of bool is int64 in torch (it is pow(x, 2)); the test folds away
-// for every other op.
+// square of bool is int64 in torch (it is pow(x, 2)), abs of complex its
+// magnitude (complex_abs); the tests fold away for every other op.
 #define FASTT_DEFINE_UNARY(name, python)                             \
   Tensor name(const Tensor& a) {                                     \
     if (FASTT_RECORDS(Op::name, a))                                  \
@@ -458,6 +477,9 @@ constexpr Save save_of(Op op) { return kOpFacts[size_t(op)].save; }
     if (Op::name == Op::square && a.defined() &&                     \
         FASTT_UNLIKELY(a.dtype() == DType::Bool))                    \
       return unary(Op::name, rule_of(Op::name), a.to(DType::Int64)); \
+    if (Op::name == Op::abs && a.defined() &&                        \
+        FASTT_UNLIKELY(is_complex(a.dtype())))                       \
+      return complex_abs(a);                                         \
     return unary(Op::name, rule_of(Op::name), a);                    \
   }                                                                  \
   FASTT_EW_INPLACE_##python(                                         \
@@ -689,7 +711,8 @@ Tensor pow(const Tensor& a, const Tensor& b) {
 namespace {
 enum class PowFast { None, Square, Cube, Sqrt, Rsqrt, Recip, RecipSquare };
 PowFast pow_fast(const Tensor& a, const Scalar& b) {
-  if (!a.defined() || !is_floating(a.dtype())) return PowFast::None;
+  if (!a.defined() || !is_floating(a.dtype()) || b.is_complex())
+    return PowFast::None;
   const double e = b.to<double>();
   if (e == 2) return PowFast::Square;
   if (e == -1) return PowFast::Recip;
@@ -942,6 +965,9 @@ Tensor lerp(const Tensor& a, const Tensor& end, const Tensor& weight) {
 }
 // A number weight rides in f0 (LerpK's i0 == 2), kept in opmath.
 static Params lerp_weight(const Scalar& w) {
+  FASTT_CHECK(!w.is_complex(), RuntimeError,
+              "lerp: value cannot be converted to type float without "
+              "overflow (a complex weight)");
   Params p;
   p.f0 = w.to_double();
   p.i0 = 2;
@@ -980,7 +1006,12 @@ Tensor& lerp_(Tensor& a, const Tensor& end, const Tensor& weight) {
 static Tensor addc(Op op, const Tensor& a, const Tensor& t1, const Tensor& t2,
                    const Scalar& value, Tensor* out) {
   // Unlike add's alpha, torch checks nothing here: any value is cast to
-  // the result dtype (0.5 truncates to 0 for integers, True is 1).
+  // the result dtype (0.5 truncates to 0 for integers, True is 1). The
+  // kernels are real: a complex value would lose its imaginary part.
+  FASTT_CHECK(!value.is_complex(), RuntimeError,
+              "{}: value cannot be converted to a real type without "
+              "overflow (a complex value)",
+              op_name(op));
   Params p = alpha_params(value);
   Operand ins[3] = {a, t1, t2};
   if (op == Op::addcdiv) {

@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "../dispatch.h"
+#include "complex.h"
 #include "loop_builder.h"
 
 namespace fastt {
@@ -24,8 +25,9 @@ inline int64_t as_arg(uint64_t v) {
   return i;
 }
 
+// Floating or complex (a complex tensor samples its parts, as torch).
 void check_floating(DType dt, const char* op, const char* what) {
-  FASTT_CHECK(is_floating(dt), TypeError,
+  FASTT_CHECK(is_inexact(dt), TypeError,
               "{}: {} expects floating point dtype, but got {}", op, what,
               dtype_name(dt));
 }
@@ -106,6 +108,11 @@ Tensor& uniform_impl(Tensor& t, double from, double to, Generator* gen,
                      const char* op) {
   require_defined(t, op);
   check_floating(t.dtype(), op, "uniform_");
+  if (is_complex(t.dtype())) {  // both parts in [from, to), as torch
+    Tensor parts = view_as_real(t);
+    uniform_impl(parts, from, to, gen, op);
+    return t;
+  }
   FASTT_CHECK(std::isfinite(from) && std::isfinite(to), RuntimeError,
               "{}: uniform_ expects from and to to be finite, but got from={} "
               "and to={}",
@@ -133,6 +140,11 @@ Tensor& normal_impl(Tensor& t, double mean, double std, Generator* gen,
   check_floating(t.dtype(), op, "normal_");
   FASTT_CHECK(std >= 0.0, RuntimeError,
               "{}: normal expects std >= 0.0, but found std {}", op, std);
+  if (is_complex(t.dtype())) {  // torch: each part N(mean, std^2 / 2)
+    Tensor parts = view_as_real(t);
+    normal_impl(parts, mean, std / std::sqrt(2.0), gen, op);
+    return t;
+  }
   KernelFn fn = lookup_kernel(Op::normal, t.device().type, t.dtype());
   int per_block = t.dtype() == DType::Float64 ? 2 : 4;
   return run_sampler(t, fn, per_block, gen, op, [&](KernelArgs& args) {
@@ -173,8 +185,11 @@ int64_t to_int64(const Scalar& s, const char* op) {
 }
 
 DType arange_dtype(std::initializer_list<const Scalar*> bounds) {
-  for (const Scalar* s : bounds)
+  for (const Scalar* s : bounds) {
+    FASTT_CHECK(!s->is_complex(), RuntimeError,
+                "value cannot be converted to type double without overflow");
     if (s->is_floating()) return default_dtype();
+  }
   return DType::Int64;
 }
 

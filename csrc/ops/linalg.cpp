@@ -78,7 +78,7 @@ inline bool blas_shaped(const Tensor& t) {
 // The other dtypes' loops read any strides.
 inline bool blas_dtype(const Tensor& t) {
   const DType dt = t.dtype();
-  return dt == DType::Float32 || dt == DType::Float64 ||
+  return dt == DType::Float32 || dt == DType::Float64 || is_complex(dt) ||
          (t.device().is_cuda() &&
           (dt == DType::Float16 || dt == DType::BFloat16));
 }
@@ -99,6 +99,18 @@ void run_gemm(Tensor& out, const Tensor& a, const Tensor& b,
               const Tensor* addend, const Scalar& alpha, const Scalar& beta,
               int flags = 0) {
   KernelFn fn = lookup_kernel(Op::gemm, out.device().type, out.dtype());
+  // f0/f1 carry real coefficients: a real product refuses complex ones
+  // (as torch), a complex product takes them without an imaginary part
+  if (FASTT_UNLIKELY(alpha.is_complex() || beta.is_complex())) {
+    FASTT_CHECK(is_complex(out.dtype()), RuntimeError,
+                "matmul: value cannot be converted to type {} without "
+                "overflow (a complex alpha or beta)",
+                dtype_name(out.dtype()));
+    FASTT_CHECK(alpha.imag() == 0.0 && beta.imag() == 0.0,
+                NotImplementedError,
+                "matmul: an alpha or beta with an imaginary part is not "
+                "supported yet");
+  }
   if (out.numel() == 0) return;
   KernelArgs args;
   args.out = &out;
@@ -425,7 +437,8 @@ Tensor addr(const Tensor& input, const Tensor& vec1, const Tensor& vec2,
               shape_str(input.sizes()), vec1.sizes()[0], vec2.sizes()[0]);
   // beta == 0 ignores input (NaN there does not propagate), as in torch.
   Tensor scaled = mul(prod, alpha);
-  if (beta.to_double() == 0.0) return add(scaled, zeros_like(input));
+  if (beta.to_double() == 0.0 && beta.imag() == 0.0)
+    return add(scaled, zeros_like(input));
   return add(mul(input, beta), scaled);
 }
 

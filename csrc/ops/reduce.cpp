@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "../dispatch.h"
+#include "complex.h"
 #include "../mutation.h"
 
 #include "autograd/functions.h"
@@ -106,6 +107,25 @@ inline Tensor run_full(Op op, const Tensor& in, DType out_dtype) {
   return out;
 }
 
+// A complex sum or mean: the same reduction of the real view over the
+// same dims (its trailing pair dim kept), viewed back as complex.
+Tensor complex_reduce(Op op, const char* name, const Tensor& a, IntList dims,
+                      bool keepdim) {
+  ReduceDims r;
+  resolve_dims(a, dims, keepdim, name, r);
+  if (a.dim() == 0) return a.clone();
+  int64_t d[kMaxDims];
+  int n = r.ndims;
+  for (int i = 0; i < n; ++i) d[i] = r.dims[i];
+  if (n == 0)
+    for (; n < a.dim(); ++n) d[n] = n;
+  const Tensor parts = view_as_real(a);
+  const IntList rd(d, size_t(n));
+  Tensor s = op == Op::mean ? mean(parts, rd, keepdim, std::nullopt)
+                            : sum(parts, rd, keepdim, std::nullopt);
+  return view_as_complex(s.contiguous());
+}
+
 // sum and prod: int64 for integer/bool inputs; `dtype` converts first.
 Tensor sum_like(Op op, const char* name, const Tensor& a, IntList dims,
                 bool keepdim, std::optional<DType> dtype) {
@@ -113,7 +133,10 @@ Tensor sum_like(Op op, const char* name, const Tensor& a, IntList dims,
   ReduceDims r;
   resolve_dims(a, dims, keepdim, name, r);
   Tensor in = dtype ? a.to(*dtype) : a;
-  DType natural = is_floating(in.dtype()) ? in.dtype() : DType::Int64;
+  if (op == Op::sum && is_complex(in.dtype()))
+    return complex_reduce(op, name, in, dims, keepdim);
+  // complex stays complex (its kernels come op by op: no kernel, an error)
+  DType natural = is_inexact(in.dtype()) ? in.dtype() : DType::Int64;
   Tensor out = run_reduce(op, in, r, natural);
   if (dtype && *dtype != natural) out = out.to(*dtype);
   return out;
@@ -121,6 +144,8 @@ Tensor sum_like(Op op, const char* name, const Tensor& a, IntList dims,
 
 // var/std/mean-style ops need a floating dtype.
 void check_floating(DType t, const char* op, bool from_dtype_arg) {
+  FASTT_CHECK(!is_complex(t), NotImplementedError,
+              "{}(): {} tensors are not supported yet", op, dtype_name(t));
   FASTT_CHECK(is_floating(t), RuntimeError,
               "{}(): could not infer output dtype. {} dtype must be either a "
               "floating point or complex dtype. Got: {}",
@@ -206,7 +231,7 @@ Tensor scan(Op op, const char* name, const Tensor& a, int64_t dim,
   int64_t d = wrap_dim(dim, a.dim(), name);
   if (a.dim() == 0) d = 0;
   Tensor in = dtype ? a.to(*dtype) : a;
-  DType natural = is_floating(in.dtype()) ? in.dtype() : DType::Int64;
+  DType natural = is_inexact(in.dtype()) ? in.dtype() : DType::Int64;
   Tensor out = run_along(op, in, d, natural);
   if (dtype && *dtype != natural) out = out.to(*dtype);
   return out;
@@ -262,6 +287,8 @@ Tensor mean(const Tensor& a, IntList dims, bool keepdim,
                           [&] { return mean(a, dims, keepdim, dtype); });
   check_defined(a, "mean");
   DType t = dtype ? *dtype : a.dtype();
+  if (is_complex(t)) return complex_reduce(Op::mean, "mean", a.to(t), dims,
+                                           keepdim);
   check_floating(t, "mean", dtype.has_value());
   ReduceDims r;
   resolve_dims(a, dims, keepdim, "mean", r);
@@ -347,6 +374,9 @@ Tensor norm(const Tensor& a, double p, IntList dims, bool keepdim,
     return autograd::norm(a, p, dims, keepdim,
                           [&] { return norm(a, p, dims, keepdim, dtype); });
   check_defined(a, "linalg.vector_norm");
+  FASTT_CHECK(!is_complex(a.dtype()), NotImplementedError,
+              "linalg.vector_norm: {} tensors are not supported yet",
+              dtype_name(a.dtype()));
   if (dtype)
     FASTT_CHECK(is_floating(*dtype), RuntimeError,
                 "linalg.vector_norm: dtype should be floating point, but got "
@@ -387,7 +417,7 @@ Tensor logsumexp(const Tensor& a, IntList dims, bool keepdim) {
   check_defined(a, "logsumexp");
   ReduceDims r;
   resolve_dims(a, dims, keepdim, "logsumexp", r);
-  Tensor in = a.is_floating_point() ? a : a.to(default_dtype());
+  Tensor in = is_inexact(a.dtype()) ? a : a.to(default_dtype());
   return run_reduce(Op::logsumexp, in, r, in.dtype());
 }
 

@@ -11,7 +11,7 @@
 namespace fastt {
 
 static Tensor to_float(const Tensor& a) {
-  return is_floating(a.dtype()) ? a : a.to(default_dtype());
+  return is_inexact(a.dtype()) ? a : a.to(default_dtype());
 }
 
 Tensor logit(const Tensor& a, std::optional<double> eps) {
@@ -64,6 +64,9 @@ static double dtype_max(DType d) {
 Tensor nan_to_num(const Tensor& a, std::optional<double> nan,
                   std::optional<double> posinf, std::optional<double> neginf) {
   require_defined(a, "nan_to_num");
+  if (is_complex(a.dtype()))  // each part on its own, as torch
+    return view_as_complex(
+        nan_to_num(view_as_real(a), nan, posinf, neginf).contiguous());
   if (!is_floating(a.dtype())) return a.clone();
   const double big = dtype_max(a.dtype());
   if (!autograd::should_record(a))  // one pass
@@ -84,6 +87,7 @@ Tensor positive(const Tensor& a) {
 
 Tensor isreal(const Tensor& a) {
   require_defined(a, "isreal");
+  if (is_complex(a.dtype())) return fastt::eq(imag_part(a), Scalar(0));
   return fastt::ones_like(a, DType::Bool);
 }
 
@@ -94,13 +98,22 @@ Tensor rsub(const Tensor& a, const Scalar& b, const Scalar& alpha) {
   return fastt::sub(b, a, alpha);
 }
 
+// torch computes complex inputs in complex128; fastt has no complex pow
+// kernel yet, so they are refused rather than cut to their real parts.
+static void check_float_power_real(bool complex) {
+  FASTT_CHECK(!complex, NotImplementedError,
+              "float_power: complex inputs are not supported yet");
+}
 Tensor float_power(const Tensor& a, const Tensor& b) {
+  check_float_power_real(is_complex(a.dtype()) || is_complex(b.dtype()));
   return fastt::pow(a.to(DType::Float64), b.to(DType::Float64));
 }
 Tensor float_power(const Tensor& a, const Scalar& b) {
+  check_float_power_real(is_complex(a.dtype()) || b.is_complex());
   return fastt::pow(a.to(DType::Float64), Scalar(b.to<double>()));
 }
 Tensor float_power(const Scalar& a, const Tensor& b) {
+  check_float_power_real(a.is_complex() || is_complex(b.dtype()));
   return fastt::pow(Scalar(a.to<double>()), b.to(DType::Float64));
 }
 static void check_float_power_inplace(const Tensor& self) {

@@ -90,17 +90,16 @@ template <class T>
 struct AddK {
   static void run(KernelArgs& a) {
     using M = opmath_t<T>;
-    if (std::is_floating_point<M>::value ? a.f0 == 1.0 : a.i0 == 1)
+    if (F::alpha_is_one<M>(a.f0, a.f1, a.i0))
       return binary_loop<T, T>(a, F::Add{});
-    M alpha = std::is_floating_point<M>::value ? M(a.f0) : M(a.i0);
-    binary_loop<T, T>(a, F::AddAlpha<M>{alpha});
+    binary_loop<T, T>(a, F::AddAlpha<M>{F::alpha_of<M>(a.f0, a.f1, a.i0)});
   }
 };
 template <class T>
 struct SubK {
   static void run(KernelArgs& a) {
     using M = opmath_t<T>;
-    M alpha = std::is_floating_point<M>::value ? M(a.f0) : M(a.i0);
+    M alpha = F::alpha_of<M>(a.f0, a.f1, a.i0);
     if (FASTT_MUTANT(SubFlipSign)) alpha = M(0) - alpha;
     binary_loop<T, T>(a, F::SubAlpha<M>{alpha});
   }

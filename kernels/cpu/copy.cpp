@@ -14,6 +14,8 @@ template <class O, class I>
 struct Convert {
   FASTT_HD O operator()(opmath_t<I> x) const {
     if constexpr (std::is_same<O, bool>::value) return x != opmath_t<I>(0);
+    else if constexpr (kIsComplex<I> && !kIsComplex<O>)
+      return static_cast<O>(x.re);  // torch's cast: the real part
     else return static_cast<O>(x);
   }
 };
@@ -24,6 +26,9 @@ template <> struct Bits<1> { using type = uint8_t; };
 template <> struct Bits<2> { using type = uint16_t; };
 template <> struct Bits<4> { using type = uint32_t; };
 template <> struct Bits<8> { using type = uint64_t; };
+template <> struct Bits<16> {  // complex128
+  struct type { uint64_t lo, hi; };
+};
 
 // Square blocks of N-byte elements transposed in registers: dst row c =
 // src column c, strides ss/ds in elements. Block<N>::kSize is the side (0:
@@ -328,7 +333,8 @@ struct CopyK {
             std::memcpy(p[0] + i * s[0], p[1] + i * s[1], sizeof(O));
         });
       } else {
-        if constexpr (kIsHalfFloat<O> || kIsHalfFloat<I>)
+        if constexpr ((kIsHalfFloat<O> || kIsHalfFloat<I>) &&
+                      !kIsComplex<O> && !kIsComplex<I>)
           if (a.contiguous) return convert_blocks<O, I>(a);
         unary_loop<O, I>(a, Convert<O, I>{});
       }

@@ -223,6 +223,48 @@ inline void blas_gemv(CBLAS_TRANSPOSE t, int rows, int cols, double alpha,
   cblas_dgemv(CblasRowMajor, t, rows, cols, alpha, A, lda, x, incx, beta, y,
               incy);
 }
+// complex64 / complex128: the same calls through cgemm / zgemm (alpha and
+// beta passed by address, as the complex BLAS takes them) and the
+// unconjugated dot (a matrix product conjugates nothing).
+inline void blas_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N,
+                      int K, Complex64 alpha, const Complex64* A, int lda,
+                      const Complex64* B, int ldb, Complex64 beta,
+                      Complex64* C, int ldc) {
+  cblas_cgemm(CblasRowMajor, ta, tb, M, N, K, &alpha, A, lda, B, ldb, &beta,
+              C, ldc);
+}
+inline void blas_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N,
+                      int K, Complex128 alpha, const Complex128* A, int lda,
+                      const Complex128* B, int ldb, Complex128 beta,
+                      Complex128* C, int ldc) {
+  cblas_zgemm(CblasRowMajor, ta, tb, M, N, K, &alpha, A, lda, B, ldb, &beta,
+              C, ldc);
+}
+inline void blas_gemv(CBLAS_TRANSPOSE t, int rows, int cols, Complex64 alpha,
+                      const Complex64* A, int lda, const Complex64* x,
+                      int incx, Complex64 beta, Complex64* y, int incy) {
+  cblas_cgemv(CblasRowMajor, t, rows, cols, &alpha, A, lda, x, incx, &beta, y,
+              incy);
+}
+inline void blas_gemv(CBLAS_TRANSPOSE t, int rows, int cols,
+                      Complex128 alpha, const Complex128* A, int lda,
+                      const Complex128* x, int incx, Complex128 beta,
+                      Complex128* y, int incy) {
+  cblas_zgemv(CblasRowMajor, t, rows, cols, &alpha, A, lda, x, incx, &beta, y,
+              incy);
+}
+inline Complex64 blas_dot(int n, const Complex64* x, int incx,
+                          const Complex64* y, int incy) {
+  Complex64 r;
+  cblas_cdotu_sub(n, x, incx, y, incy, &r);
+  return r;
+}
+inline Complex128 blas_dot(int n, const Complex128* x, int incx,
+                           const Complex128* y, int incy) {
+  Complex128 r;
+  cblas_zdotu_sub(n, x, incx, y, incy, &r);
+  return r;
+}
 inline float blas_dot(int n, const float* x, int incx, const float* y,
                       int incy) {
   return cblas_sdot(n, x, incx, y, incy);
@@ -640,6 +682,11 @@ struct Gemm {
 void register_linalg_kernels() {
 #define FASTT_KERNELS_linalg
 #include "kernels/kernels.def"
+  // complex products: CPU only so far (no cuBLAS cgemm row yet)
+  register_kernel(Op::gemm, DeviceType::CPU, DType::Complex64,
+                  &Gemm<Complex64>::run);
+  register_kernel(Op::gemm, DeviceType::CPU, DType::Complex128,
+                  &Gemm<Complex128>::run);
 }
 
 }  // namespace fastt

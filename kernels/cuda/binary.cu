@@ -28,10 +28,9 @@ template <class T>
 struct AddK {
   static void run(KernelArgs& a) {
     using M = opmath_t<T>;
-    constexpr bool kFloat = std::is_floating_point<M>::value;
-    if (kFloat ? a.f0 == 1.0 : a.i0 == 1)
+    if (F::alpha_is_one<M>(a.f0, a.f1, a.i0))
       return launch_elementwise<T, T, T>(a, F::Add{}, "add");
-    const M alpha = kFloat ? M(a.f0) : M(a.i0);
+    const M alpha = F::alpha_of<M>(a.f0, a.f1, a.i0);
     launch_elementwise<T, T, T>(a, F::AddAlpha<M>{alpha}, "add");
   }
 };
@@ -39,7 +38,7 @@ template <class T>
 struct SubK {
   static void run(KernelArgs& a) {
     using M = opmath_t<T>;
-    const M alpha = std::is_floating_point<M>::value ? M(a.f0) : M(a.i0);
+    const M alpha = F::alpha_of<M>(a.f0, a.f1, a.i0);
     launch_elementwise<T, T, T>(a, F::SubAlpha<M>{alpha}, "sub");
   }
 };

@@ -13,6 +13,8 @@ struct ConvertF {
   __device__ O operator()(opmath_t<I> x) const {
     using X = opmath_t<I>;
     if constexpr (std::is_same<O, bool>::value) return x != X(0);
+    else if constexpr (kIsComplex<X> && !kIsComplex<O>)  // the real part
+      return ConvertF<O, typename X::value_type>{}(x.re);
     else if constexpr (std::is_unsigned<O>::value &&
                        std::is_floating_point<X>::value)
       return static_cast<O>(static_cast<int64_t>(x));
@@ -35,6 +37,9 @@ template <> struct BitsOf<1> { using type = uint8_t; };
 template <> struct BitsOf<2> { using type = uint16_t; };
 template <> struct BitsOf<4> { using type = uint32_t; };
 template <> struct BitsOf<8> { using type = uint64_t; };
+template <> struct BitsOf<16> {  // complex128
+  struct type { uint64_t lo, hi; };
+};
 
 struct SameBits {
   template <class X>

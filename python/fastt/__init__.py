@@ -29,6 +29,8 @@ float16 = half = _C.float16
 bfloat16 = _C.bfloat16
 float32 = float = _C.float32  # noqa: A001
 float64 = double = _C.float64
+complex64 = cfloat = _C.complex64
+complex128 = cdouble = _C.complex128
 
 
 from . import random  # noqa: E402
@@ -115,6 +117,8 @@ def typename(obj):
             float16: "HalfTensor", bfloat16: "BFloat16Tensor",
             int64: "LongTensor", int32: "IntTensor", int16: "ShortTensor",
             int8: "CharTensor", uint8: "ByteTensor", bool: "BoolTensor",
+            complex64: "ComplexFloatTensor",
+            complex128: "ComplexDoubleTensor",
         }[obj.dtype]
     return type(obj).__name__
 
@@ -139,6 +143,8 @@ class finfo:
     def __init__(self, type=None):  # noqa: A002 - torch's name
         if type is None:
             type = get_default_dtype()
+        if isinstance(type, dtype) and type.is_complex:
+            type = type.to_real()  # torch: a complex dtype's parts' limits
         if not isinstance(type, dtype) or not type.is_floating_point:
             raise TypeError("finfo(): argument 'type' must be a floating "
                             "dtype, got " + repr(type))
@@ -159,7 +165,8 @@ class iinfo:
     """Machine limits of an integer dtype (torch.iinfo)."""
 
     def __init__(self, type):  # noqa: A002 - torch's name
-        if not isinstance(type, dtype) or type.is_floating_point:
+        if not isinstance(type, dtype) or type.is_floating_point or \
+                type.is_complex:
             raise TypeError("iinfo(): argument 'type' must be an integer "
                             "dtype, got " + repr(type))
         self.dtype = str(type).split(".")[-1]

@@ -66,7 +66,8 @@ def _type_name(dtype):
     return {"bool": "Bool", "uint8": "Byte", "int8": "Char",
             "int16": "Short", "int32": "Int", "int64": "Long",
             "float16": "Half", "bfloat16": "BFloat16", "float32": "Float",
-            "float64": "Double"}[str(dtype).split(".")[-1]]
+            "float64": "Double", "complex64": "ComplexFloat",
+            "complex128": "ComplexDouble"}[str(dtype).split(".")[-1]]
 
 
 def _wrap_dim(dim, ndim, op):
@@ -144,7 +145,10 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
                            f"but got {atol}")
     close = fastt.eq(input, other)
     floating = input.dtype.is_floating_point
-    if equal_nan and floating:
+    if equal_nan and input.dtype.is_complex:  # NaN in either part, as torch
+        close = close | (fastt.view_as_real(input).isnan().any(-1) &
+                         fastt.view_as_real(other).isnan().any(-1))
+    elif equal_nan and floating:
         close = close | (fastt.isnan(input) & fastt.isnan(other))
     if rtol == 0 and atol == 0:
         return close
@@ -185,6 +189,8 @@ def equal(input, other):
 def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """sum treating NaN as zero (gradient 0 at the NaNs, as torch)."""
     x = input
+    if x.dtype.is_complex:
+        raise RuntimeError("nansum does not support complex inputs")
     if x.dtype.is_floating_point:
         x = fastt.where(fastt.isnan(x), fastt.zeros((), dtype=x.dtype,
                                                     device=x.device), x)
@@ -599,7 +605,10 @@ def sum_to_size(self, *size):
 _method("sum_to_size", sum_to_size)
 
 
-# ---- real tensors seen as complex ones ----
+# ---- complex tensors: parts, conjugates, construction ----
+# The parts are views (view_as_real / view_as_complex, csrc/ops/complex.h).
+# fastt has no lazy conjugate bit: conj() of a complex tensor is a new
+# tensor (torch's is a view with is_conj() True; the values are the same).
 
 @_export()
 def resolve_neg(input):
@@ -609,37 +618,117 @@ def resolve_neg(input):
 
 @_export()
 def resolve_conj(input):
-    """input itself: fastt's tensors are real, so conj is the identity."""
+    """input itself: fastt's conj() materialises, so no tensor carries a
+    pending conjugation."""
     return input
 
 
 @_export()
+def is_conj(input):
+    """False: fastt has no lazy conjugate bit (conj() materialises)."""
+    return False
+
+
+@_export()
+def is_neg(input):
+    """False: fastt has no lazy negation bit."""
+    return False
+
+
+def _conj_parts(input):
+    r = fastt.view_as_real(input).clone()
+    r.select(-1, 1).neg_()
+    return fastt.view_as_complex(r)
+
+
+@_export()
 def conj(input):
-    """The complex conjugate: input itself for a real tensor."""
-    return input
+    """The complex conjugate: a new tensor for a complex input, input
+    itself for a real one (torch)."""
+    return _conj_parts(input) if input.dtype.is_complex else input
 
 
 @_export()
 def conj_physical(input, *, out=None):
     """The complex conjugate, materialised: input itself for a real
     tensor, as torch."""
-    return _out(input, out) if out is not None else input
+    r = _conj_parts(input) if input.dtype.is_complex else input
+    return _out(r, out) if out is not None else r
 
 
-_method("conj_physical_", lambda self: self)
+def _conj_physical_(self):
+    if self.dtype.is_complex:
+        fastt.view_as_real(self).select(-1, 1).neg_()
+    return self
 
 
-@_export()
+_method("conj_physical_", _conj_physical_)
+_method("__complex__", lambda self: builtins.complex(self.item()))
+
+
+@_export(method=False)
 def real(input):
-    """The real part: input itself for a real tensor."""
-    return input
+    """The real part, a view; input itself for a real tensor."""
+    return _C._real(input)
+
+
+@_export(method=False)
+def imag(input):
+    """The imaginary part, a view; complex tensors only."""
+    return _C._imag(input)
+
+
+def _set_part(part):
+    def setter(self, value):
+        part(self).copy_(value if isinstance(value, fastt.Tensor)
+                         else fastt.tensor(value))
+    return setter
+
+
+_C._add_tensor_method("real", property(_C._real, _set_part(_C._real)))
+_C._add_tensor_method("imag", property(_C._imag, _set_part(_C._imag)))
+
+
+def _check_parts(op, a, b, an, bn):
+    for x in (a, b):
+        if not isinstance(x, fastt.Tensor):
+            raise TypeError(f"{op}(): argument '{an if x is a else bn}' "
+                            f"must be Tensor, not {type(x).__name__}")
+    if a.dtype != b.dtype or a.dtype not in (fastt.float32, fastt.float64):
+        raise RuntimeError(
+            f"Expected both inputs to be Half, Float or Double tensors but "
+            f"got {_type_name(a.dtype)} and {_type_name(b.dtype)}")
+
+
+@_export(method=False)
+def complex(real, imag, *, out=None):
+    """real + imag * 1j, broadcast, for float32 / float64 parts of one
+    dtype."""
+    _check_parts("complex", real, imag, "real", "imag")
+    shape = fastt.broadcast_shapes(real.shape, imag.shape)
+    r = fastt.empty(shape + (2,), dtype=real.dtype, device=real.device)
+    r.select(-1, 0).copy_(real.expand(shape))
+    r.select(-1, 1).copy_(imag.expand(shape))
+    return _out(fastt.view_as_complex(r), out, real, imag)
+
+
+@_export(method=False)
+def polar(abs, angle, *, out=None):  # noqa: A002 - torch's names
+    """abs * (cos(angle) + sin(angle) * 1j)."""
+    _check_parts("polar", abs, angle, "abs", "angle")
+    return _out(complex(abs * fastt.cos(angle), abs * fastt.sin(angle)),
+                out, abs, angle)
 
 
 @_export()
 def angle(input, *, out=None):
-    """The argument of each element: pi for negatives, 0 otherwise, NaN
-    kept (integers give the default float dtype)."""
+    """The argument of each element: atan2(imag, real) for complex input;
+    pi for negatives, 0 otherwise, NaN kept for real input (integers give
+    the default float dtype)."""
     x = input
+    if x.dtype.is_complex:
+        p = fastt.view_as_real(x)
+        return _out(fastt.atan2(p.select(-1, 1), p.select(-1, 0)), out)
     if not x.dtype.is_floating_point:
         x = x.to(fastt.get_default_dtype())
     pi = fastt.full((), math.pi, dtype=x.dtype, device=x.device)
@@ -2282,8 +2371,8 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
         steps = list(spacing)
     else:
         steps = [spacing] * len(dims)
-    x = input if input.dtype.is_floating_point else \
-        input.to(fastt.get_default_dtype())
+    x = input if input.dtype.is_floating_point or input.dtype.is_complex \
+        else input.to(fastt.get_default_dtype())
     out = []
     for d, h in zip(dims, steps):
         n = x.shape[d]
@@ -2466,8 +2555,8 @@ def mvlgamma(input, p, *, out=None):
     p(p-1)/4 log(pi) + sum_i lgamma(input - i/2), i < p."""
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")
-    x = input if input.dtype.is_floating_point else \
-        input.to(fastt.get_default_dtype())
+    x = input if input.dtype.is_floating_point or input.dtype.is_complex \
+        else input.to(fastt.get_default_dtype())
     if x.numel() and not builtins.bool((x > (p - 1) / 2).all().item()):
         raise RuntimeError("All elements must be greater than (p-1)/2")
     w = x.float() if x.dtype in (fastt.float16, fastt.bfloat16) else x

@@ -205,6 +205,9 @@ def _std_var(input, dim, unbiased, correction, keepdim, dtype, mask, sqrt):
         corr = 1.0 if unbiased else 0.0
     if correction is not None:
         corr = float(correction)
+    if input.dtype.is_complex or (dtype is not None and dtype.is_complex):
+        raise NotImplementedError("masked var/std: complex tensors are not "
+                                  "supported yet")
     if dtype is None:
         dtype = (input.dtype if input.dtype.is_floating_point
                  else fastt.float32)

@@ -25,6 +25,8 @@ static const char* buffer_format(DType t) {
     case DType::Float16: return "e";
     case DType::Float32: return "f";
     case DType::Float64: return "d";
+    case DType::Complex64: return "Zf";
+    case DType::Complex128: return "Zd";
     default: return nullptr;
   }
 }
@@ -100,6 +102,11 @@ static bool dtype_from_format(const char* fmt, Py_ssize_t itemsize,
                               DType* out) {
   if (!fmt) fmt = "B";
   while (*fmt == '@' || *fmt == '=' || *fmt == '<' || *fmt == '|') ++fmt;
+  if (fmt[0] == 'Z' && fmt[1] != 0 && fmt[2] == 0) {  // complex of f / d
+    if (fmt[1] == 'f') return *out = DType::Complex64, itemsize == 8;
+    if (fmt[1] == 'd') return *out = DType::Complex128, itemsize == 16;
+    return false;
+  }
   if (fmt[0] == 0 || fmt[1] != 0) return false;
   switch (fmt[0]) {
     case '?': *out = DType::Bool; return itemsize == 1;
@@ -137,8 +144,8 @@ static Tensor tensor_from_buffer(PyObject* obj) {
     delete owner;
     throw TypeError(fmt::format(
         "can't convert np.ndarray of type with format '{}'. The only "
-        "supported types are: float64, float32, float16, int64, int32, "
-        "int16, int8, uint8, and bool.",
+        "supported types are: float64, float32, float16, complex64, "
+        "complex128, int64, int32, int16, int8, uint8, and bool.",
         fmt));
   }
   if (b.ndim > kMaxDims) {
@@ -193,7 +200,7 @@ static bool is_buffer_source(PyObject* o) {
 
 // ---- Nested sequences ----
 namespace {
-enum Cat { kNone = 0, kBool = 1, kInt = 2, kFloat = 3 };
+enum Cat { kNone = 0, kBool = 1, kInt = 2, kFloat = 3, kComplex = 4 };
 
 struct Inferred {
   int64_t sizes[kMaxDims];
@@ -210,17 +217,24 @@ int leaf_category(PyObject* o) {
   if (PyBool_Check(o)) return kBool;
   if (PyFloat_Check(o)) return kFloat;
   if (PyLong_Check(o)) return kInt;
+  if (PyComplex_Check(o)) return kComplex;
   if (is_tensor(o)) {
     const Tensor& t = unwrap(o);
     if (t.numel() != 1)
       throw ValueError(
           "only one element tensors can be converted to Python scalars");
     DType d = t.dtype();
-    return d == DType::Bool ? kBool : is_floating(d) ? kFloat : kInt;
+    return d == DType::Bool ? kBool
+           : is_complex(d)  ? kComplex
+           : is_floating(d) ? kFloat
+                            : kInt;
   }
   Scalar s;
   if (try_scalar(o, &s))
-    return s.is_bool() ? kBool : s.is_floating() ? kFloat : kInt;
+    return s.is_bool()       ? kBool
+           : s.is_complex()  ? kComplex
+           : s.is_floating() ? kFloat
+                             : kInt;
   PyErr_Format(PyExc_TypeError, "new(): invalid data type '%s'",
                Py_TYPE(o)->tp_name);
   throw_py();
@@ -270,6 +284,14 @@ void scan(PyObject* o, int dim, Inferred* inf) {
   for (Py_ssize_t i = 0; i < n; ++i) scan(items[i], dim + 1, inf);
 }
 
+// Complex data for a real dtype: refused as torch's element unpacking
+// does (its imaginary part would be dropped); bool takes either part.
+void check_complex_fits(DType dtype) {
+  if (is_complex(dtype) || dtype == DType::Bool) return;
+  if (is_floating(dtype)) throw TypeError("must be real number, not complex");
+  throw TypeError("'complex' object cannot be interpreted as an integer");
+}
+
 // A Python int as a float element, through double as torch unpacks it:
 // ints beyond int64 are fine there.
 bool try_int_as_double(PyObject* o, Scalar* s) {
@@ -311,6 +333,7 @@ Tensor tensor_from_data(PyObject* data, PyObject* dtype_obj,
     Scalar s;
     const bool to_float = has_dtype && is_floating(dtype);
     if ((to_float && try_int_as_double(data, &s)) || try_scalar(data, &s)) {
+      if (s.is_complex() && has_dtype) check_complex_fits(dtype);
       DType d = has_dtype ? dtype : s.natural_dtype();
       t = Tensor::empty({}, d);
       t.fill_(s);
@@ -336,17 +359,26 @@ Tensor tensor_from_data(PyObject* data, PyObject* dtype_obj,
       Inferred inf;
       infer_shape(data, &inf);
       scan(data, 0, &inf);
-      // Float data, or any numbers for a float dtype, build in float64.
-      DType build = inf.cat == kFloat || (to_float && inf.cat != kNone)
-                        ? DType::Float64
-                    : inf.cat == kInt  ? DType::Int64
-                    : inf.cat == kBool ? DType::Bool
-                                       : default_dtype();
-      DType natural = inf.cat == kFloat ? default_dtype() : build;
+      if (inf.cat == kComplex && has_dtype) check_complex_fits(dtype);
+      // Float data, or any numbers for a float dtype, build in float64;
+      // complex data (or any for a complex dtype) in complex128.
+      const bool to_complex_dt = has_dtype && is_complex(dtype);
+      DType build =
+          inf.cat == kComplex || (to_complex_dt && inf.cat != kNone)
+              ? DType::Complex128
+          : inf.cat == kFloat || (to_float && inf.cat != kNone)
+              ? DType::Float64
+          : inf.cat == kInt  ? DType::Int64
+          : inf.cat == kBool ? DType::Bool
+                             : default_dtype();
+      DType natural = inf.cat == kComplex ? to_complex(default_dtype())
+                      : inf.cat == kFloat ? default_dtype()
+                                          : build;
       if (inf.has_buffer_leaf) {
-        DType py = inf.py_cat == kFloat ? default_dtype()
-                   : inf.py_cat == kInt ? DType::Int64
-                                        : DType::Bool;
+        DType py = inf.py_cat == kComplex ? to_complex(default_dtype())
+                   : inf.py_cat == kFloat ? default_dtype()
+                   : inf.py_cat == kInt   ? DType::Int64
+                                          : DType::Bool;
         natural = inf.py_cat == kNone ? inf.buffer_dtype
                                       : promote_types(inf.buffer_dtype, py);
       }
@@ -358,7 +390,8 @@ Tensor tensor_from_data(PyObject* data, PyObject* dtype_obj,
       });
       // As torch: nan/inf/out-of-range values for an integer dtype raise
       // (the .to() below would wrap them silently).
-      if (has_dtype && is_integral(dtype, false) && build != DType::Bool) {
+      if (has_dtype && is_integral(dtype, false) &&
+          (build == DType::Float64 || build == DType::Int64)) {
         const int64_t n = t.numel();
         if (build == DType::Float64) {
           const double* p = static_cast<const double*>(t.data_ptr());
@@ -410,6 +443,8 @@ static PyObject* to_py(T v) {
     return PyLong_FromLongLong(static_cast<long long>(v));
   else if constexpr (std::is_floating_point<T>::value)
     return PyFloat_FromDouble(static_cast<double>(v));
+  else if constexpr (kIsComplex<T>)
+    return PyComplex_FromDoubles(double(v.re), double(v.im));
   else return PyFloat_FromDouble(static_cast<double>(static_cast<float>(v)));
 }
 
@@ -603,6 +638,7 @@ DLDataType to_dl_dtype(DType t) {
     case DTypeCategory::Floating:
       d.code = t == DType::BFloat16 ? kDLBfloat : kDLFloat;
       break;
+    case DTypeCategory::Complex: d.code = kDLComplex; break;
     default: d.code = t == DType::UInt8 ? kDLUInt : kDLInt;
   }
   return d;
@@ -629,6 +665,12 @@ bool from_dl_dtype(DLDataType d, DType* out) {
       }
       return false;
     case kDLBfloat: *out = DType::BFloat16; return d.bits == 16;
+    case kDLComplex:
+      switch (d.bits) {
+        case 64: *out = DType::Complex64; return true;
+        case 128: *out = DType::Complex128; return true;
+      }
+      return false;
   }
   return false;
 }

@@ -97,6 +97,15 @@ int try_scalar(PyObject* o, Scalar* out) {
     *out = Scalar(int64_t(v));
     return 1;
   }
+  // Python complex (and NumPy's complex128, its subclass) and NumPy's
+  // other complex scalars, which convert through __complex__.
+  if (PyComplex_Check(o) ||
+      std::strncmp(tp->tp_name, "numpy.complex", 13) == 0) {
+    Py_complex c = PyComplex_AsCComplex(o);
+    if (c.real == -1.0 && PyErr_Occurred()) throw_py();
+    *out = Scalar(Complex128(c.real, c.imag));
+    return 1;
+  }
   if (PyFloat_Check(o) ||
       (tp->tp_as_number && tp->tp_as_number->nb_float &&
        !PySequence_Check(o) && !PyUnicode_Check(o))) {
@@ -144,7 +153,13 @@ int64_t to_int(PyObject* o, const char* what) {
 double to_double(PyObject* o, const char* what) {
   if (PyFloat_CheckExact(o)) return PyFloat_AS_DOUBLE(o);
   Scalar s;
-  if (try_scalar(o, &s)) return s.to_double();
+  if (try_scalar(o, &s)) {
+    if (s.is_complex()) {  // a real parameter (torch: "must be float")
+      PyErr_Format(PyExc_TypeError, "%s must be float, not complex", what);
+      throw_py();
+    }
+    return s.to_double();
+  }
   PyErr_Format(PyExc_TypeError, "%s must be a number, not %s", what,
                Py_TYPE(o)->tp_name);
   throw_py();
@@ -397,6 +412,7 @@ PyObject* call_with_number_input(MethodFn m, const char* name,
 PyObject* scalar_to_py(const Scalar& s) {
   if (s.is_bool()) return PyBool_FromLong(s.to_bool());
   if (s.is_integral()) return PyLong_FromLongLong(s.to_int());
+  if (s.is_complex()) return PyComplex_FromDoubles(s.to_double(), s.imag());
   return PyFloat_FromDouble(s.to_double());
 }
 
@@ -416,7 +432,22 @@ static PyObject* dtype_itemsize(PyObject* self, void*) {
 static PyObject* dtype_is_signed(PyObject* self, void*) {
   return PyBool_FromLong(is_signed(reinterpret_cast<DTypeObject*>(self)->dtype));
 }
-static PyObject* dtype_is_complex(PyObject*, void*) { Py_RETURN_FALSE; }
+static PyObject* dtype_is_complex(PyObject* self, void*) {
+  return PyBool_FromLong(is_complex(reinterpret_cast<DTypeObject*>(self)->dtype));
+}
+static PyObject* dtype_to_real(PyObject* self, PyObject*) {
+  return Py_NewRef(g_dtype_objects[int(
+      to_real(reinterpret_cast<DTypeObject*>(self)->dtype))]);
+}
+static PyObject* dtype_to_complex(PyObject* self, PyObject*) {
+  const DType t = reinterpret_cast<DTypeObject*>(self)->dtype;
+  if (!is_inexact(t) || t == DType::Float16 || t == DType::BFloat16) {
+    PyErr_Format(PyExc_RuntimeError, "Unknown Complex ScalarType for %s",
+                 torch_type_name(t));
+    return nullptr;
+  }
+  return Py_NewRef(g_dtype_objects[int(to_complex(t))]);
+}
 static PyObject* dtype_reduce(PyObject* self, PyObject*) {
   return PyUnicode_FromString(
       dtype_name(reinterpret_cast<DTypeObject*>(self)->dtype));
@@ -430,6 +461,8 @@ static PyGetSetDef g_dtype_getset[] = {
 };
 static PyMethodDef g_dtype_methods[] = {
     {"__reduce__", dtype_reduce, METH_NOARGS, nullptr},
+    {"to_real", dtype_to_real, METH_NOARGS, nullptr},
+    {"to_complex", dtype_to_complex, METH_NOARGS, nullptr},
     {nullptr, nullptr, 0, nullptr},
 };
 PyTypeObject DTypeType = [] {
@@ -749,8 +782,10 @@ static PyObject* f_add_tensor_method(PyObject*, PyObject* args) {
   PyObject* fn;
   if (!PyArg_ParseTuple(args, "sO:_add_tensor_method", &name, &fn))
     return nullptr;
-  if (!PyCallable_Check(fn)) {
-    PyErr_Format(PyExc_TypeError, "_add_tensor_method: %s is not callable",
+  // A function, or a descriptor such as a property (Tensor.real).
+  if (!PyCallable_Check(fn) && !Py_TYPE(fn)->tp_descr_get) {
+    PyErr_Format(PyExc_TypeError,
+                 "_add_tensor_method: %s is neither callable nor a descriptor",
                  name);
     return nullptr;
   }

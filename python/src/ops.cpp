@@ -728,6 +728,8 @@ FASTT_BIND_CAST(short_, Int16)
 FASTT_BIND_CAST(char_, Int8)
 FASTT_BIND_CAST(byte_, UInt8)
 FASTT_BIND_CAST(bool_, Bool)
+FASTT_BIND_CAST(cfloat_, Complex64)
+FASTT_BIND_CAST(cdouble_, Complex128)
 FASTT_METHOD(type_as) {
   FASTT_PY_BEGIN
   const Tensor& t = to_tensor(self, "input");
@@ -851,12 +853,13 @@ static PyObject* m_format(PyObject* self, PyObject* spec) {
 static const char* const kTypeNames[] = {
     "BoolTensor", "ByteTensor", "CharTensor", "ShortTensor", "IntTensor",
     "LongTensor", "HalfTensor", "BFloat16Tensor", "FloatTensor",
-    "DoubleTensor"};
+    "DoubleTensor", "ComplexFloatTensor", "ComplexDoubleTensor"};
 static const DType kTypeDTypes[] = {
-    DType::Bool,    DType::UInt8,    DType::Int8,    DType::Int16,
-    DType::Int32,   DType::Int64,    DType::Float16, DType::BFloat16,
-    DType::Float32, DType::Float64};
-static_assert(kNumDTypes == 10, "update the type() names");
+    DType::Bool,      DType::UInt8,      DType::Int8,    DType::Int16,
+    DType::Int32,     DType::Int64,      DType::Float16, DType::BFloat16,
+    DType::Float32,   DType::Float64,    DType::Complex64,
+    DType::Complex128};
+static_assert(kNumDTypes == 12, "update the type() names");
 
 // "torch.FloatTensor", "fastt.cuda.LongTensor", "FloatTensor", ...: the
 // dtype, and whether the name is a CUDA one.
@@ -1245,6 +1248,8 @@ PyMethodDef g_tensor_methods[] = {
     FASTT_KW("char", m_char_, nullptr),
     FASTT_KW("byte", m_byte_, nullptr),
     FASTT_KW("bool", m_bool_, nullptr),
+    FASTT_KW("cfloat", m_cfloat_, nullptr),
+    FASTT_KW("cdouble", m_cdouble_, nullptr),
     FASTT_METHOD_ENTRY(type_as) FASTT_METHOD_ENTRY(cpu) FASTT_METHOD_ENTRY(cuda)
     FASTT_METHOD_ENTRY(size) FASTT_METHOD_ENTRY(stride)
     FASTT_NOARGS("dim", m_dim, nullptr),

@@ -3,6 +3,7 @@
 // take tensors either as separate arguments or as one sequence.
 #include "binder.h"
 
+#include "csrc/ops/complex.h"
 #include "csrc/ops/index.h"
 #include "csrc/ops/shape.h"
 
@@ -126,6 +127,16 @@ FASTT_SHAPE_BIND0(flipud, fastt::flipud(t))
 FASTT_BIND(rot90, 0,
            fastt::rot90(t, k, dims.given ? IntList(dims) : IntList{0, 1}),
            (IntOr<1>, k), (OptInts, dims))
+
+// ---- complex tensors as real ones (csrc/ops/complex.h) ----
+FASTT_BIND_FUNCTION(view_as_real, 1, fastt::view_as_real(input),
+                    (Tensor, input))
+FASTT_BIND_FUNCTION(view_as_complex, 1, fastt::view_as_complex(input),
+                    (Tensor, input))
+// fastt.real / fastt.imag and the Tensor.real / .imag properties
+// (python/fastt/_composite.py) go through these.
+FASTT_BIND_FUNCTION(_real, 1, fastt::real_part(input), (Tensor, input))
+FASTT_BIND_FUNCTION(_imag, 1, fastt::imag_part(input), (Tensor, input))
 
 // ---- joins ----
 FASTT_BIND_FUNCTION(hstack, 1, with_out(out, fastt::hstack(tensors), "hstack"),

@@ -261,7 +261,10 @@ static PyObject* nb_int(PyObject* a) {
   const Tensor& t = unwrap(a);
   if (!check_one_element(t)) return nullptr;
   Scalar s = t.item();
-  if (s.is_floating()) return PyLong_FromDouble(s.to_double());
+  FASTT_CHECK(!s.is_complex() || s.imag() == 0.0, RuntimeError,
+              "value cannot be converted to type int64_t without overflow");
+  if (s.is_floating() || s.is_complex())
+    return PyLong_FromDouble(s.to_double());
   return PyLong_FromLongLong(s.to_int());
   FASTT_PY_END
 }
@@ -270,7 +273,10 @@ static PyObject* nb_float(PyObject* a) {
   FASTT_PY_BEGIN
   const Tensor& t = unwrap(a);
   if (!check_one_element(t)) return nullptr;
-  return PyFloat_FromDouble(t.item().to_double());
+  Scalar s = t.item();
+  FASTT_CHECK(!s.is_complex() || s.imag() == 0.0, RuntimeError,
+              "value cannot be converted to type double without overflow");
+  return PyFloat_FromDouble(s.to_double());
   FASTT_PY_END
 }
 

@@ -428,6 +428,47 @@ const TensorCase kTensorCases[] = {
     {D::Float64, 0, D::Float64, 1, D::Float64},
 };
 
+// The complex dtypes (torch 2.13): kTorchComplexPromotion[a] =
+// {promote_types(a, complex64), promote_types(a, complex128)}.
+constexpr DType kTorchComplexPromotion[12][2] = {
+    {D::Complex64, D::Complex128},  // Bool
+    {D::Complex64, D::Complex128},  // UInt8
+    {D::Complex64, D::Complex128},  // Int8
+    {D::Complex64, D::Complex128},  // Int16
+    {D::Complex64, D::Complex128},  // Int32
+    {D::Complex64, D::Complex128},  // Int64
+    {D::Complex64, D::Complex128},  // Float16
+    {D::Complex64, D::Complex128},  // BFloat16
+    {D::Complex64, D::Complex128},  // Float32
+    {D::Complex128, D::Complex128},  // Float64
+    {D::Complex64, D::Complex128},  // Complex64
+    {D::Complex128, D::Complex128},  // Complex128
+};
+// result_type(tensor of ndim dims, 0.5+2j); torch's float16 / bfloat16
+// rows (complex32) are left out: fastt has no complex32.
+const ScalarCase kComplexScalarCases[] = {
+    {D::Bool, 1, Scalar(Complex128(0.5, 2.0)), D::Complex64},
+    {D::Bool, 0, Scalar(Complex128(0.5, 2.0)), D::Complex64},
+    {D::UInt8, 1, Scalar(Complex128(0.5, 2.0)), D::Complex64},
+    {D::UInt8, 0, Scalar(Complex128(0.5, 2.0)), D::Complex64},
+    {D::Int8, 1, Scalar(Complex128(0.5, 2.0)), D::Complex64},
+    {D::Int8, 0, Scalar(Complex128(0.5, 2.0)), D::Complex64},
+    {D::Int16, 1, Scalar(Complex128(0.5, 2.0)), D::Complex64},
+    {D::Int16, 0, Scalar(Complex128(0.5, 2.0)), D::Complex64},
+    {D::Int32, 1, Scalar(Complex128(0.5, 2.0)), D::Complex64},
+    {D::Int32, 0, Scalar(Complex128(0.5, 2.0)), D::Complex64},
+    {D::Int64, 1, Scalar(Complex128(0.5, 2.0)), D::Complex64},
+    {D::Int64, 0, Scalar(Complex128(0.5, 2.0)), D::Complex64},
+    {D::Float32, 1, Scalar(Complex128(0.5, 2.0)), D::Complex64},
+    {D::Float32, 0, Scalar(Complex128(0.5, 2.0)), D::Complex64},
+    {D::Float64, 1, Scalar(Complex128(0.5, 2.0)), D::Complex128},
+    {D::Float64, 0, Scalar(Complex128(0.5, 2.0)), D::Complex128},
+    {D::Complex64, 1, Scalar(Complex128(0.5, 2.0)), D::Complex64},
+    {D::Complex64, 0, Scalar(Complex128(0.5, 2.0)), D::Complex64},
+    {D::Complex128, 1, Scalar(Complex128(0.5, 2.0)), D::Complex128},
+    {D::Complex128, 0, Scalar(Complex128(0.5, 2.0)), D::Complex128},
+};
+
 Tensor of(DType dt, int nd) {
   return nd ? Tensor::empty({2}, dt) : Tensor::empty({}, dt);
 }
@@ -547,4 +588,28 @@ TEST_CASE("broadcast_shapes", "[promotion]") {
     CHECK(m.find("[2, 3]") != std::string::npos);
     CHECK(m.find("[2, 4]") != std::string::npos);
   }
+}
+
+TEST_CASE("promote_types with the complex dtypes matches torch",
+          "[promotion][complex]") {
+  for (int a = 0; a < kNumDTypes; ++a)
+    for (int k = 0; k < 2; ++k) {
+      const DType c = k ? D::Complex128 : D::Complex64;
+      INFO(dtype_name(DType(a)) << " x " << dtype_name(c));
+      CHECK(promote_types(DType(a), c) == kTorchComplexPromotion[a][k]);
+      CHECK(promote_types(c, DType(a)) == kTorchComplexPromotion[a][k]);
+    }
+}
+
+TEST_CASE("result_type with a Python complex number", "[promotion][complex]") {
+  for (const ScalarCase& c : kComplexScalarCases) {
+    INFO(dtype_name(c.t) << " ndim " << c.ndim);
+    CHECK(result_type(of(c.t, c.ndim), c.s) == c.expected);
+  }
+  // a 0-d complex tensor keeps a dimensioned float tensor's precision
+  CHECK(result_type(of(D::Float32, 1), of(D::Complex128, 0)) ==
+        D::Complex64);
+  CHECK(result_type(of(D::Float64, 1), of(D::Complex64, 0)) ==
+        D::Complex128);
+  CHECK(result_type(of(D::Int64, 1), of(D::Complex128, 0)) == D::Complex128);
 }

@@ -27,12 +27,16 @@ SIGNED_INTS = ("int8", "int16", "int32", "int64")
 FLOATS = ("float16", "bfloat16", "float32", "float64")
 NUMERIC = INTS + FLOATS
 ALL = BOOL + NUMERIC
+# The complex dtypes, in the rows whose kernels take them (issue 18 adds
+# them row by row; ALL stays the real dtypes).
+COMPLEX = ("complex64", "complex128")
 # integers and bool promote to float32; no 16-bit kernel (torch has none)
 F32F64_IN = BOOL + INTS + ("float32", "float64")
 
 # (rtol, atol) per result dtype
 TOL = {"float16": (2e-3, 2e-3), "bfloat16": (1.6e-2, 1.6e-2),
-       "float32": (1.3e-5, 1e-5), "float64": (1e-7, 1e-7)}
+       "float32": (1.3e-5, 1e-5), "float64": (1e-7, 1e-7),
+       "complex64": (1.3e-5, 1e-5), "complex128": (1e-7, 1e-7)}
 
 _erf = np.vectorize(math.erf, otypes=[np.float64])
 
@@ -79,6 +83,9 @@ def promote(a, b):
     where NumPy widens to float64); bfloat16 with float16 is float32."""
     if a == b:
         return a
+    if a in COMPLEX or b in COMPLEX:  # the wider precision, as complex
+        wide = {"complex128", "float64"} & {a, b}
+        return "complex128" if wide else "complex64"
     fa, fb = a in FLOATS, b in FLOATS
     if fa != fb:
         return a if fa else b
@@ -95,7 +102,15 @@ def _combine(higher, lower):
     # dimensioned ones) changes the result only from a higher category.
     if higher is None:
         return lower
-    if lower is None or higher in FLOATS:
+    if lower is None or higher in COMPLEX:
+        return higher
+    if lower in COMPLEX:  # a float keeps its precision: float64 -> complex128
+        # (float16 / bfloat16 give torch's complex32, which fastt lacks:
+        # no such pair is sampled; test_complex.py covers fastt's complex64)
+        if higher in FLOATS:
+            return "complex128" if higher == "float64" else "complex64"
+        return lower
+    if higher in FLOATS:
         return higher
     if higher == "bool" or lower in FLOATS:
         return promote(higher, lower)
@@ -122,7 +137,7 @@ def result_dtype(op, dtypes, ndims=None):
     p = common_dtype(dtypes, ndims)
     if op.result == "bool":
         return "bool"
-    if op.result == "float" and p not in FLOATS:
+    if op.result == "float" and p not in FLOATS + COMPLEX:
         return "float32"
     return p
 
@@ -247,7 +262,7 @@ POLYNOMIALS = [c + "chebyshev_polynomial_" + k for c in ("", "shifted_")
     "laguerre_polynomial_l", "legendre_polynomial_p"]
 
 OPS = [
-    unary("neg", np.negative, NUMERIC),
+    unary("neg", np.negative, NUMERIC + COMPLEX),
     unary("abs", np.abs, NUMERIC),
     unary("relu", _relu, NUMERIC),
     unary("sign", lambda x: x if x.dtype == bool else np.sign(x), ALL),
@@ -348,10 +363,11 @@ OPS = [
            scalar=False),
     binary("gcd", np.gcd, INTS, scalar=False),
     binary("lcm", np.lcm, INTS, domain=(-100, 100), scalar=False),
-    binary("add", np.add, ALL),
-    binary("sub", np.subtract, NUMERIC),
-    binary("mul", np.multiply, ALL),
-    binary("div", np.true_divide, ALL, nonzero_rhs=True, result="float"),
+    binary("add", np.add, ALL + COMPLEX),
+    binary("sub", np.subtract, NUMERIC + COMPLEX),
+    binary("mul", np.multiply, ALL + COMPLEX),
+    binary("div", np.true_divide, ALL + COMPLEX, nonzero_rhs=True,
+           result="float"),
     binary("floor_divide", _floor_div, NUMERIC, nonzero_rhs=True,
            row="div_floor"),
     OpInfo("div_trunc", lambda x, y: fastt.div(x, y, rounding_mode="trunc"),
@@ -373,8 +389,8 @@ OPS = [
     binary("heaviside", np.heaviside, ALL, mixed=False, scalar=False),
     binary("bitwise_left_shift", np.left_shift, INTS, domain=(0, 7)),
     binary("bitwise_right_shift", np.right_shift, INTS, domain=(0, 7)),
-    binary("eq", np.equal, ALL, result="bool"),
-    binary("ne", np.not_equal, ALL, result="bool"),
+    binary("eq", np.equal, ALL + COMPLEX, result="bool"),
+    binary("ne", np.not_equal, ALL + COMPLEX, result="bool"),
     binary("lt", np.less, ALL, result="bool"),
     binary("le", np.less_equal, ALL, result="bool"),
     binary("gt", np.greater, ALL, result="bool"),
@@ -485,7 +501,10 @@ MIXED_PAIRS = [("bool", "int64"), ("uint8", "int8"), ("int8", "int16"),
                ("float32", "int16"), ("int16", "bfloat16"),
                ("float16", "bfloat16"), ("bfloat16", "float32"),
                ("float64", "float16"), ("float32", "float64"),
-               ("bool", "float32"), ("bfloat16", "bool")]
+               ("bool", "float32"), ("bfloat16", "bool"),
+               ("complex64", "float64"), ("int64", "complex64"),
+               ("complex64", "complex128"), ("float32", "complex128"),
+               ("bool", "complex64")]
 
 
 def dtype_cases(op):
@@ -513,6 +532,12 @@ def random_array(rng, shape, dtype, domain=(-10, 10), nonzero=False):
         if nonzero:
             a[a == 0] = 1
         return a
+    if dtype in COMPLEX:
+        a = rng.uniform(lo, hi, size=shape) + \
+            1j * rng.uniform(lo, hi, size=shape)
+        if nonzero:
+            a = np.where(np.abs(a) < 0.25, 0.25, a)
+        return a.astype(dtype)
     a = rng.uniform(lo, hi, size=shape)
     if nonzero:
         a = np.where(np.abs(a) < 0.25, 0.25, a)

@@ -20,6 +20,7 @@ FLOATS = [fastt.float32, fastt.float64, fastt.float16, fastt.bfloat16]
 INTS = [fastt.uint8, fastt.int8, fastt.int16, fastt.int32, fastt.int64]
 NUMERIC = INTS + FLOATS
 ALL = [fastt.bool] + NUMERIC
+COMPLEX = [fastt.complex64, fastt.complex128]
 INTBOOL = [fastt.bool] + INTS
 
 # 0-size, 1 element, odd 2-d, 3-d.
@@ -39,6 +40,12 @@ def make(shape, dtype, seed=0, low=-3.0, high=3.0, nonzero=False):
         if nonzero:
             v = np.where(v == 0, 1, v)
         return fastt.tensor(v, dtype=dtype)
+    if dtype in COMPLEX:
+        v = gen.uniform(low, high, size=shape) + \
+            1j * gen.uniform(low, high, size=shape)
+        if nonzero:
+            v = np.where(np.abs(v) < 0.25, 0.25, v)
+        return fastt.tensor(v).to(dtype)
     v = gen.uniform(low, high, size=shape)
     return fastt.tensor(v).to(dtype)
 
@@ -684,6 +691,29 @@ def test_copy_negative_float_to_uint8_wraps(dtype):
                        (lambda v: v[:, 1:], "offset")):
         check(lambda v: view(v).to(fastt.uint8), x, what=f"{what} {dtype}")
     check(lambda v: v.to(fastt.int8), x, what=f"int8 {dtype}")
+
+
+@pytest.mark.parametrize("dtype", COMPLEX, ids=ids(COMPLEX))
+def test_complex_copy_cast_fill(dtype):
+    """Complex copies on the device: dense, transposed and offset views,
+    casts to and from every other dtype (complex to real: the real part),
+    and fills."""
+    x = make((45, 65), dtype, seed=6)
+    for view, what in ((lambda v: v, "dense"), (lambda v: v.t(), "strided"),
+                       (lambda v: v[:, 1:], "offset")):
+        check(lambda v: view(v).contiguous(), x, what=f"{what} copy")
+        check(lambda v: view(v).clone(), x, what=f"{what} clone")
+    for other in ALL + COMPLEX:
+        check(lambda v: v.to(other), x, what=f"to {name(other)}")
+        y = make((45, 65), other, seed=7)
+        check(lambda v: v.to(dtype), y, what=f"from {name(other)}")
+    check(lambda v: fastt.zeros_like(v).fill_(1.5 - 2j), x, what="fill")
+    check(lambda v: fastt.full((3, 5), 2j, dtype=dtype, device=v.device), x,
+          what="full")
+    check(lambda v: v.t().conj_physical(), x, what="conj")
+    check(lambda v: fastt.view_as_real(v)[:, :4], x, what="view_as_real")
+    check(lambda v: fastt.cat([v, v[:7]]), x, what="cat")
+    check(lambda v: fastt.stack([v[0], v[1]], 1), x, what="stack")
 
 
 @pytest.mark.large  # 2**31 elements, ~6 GB: for a real GPU only

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import fastt
-from op_table import (ALL, DTYPE_DIVERGENCES, OPS, REDUCTIONS,
+from op_table import (ALL, COMPLEX, DTYPE_DIVERGENCES, OPS, REDUCTIONS,
                       SHAPES_BINARY, SHAPES_UNARY, TOL, common_dtype,
                       dtype_cases, promote, random_array, result_dtype,
                       to_fastt)
@@ -59,7 +59,9 @@ def _reference(op, inputs):
     arrays = [_as_numpy(t) for t in inputs]
     common = common_dtype([_name(t.dtype) for t in inputs],
                           [t.ndim for t in inputs])
-    if op.result == "float" or common in FLOATS:
+    if common in ("complex64", "complex128"):
+        arrays = [a.astype(np.complex128) for a in arrays]
+    elif op.result == "float" or common in FLOATS:
         arrays = [a.astype(np.float64) for a in arrays]
     else:
         arrays = [a.astype(common) for a in arrays]
@@ -77,13 +79,13 @@ def _compare(out, expected, floor=None):
     a cast would wrap or truncate a wrong value into a right one). `floor`:
     (rtol, atol) minimums (an OpInfo's torch_tol)."""
     got = _as_numpy(out)
-    if out.dtype.is_floating_point:
+    if out.dtype.is_floating_point or out.dtype.is_complex:
         rtol, atol = TOL[_name(out.dtype)]
         if floor:
             rtol, atol = max(rtol, floor[0]), max(atol, floor[1])
-        np.testing.assert_allclose(got.astype(np.float64),
-                                   expected.astype(np.float64), rtol=rtol,
-                                   atol=atol, equal_nan=True)
+        wide = np.complex128 if out.dtype.is_complex else np.float64
+        np.testing.assert_allclose(got.astype(wide), expected.astype(wide),
+                                   rtol=rtol, atol=atol, equal_nan=True)
     else:
         assert expected.dtype.kind in "biuf", expected.dtype
         if expected.dtype.kind == "f":
@@ -178,8 +180,8 @@ def test_promotion_rule_is_torchs():
     """op_table.promote, which the NumPy test's dtypes come from, is
     torch.promote_types on every pair of dtypes."""
     add = next(op for op in OPS if op.name == "add")
-    for a in ALL:
-        for b in ALL:
+    for a in ALL + COMPLEX:
+        for b in ALL + COMPLEX:
             ta, tb = getattr(torch, a), getattr(torch, b)
             assert promote(a, b) == _name(torch.promote_types(ta, tb)), \
                 (a, b)
@@ -187,6 +189,8 @@ def test_promotion_rule_is_torchs():
             for shape_a, shape_b in [((2,), ()), ((), (2,)), ((), ())]:
                 ref = torch.result_type(torch.zeros(shape_a, dtype=ta),
                                         torch.zeros(shape_b, dtype=tb))
+                if ref == torch.complex32:  # no fastt dtype: complex64
+                    continue
                 got = result_dtype(add, (a, b), [len(shape_a), len(shape_b)])
                 assert got == _name(ref), (a, shape_a, b, shape_b)
 

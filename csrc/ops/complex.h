@@ -1,0 +1,20 @@
+// Complex tensors seen as real ones and back: torch's view_as_real,
+// view_as_complex, real and imag. All four are views of the input's
+// storage (no copy); the complex arithmetic itself is in the elementwise
+// rows (csrc/ops/elementwise.def, WithComplex<...> dtype sets).
+#pragma once
+#include "../tensor.h"
+
+namespace fastt {
+
+// [..., 2] real view of a complex tensor (complex64 -> float32).
+Tensor view_as_real(const Tensor& z);
+// The complex view of a float32/float64 tensor whose last dim is 2 with
+// stride 1 (torch's conditions and messages).
+Tensor view_as_complex(const Tensor& x);
+// The real part as a view; a real tensor is returned as it is (torch).
+Tensor real_part(const Tensor& t);
+// The imaginary part as a view; complex tensors only (torch).
+Tensor imag_part(const Tensor& t);
+
+}  // namespace fastt

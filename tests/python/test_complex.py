@@ -1,0 +1,647 @@
+"""complex64 / complex128 (issue 18, first part): the dtypes, promotion,
+construction, printing, NumPy / DLPack interop, the real views
+(view_as_real, view_as_complex, real, imag), conj / angle / complex /
+polar, arithmetic with tensors and Python complex numbers, sums and means,
+and the errors where complex support has not come yet. Values against
+torch; the op-table rows with complex kernels (neg, add, sub, mul, div,
+eq, ne) also run in test_ops.py."""
+import warnings
+
+import numpy as np
+import pytest
+
+import fastt
+
+torch = pytest.importorskip("torch")
+
+CDTYPES = ["complex64", "complex128"]
+REAL = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16",
+        "bfloat16", "float32", "float64"]
+
+
+def F(name):
+    return getattr(fastt, name)
+
+
+def T(name):
+    return getattr(torch, name)
+
+
+def crand(shape, dtype, seed=0):
+    rng = np.random.default_rng(seed)
+    a = rng.uniform(-3, 3, shape) + 1j * rng.uniform(-3, 3, shape)
+    return a.astype(dtype)
+
+
+def tt(t):
+    """fastt tensor -> torch tensor (through DLPack, a copy-free view)."""
+    return torch.from_dlpack(t)
+
+
+def close(got, want, rtol=None, atol=None):
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1], \
+        (got.dtype, want.dtype)
+    assert tuple(got.shape) == tuple(want.shape)
+    tol = {"complex64": 1.3e-6, "float32": 1.3e-6}.get(
+        str(want.dtype).split(".")[-1], 1e-12)
+    np.testing.assert_allclose(np.asarray(got.tolist()),
+                               np.asarray(want.tolist()),
+                               rtol=rtol or tol, atol=atol or tol,
+                               equal_nan=True)
+
+
+# ---- the dtypes ------------------------------------------------------------
+def test_dtype_objects():
+    assert fastt.cfloat is fastt.complex64
+    assert fastt.cdouble is fastt.complex128
+    for name, size, real in [("complex64", 8, fastt.float32),
+                             ("complex128", 16, fastt.float64)]:
+        d = F(name)
+        assert d.is_complex and not d.is_floating_point and d.is_signed
+        assert d.itemsize == size
+        assert d.to_real() is real and real.to_complex() is d
+        assert repr(d) == f"fastt.{name}"
+    assert not fastt.float32.is_complex
+    with pytest.raises(RuntimeError):
+        fastt.int32.to_complex()
+
+
+@pytest.mark.parametrize("a", REAL + CDTYPES)
+@pytest.mark.parametrize("b", CDTYPES)
+def test_promote_types_is_torchs(a, b):
+    got = fastt.promote_types(F(a), F(b))
+    want = torch.promote_types(T(a), T(b))
+    assert str(got) == str(want).replace("torch", "fastt")
+    got = fastt.promote_types(F(b), F(a))
+    assert str(got) == str(want).replace("torch", "fastt")
+
+
+# float16 / bfloat16 with a Python complex: torch gives complex32, which
+# fastt does not have (test_complex_scalar_on_half_gives_complex64).
+RESULT_CASES = [(d, s) for d in REAL + CDTYPES
+                for s in [1j, 2.5 + 0.5j, 2, 1.5, True]
+                if not (d in ("float16", "bfloat16") and
+                        isinstance(s, complex))]
+
+
+@pytest.mark.parametrize("dtype,scalar", RESULT_CASES)
+def test_result_type_with_python_complex(dtype, scalar):
+    """tensor op Python number, 0-d and dimensioned tensors, as torch."""
+    for shape in [(3,), ()]:
+        a = fastt.ones(shape, dtype=F(dtype))
+        ta = torch.ones(shape, dtype=T(dtype))
+        want = torch.result_type(ta, scalar)
+        got = fastt.result_type(a, scalar)
+        assert str(got) == str(want).replace("torch", "fastt"), shape
+        if dtype != "bool" or not isinstance(scalar, bool):
+            assert str((a + scalar).dtype) == str(want).replace("torch",
+                                                                "fastt")
+
+
+def test_complex_scalar_on_half_gives_complex64():
+    """torch's complex32 (ComplexHalf) has no fastt counterpart: a float16
+    or bfloat16 tensor with a complex number computes in complex64."""
+    x = fastt.tensor([1.0, 2.0], dtype=fastt.float16)
+    r = x * 1j
+    assert r.dtype == fastt.complex64
+    assert r.tolist() == [1j, 2j]
+    # a 0-d complex128 tensor too (torch: complex32)
+    assert (x + fastt.tensor(1j, dtype=fastt.complex128)).dtype == \
+        fastt.complex64
+
+
+def test_default_dtype_sets_the_default_complex():
+    assert fastt.tensor([1j]).dtype == fastt.complex64
+    old = fastt.get_default_dtype()
+    fastt.set_default_dtype(fastt.float64)
+    try:
+        assert fastt.tensor([1j]).dtype == fastt.complex128
+        assert fastt.tensor(1j).dtype == fastt.complex128
+        assert (fastt.ones(2, dtype=fastt.int64) * 1j).dtype == \
+            fastt.complex128
+        assert repr(fastt.tensor([1j])) == "tensor([0.+1.j])"
+    finally:
+        fastt.set_default_dtype(old)
+
+
+# ---- construction and conversion --------------------------------------------
+@pytest.mark.parametrize("data", [
+    [1 + 2j, 3 - 4j], 1j, [[1, 2j], [3.5, True]], [1j, np.float64(2)],
+    [np.complex64(1 + 1j), 2], [np.complex128(1 + 1j)], [0j],
+])
+def test_tensor_infers_complex(data):
+    got, want = fastt.tensor(data), torch.tensor(data)
+    close(got, want)
+
+
+@pytest.mark.parametrize("dtype", CDTYPES)
+def test_tensor_with_complex_dtype(dtype):
+    for data in ([1, 2, 3], [1.5, -2.0], [1 + 1j, 2], 3, 2.5j):
+        close(fastt.tensor(data, dtype=F(dtype)),
+              torch.tensor(data, dtype=T(dtype)))
+
+
+@pytest.mark.parametrize("dtype", CDTYPES)
+def test_factories(dtype):
+    close(fastt.zeros(2, 3, dtype=F(dtype)), torch.zeros(2, 3, dtype=T(dtype)))
+    close(fastt.ones(4, dtype=F(dtype)), torch.ones(4, dtype=T(dtype)))
+    close(fastt.full((2, 2), 1 - 2j, dtype=F(dtype)),
+          torch.full((2, 2), 1 - 2j, dtype=T(dtype)))
+    close(fastt.full((3,), 1 - 2j), torch.full((3,), 1 - 2j))
+    z = fastt.empty(5, dtype=F(dtype)).fill_(2 + 3j)
+    assert z.tolist() == [2 + 3j] * 5
+    assert fastt.zeros_like(z).tolist() == [0j] * 5
+
+
+CAST_PAIRS = [(s, d) for s in REAL + CDTYPES for d in REAL + CDTYPES
+              if s in CDTYPES or d in CDTYPES]
+
+
+@pytest.mark.parametrize("src,dst", CAST_PAIRS)
+def test_casts_as_torch(src, dst):
+    """Every dtype to and from complex (complex to real: the real part;
+    to bool: either part nonzero), contiguous and strided."""
+    if src in CDTYPES:
+        # parts in uint8's range too: negative floats to uint8 differ
+        z = crand((4, 6), src, seed=1) + (3 + 3j)
+        z[0, :3] = [0, 1j, 2]
+        a, ta = fastt.tensor(z), torch.tensor(z)
+    else:
+        a = fastt.arange(24).reshape(4, 6).to(F(src))
+        ta = torch.arange(24).reshape(4, 6).to(T(src))
+    for x, tx in [(a, ta), (a.t(), ta.t()), (a[:, ::2], ta[:, ::2])]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torch: "discards the imag"
+            want = tx.to(T(dst))
+        got = x.to(F(dst))
+        assert got.dtype == F(dst)
+        np.testing.assert_array_equal(
+            np.asarray(got.float().tolist() if dst == "bfloat16"
+                       else got.tolist()),
+            np.asarray(want.float().tolist() if dst == "bfloat16"
+                       else want.tolist()))
+
+
+@pytest.mark.parametrize("dtype", CDTYPES)
+def test_clone_contiguous_and_transposed_copies(dtype):
+    z = fastt.tensor(crand((33, 17), dtype))
+    t = z.t().contiguous()
+    assert t.is_contiguous()
+    assert t.tolist() == [list(r) for r in zip(*z.tolist())]
+    assert z.clone().tolist() == z.tolist()
+    big = fastt.tensor(crand((70, 90), dtype))
+    assert big.t().contiguous().tolist() == \
+        [list(r) for r in zip(*big.tolist())]
+    y = fastt.zeros(17, 33, dtype=F(dtype))
+    y.copy_(z.t())
+    assert y.tolist() == t.tolist()
+
+
+@pytest.mark.parametrize("dtype", CDTYPES)
+def test_cat_and_stack(dtype):
+    a, b = crand((2, 3), dtype, 1), crand((4, 3), dtype, 2)
+    close(fastt.cat([fastt.tensor(a), fastt.tensor(b)]),
+          torch.cat([torch.tensor(a), torch.tensor(b)]))
+    close(fastt.stack([fastt.tensor(a), fastt.tensor(a)], 2),
+          torch.stack([torch.tensor(a), torch.tensor(a)], 2))
+    close(fastt.cat([fastt.tensor(a), fastt.ones(1, 3)]),  # promoted
+          torch.cat([torch.tensor(a), torch.ones(1, 3)]))
+
+
+def test_item_and_tolist_give_python_complex():
+    z = fastt.tensor([[1 + 2j, -3j]])
+    assert z.tolist() == [[1 + 2j, -3j]]
+    assert isinstance(z[0, 0].item(), complex)
+    assert z[0, 1].item() == -3j
+    assert complex(z[0, 0]) == 1 + 2j
+
+
+# ---- printing ----------------------------------------------------------------
+@pytest.mark.parametrize("data,dtype", [
+    ([1 + 2j, 3 - 4j], "complex64"),
+    ([1.5 + 2j, -3.25 - 4j, 0j], "complex64"),
+    ([1e-5 + 1e5j, 2j], "complex64"),
+    ([[1 + 1j, 2], [3j, -4 - 4j]], "complex128"),
+    (2 - 3j, "complex64"),
+    ([float("nan") + 1j, float("inf") - 1j], "complex128"),
+    ([0.1 + 0.2j] * 30, "complex64"),
+    ([], "complex64"),
+])
+def test_repr_is_torchs(data, dtype):
+    got = repr(fastt.tensor(data, dtype=F(dtype)))
+    want = repr(torch.tensor(data, dtype=T(dtype))).replace("torch.",
+                                                            "fastt.")
+    assert got == want
+
+
+def test_repr_summarized_is_torchs():
+    z = crand((40, 40), "complex64", seed=3)
+    got = repr(fastt.tensor(z))
+    want = repr(torch.tensor(z))
+    assert got == want
+
+
+# ---- NumPy and DLPack ---------------------------------------------------------
+@pytest.mark.parametrize("dtype", CDTYPES)
+def test_numpy_round_trip_shares_memory(dtype):
+    a = crand((3, 4), dtype)
+    t = fastt.from_numpy(a)
+    assert t.dtype == F(dtype)
+    a[0, 0] = 7 + 7j
+    assert t[0, 0].item() == 7 + 7j
+    b = t.numpy()
+    assert b.dtype == np.dtype(dtype)
+    b[1, 1] = -1j
+    assert t[1, 1].item() == -1j
+    np.testing.assert_array_equal(np.asarray(t), a)
+
+
+@pytest.mark.parametrize("dtype", CDTYPES)
+def test_dlpack_both_ways(dtype):
+    t = fastt.tensor(crand((2, 5), dtype))
+    x = torch.from_dlpack(t)
+    assert x.dtype == T(dtype)
+    assert x.tolist() == t.tolist()
+    back = fastt.from_dlpack(torch.tensor(crand((4,), dtype)))
+    assert back.dtype == F(dtype)
+
+
+# ---- the real views -------------------------------------------------------------
+@pytest.mark.parametrize("dtype", CDTYPES)
+def test_view_as_real_and_back(dtype):
+    z = fastt.tensor(crand((3, 4), dtype))
+    r = fastt.view_as_real(z)
+    assert r.shape == (3, 4, 2) and r.dtype == z.dtype.to_real()
+    assert r.stride() == (8, 2, 1)
+    close(r, torch.view_as_real(tt(z)))
+    r[0, 0, 1] = 9.0  # a view: writes reach z
+    assert z[0, 0].item().imag == 9.0
+    back = fastt.view_as_complex(r)
+    assert back.shape == (3, 4) and back.tolist() == z.tolist()
+    # strided complex views
+    zt = z.t()[1:]
+    close(fastt.view_as_real(zt), torch.view_as_real(tt(z).t()[1:]))
+    x = fastt.tensor(np.arange(24.0).reshape(3, 4, 2), dtype=z.dtype.to_real())
+    close(fastt.view_as_complex(x[1:]),
+          torch.view_as_complex(tt(x)[1:]))
+
+
+def test_view_as_complex_errors_are_torchs():
+    cases = [lambda m: m.ones(3, 3), lambda m: m.ones(3, 2, dtype=m.int32),
+             lambda m: m.ones(2, 3).t(), lambda m: m.ones(3, 6)[:, 1::2],
+             lambda m: m.ones(7)[1:].view(3, 2),
+             lambda m: m.ones(3, 5)[:, 1:3], lambda m: m.ones(())]
+    for make in cases:
+        with pytest.raises(RuntimeError) as want:
+            torch.view_as_complex(make(torch))
+        with pytest.raises(RuntimeError) as got:
+            fastt.view_as_complex(make(fastt))
+        # torch also views half as complex32, which fastt does not have
+        want_msg = str(want.value).split("\n")[0].replace("half, ", "")
+        assert str(got.value) == want_msg
+    with pytest.raises(RuntimeError,
+                       match="view_as_real is only supported for complex"):
+        fastt.view_as_real(fastt.ones(2))
+
+
+@pytest.mark.parametrize("dtype", CDTYPES)
+def test_real_imag_are_views(dtype):
+    a = crand((2, 3), dtype)
+    z, tz = fastt.tensor(a), torch.tensor(a)
+    close(z.real, tz.real)
+    close(z.imag, tz.imag)
+    close(fastt.real(z), torch.real(tz))
+    close(fastt.imag(z), torch.imag(tz))
+    z.imag.mul_(0)
+    assert z.tolist() == [[complex(v.real, 0) for v in r] for r in a]
+    z.real = fastt.ones(2, 3, dtype=z.dtype.to_real())
+    assert all(v.real == 1 for r in z.tolist() for v in r)
+    z.imag = 2.0
+    assert all(v == 1 + 2j for r in z.tolist() for v in r)
+    x = fastt.ones(3)
+    assert fastt.real(x) is x or fastt.real(x).tolist() == x.tolist()
+    assert x.real.tolist() == [1.0] * 3
+    with pytest.raises(RuntimeError, match="imag is not implemented"):
+        x.imag
+    with pytest.raises(RuntimeError, match="imag is not implemented"):
+        fastt.imag(x)
+
+
+# ---- abs, conj, angle, complex, polar, is_complex ---------------------------------
+@pytest.mark.parametrize("dtype", CDTYPES)
+def test_abs(dtype):
+    big = 1e200 if dtype == "complex128" else 1e30
+    a = crand((4, 5), dtype)
+    a[0, :4] = [0, big + big * 1j, 1e-30j, float("inf") + 1j]
+    z, tz = fastt.tensor(a), torch.tensor(a)
+    close(z.abs(), tz.abs())
+    close(fastt.abs(z.t()), torch.abs(tz.t()))
+    close(abs(z), abs(tz))
+
+
+
+@pytest.mark.parametrize("dtype", CDTYPES)
+def test_conj_angle(dtype):
+    a = crand((4, 5), dtype)
+    a[0, :4] = [0, -1, 1j, -0.0 - 1j]
+    z, tz = fastt.tensor(a), torch.tensor(a)
+    close(fastt.conj(z), torch.conj(tz).resolve_conj())
+    close(z.conj(), tz.conj().resolve_conj())
+    close(fastt.conj_physical(z), torch.conj_physical(tz))
+    close(fastt.angle(z), torch.angle(tz))
+    close(z.t().angle(), tz.t().angle())
+    assert not fastt.is_conj(fastt.conj(z))
+    assert fastt.resolve_conj(z) is z
+    w = z.clone()
+    w.conj_physical_()
+    close(w, torch.conj_physical(tz))
+    assert fastt.is_complex(z) and z.is_complex()
+    assert not fastt.ones(2).is_complex()
+    x = fastt.ones(2)
+    assert fastt.conj(x) is x
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_complex_and_polar(dtype):
+    rng = np.random.default_rng(2)
+    re, im = rng.standard_normal((3, 1)), rng.standard_normal((4,))
+    a, b = fastt.tensor(re, dtype=F(dtype)), fastt.tensor(im, dtype=F(dtype))
+    ta, tb = tt(a), tt(b)
+    close(fastt.complex(a, b), torch.complex(ta, tb))
+    close(fastt.polar(a.abs(), b), torch.polar(ta.abs(), tb))
+    with pytest.raises(RuntimeError, match="Expected both inputs"):
+        fastt.complex(a, b.double() if dtype == "float32" else b.float())
+    with pytest.raises(RuntimeError, match="Expected both inputs"):
+        fastt.complex(fastt.ones(2, dtype=fastt.int64), fastt.ones(2))
+
+
+# ---- arithmetic --------------------------------------------------------------
+OPS = ["add", "sub", "mul", "div", "eq", "ne"]
+
+
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("dtype", CDTYPES)
+def test_binary_against_torch(op, dtype):
+    a, b = crand((4, 1, 5), dtype, 1), crand((3, 5), dtype, 2)
+    a.flat[0] = b.flat[0] = 1 + 1j  # an equal pair for eq / ne
+    x, y = fastt.tensor(a), fastt.tensor(b)
+    close(getattr(fastt, op)(x, y), getattr(torch, op)(tt(x), tt(y)))
+    # non-contiguous operands
+    close(getattr(fastt, op)(x.transpose(1, 2), y.t()),
+          getattr(torch, op)(tt(x).transpose(1, 2), tt(y).t()))
+
+
+# float16 / bfloat16 with a complex number: torch computes in complex32
+# (test_complex_scalar_on_half_gives_complex64); sub refuses bool.
+SCALAR_CASES = [(op, d) for op in OPS
+                for d in REAL + CDTYPES
+                if d not in ("float16", "bfloat16") and
+                not (op == "sub" and d == "bool")]
+
+
+@pytest.mark.parametrize("op,dtype", SCALAR_CASES)
+@pytest.mark.parametrize("scalar", [2 - 1j, 1j, 0.5 + 0j])
+def test_python_complex_scalar_against_torch(op, dtype, scalar):
+    a = fastt.arange(1, 7).reshape(2, 3).to(F(dtype))
+    ta = tt(a)
+    close(getattr(fastt, op)(a, scalar), getattr(torch, op)(ta, scalar))
+    r = {"add": lambda v: scalar + v, "sub": lambda v: scalar - v,
+         "mul": lambda v: scalar * v, "div": lambda v: scalar / v,
+         "eq": lambda v: v == scalar, "ne": lambda v: v != scalar}[op]
+    close(r(a), r(ta))
+
+
+@pytest.mark.parametrize("dtype", CDTYPES)
+def test_complex_alpha(dtype):
+    a, b = crand((6,), dtype, 1), crand((6,), dtype, 2)
+    x, y = fastt.tensor(a), fastt.tensor(b)
+    close(fastt.add(x, y, alpha=2 - 1j), torch.add(tt(x), tt(y), alpha=2 - 1j))
+    close(fastt.sub(x, y, alpha=1j), torch.sub(tt(x), tt(y), alpha=1j))
+    close(fastt.add(x, y, alpha=3), torch.add(tt(x), tt(y), alpha=3))
+    with pytest.raises(RuntimeError, match="alpha must not be a complex"):
+        fastt.add(fastt.ones(2), fastt.ones(2), alpha=1j)
+
+
+@pytest.mark.parametrize("dtype", CDTYPES)
+def test_in_place_and_out(dtype):
+    a = crand((5,), dtype)
+    x, tx = fastt.tensor(a), torch.tensor(a)
+    x.mul_(1 - 2j)
+    tx.mul_(1 - 2j)
+    x.add_(x)
+    tx.add_(tx)
+    x /= 3j
+    tx /= 3j
+    close(x, tx)
+    y = fastt.ones(3)
+    with pytest.raises(RuntimeError):
+        y.mul_(1j)  # complex result into a float tensor, as torch refuses
+    o = fastt.empty(5, dtype=F(dtype))
+    fastt.mul(fastt.tensor(a), 2, out=o)
+    close(o, torch.tensor(a) * 2)
+    with pytest.raises(RuntimeError, match="can't be cast"):
+        fastt.mul(fastt.tensor(a), 2, out=fastt.empty(5))
+
+
+@pytest.mark.parametrize("dtype", CDTYPES)
+def test_division_special_values_as_torch(dtype):
+    """Smith's algorithm: no overflow for large parts, zero divisors give
+    torch's inf/nan pattern."""
+    big = 1e300 if dtype == "complex128" else 1e30
+    num = np.array([1 + 1j, big + big * 1j, 1 + 0j, 0j, 1j, 3 - 4j],
+                   dtype=dtype)
+    den = np.array([big + big * 1j, big - big * 1j, 0j, 0j, 0j, 1e-30 + 0j],
+                   dtype=dtype)
+    got = fastt.tensor(num) / fastt.tensor(den)
+    want = torch.tensor(num) / torch.tensor(den)
+    np.testing.assert_allclose(np.asarray(got.tolist()),
+                               np.asarray(want.tolist()), rtol=1e-6,
+                               equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", CDTYPES)
+def test_neg_and_python_operators(dtype):
+    a = crand((3, 3), dtype)
+    x, tx = fastt.tensor(a), torch.tensor(a)
+    close(-x, -tx)
+    close(x * x - x / (x + 1), tx * tx - tx / (tx + 1))
+    close(2 * x + 1j, 2 * tx + 1j)
+
+
+# ---- reductions -------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", CDTYPES)
+def test_sum_and_mean(dtype):
+    a = crand((3, 4, 5), dtype)
+    z, tz = fastt.tensor(a), torch.tensor(a)
+    for dims in [None, 0, -1, (0, 2), (-1, -2)]:
+        for keep in (False, True):
+            if dims is None:
+                close(z.sum(), tz.sum())
+                close(z.mean(), tz.mean())
+                continue
+            close(z.sum(dims, keepdim=keep), tz.sum(dims, keepdim=keep))
+            close(z.mean(dims, keepdim=keep), tz.mean(dims, keepdim=keep))
+    close(z.t().sum(0) if z.dim() == 2 else z.transpose(0, 2).sum(1),
+          tz.transpose(0, 2).sum(1))
+    close(fastt.tensor(1 + 2j, dtype=F(dtype)).sum(),
+          torch.tensor(1 + 2j, dtype=T(dtype)).sum())
+    close(fastt.zeros(0, 3, dtype=F(dtype)).sum(0),
+          torch.zeros(0, 3, dtype=T(dtype)).sum(0))
+    close(fastt.ones(4, dtype=fastt.float32).sum(dtype=F(dtype)),
+          torch.ones(4).sum(dtype=T(dtype)))
+
+
+# ---- what is not there yet: typed errors, never garbage ---------------------------
+def test_ops_without_complex_kernels_raise():
+    z = fastt.tensor([1 + 1j, 2j])
+    for call in (lambda: fastt.exp(z), lambda: z.abs_(), lambda: z < z,
+                 lambda: fastt.sin(z), lambda: z.max(), lambda: z.prod(),
+                 lambda: fastt.where(z == z, z, z)):
+        with pytest.raises((RuntimeError, NotImplementedError, TypeError)) \
+                as e:
+            call()
+        assert "complex" in str(e.value) or "Complex" in str(e.value), \
+            str(e.value)
+
+
+def test_no_complex_autograd_yet():
+    z = fastt.tensor([1 + 1j])
+    with pytest.raises(NotImplementedError, match="complex autograd"):
+        z.requires_grad_()
+    x = fastt.ones(2, 2, requires_grad=True)
+    with pytest.raises(NotImplementedError, match="complex autograd"):
+        fastt.view_as_complex(x)
+    with pytest.raises(NotImplementedError, match="complex autograd"):
+        x * 1j
+    with pytest.raises(NotImplementedError, match="complex autograd"):
+        x[0] * z
+    with pytest.raises(NotImplementedError, match="complex autograd"):
+        fastt.complex(x, fastt.zeros(2, 2))
+    with fastt.no_grad():
+        assert (x * 1j).dtype == fastt.complex64
+        assert fastt.view_as_complex(x).shape == (2,)
+
+
+def test_rope_forward_as_torch():
+    """Rotary embeddings the way LLaMA writes them (view_as_complex,
+    polar, a broadcast complex product, view_as_real)."""
+    B, L, H, D = 2, 6, 3, 8
+    rng = np.random.default_rng(0)
+    q = rng.standard_normal((B, L, H, D)).astype(np.float32)
+
+    def rope(lib, q):
+        freqs = 1.0 / (10000 ** (lib.arange(0, D, 2)[: D // 2].float() / D))
+        t = lib.arange(L).float()
+        freqs = lib.outer(t, freqs)
+        cis = lib.polar(lib.ones_like(freqs), freqs)
+        qc = lib.view_as_complex(q.float().reshape(*q.shape[:-1], -1, 2))
+        cis = cis.view(1, L, 1, D // 2)
+        return lib.view_as_real(qc * cis).flatten(3)
+
+    got = rope(fastt, fastt.tensor(q))
+    want = rope(torch, torch.tensor(q))
+    close(got, want, rtol=1e-5, atol=1e-5)
+
+
+# ---- safetensors -------------------------------------------------------------
+def test_safetensors_complex64_round_trip_and_interop(tmp_path):
+    import fastt.serialization as ser
+    st = pytest.importorskip("safetensors.numpy")
+    z = fastt.tensor(crand((3, 4), "complex64"))
+    p = str(tmp_path / "z.safetensors")
+    ser.save_file({"z": z}, p)
+    assert ser.load_file(p)["z"].tolist() == z.tolist()
+    np.testing.assert_array_equal(st.load_file(p)["z"], z.numpy())
+    q = str(tmp_path / "np.safetensors")
+    st.save_file({"a": crand((5,), "complex64", 1)}, q)
+    got = ser.load_file(q)["a"]
+    assert got.dtype == fastt.complex64
+    np.testing.assert_array_equal(got.numpy(), crand((5,), "complex64", 1))
+    with pytest.raises(ValueError, match="no dtype for"):
+        ser.save_file({"w": fastt.zeros(2, dtype=fastt.complex128)},
+                      str(tmp_path / "w.safetensors"))
+
+
+# ---- real parameters refuse complex values (never cut to the real part) --------
+def test_real_parameters_refuse_complex_values():
+    x = fastt.tensor([[1.0, 2.0], [3.0, 4.0]])
+    with pytest.raises(TypeError, match="complex"):
+        fastt.tensor([1j, 2], dtype=fastt.float32)
+    with pytest.raises(TypeError, match="complex"):
+        fastt.tensor(1 + 0j, dtype=fastt.int64)
+    with pytest.raises(RuntimeError):
+        x.lerp(fastt.zeros(2, 2), 0.5j)
+    with pytest.raises(RuntimeError):
+        fastt.addcmul(x, x, x, value=1j)
+    with pytest.raises(RuntimeError):
+        fastt.addmm(x, x, x, beta=1j)
+    with pytest.raises(RuntimeError):
+        fastt.full((2,), 1j, dtype=fastt.float32)
+    with pytest.raises(RuntimeError):
+        fastt.zeros(2).fill_(1j)
+    with pytest.raises(RuntimeError):
+        float(fastt.tensor(1 + 2j))
+    assert float(fastt.tensor(3 + 0j)) == 3.0
+    with pytest.raises((RuntimeError, NotImplementedError)):
+        fastt.pow(x, 1j)
+    with pytest.raises(NotImplementedError):
+        fastt.float_power(x, 1j)
+    with pytest.raises(TypeError, match="complex"):
+        fastt.nn.functional.leaky_relu(x, 1j)
+
+
+# ---- random ------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", CDTYPES)
+def test_rand_and_randn(dtype):
+    """Each part sampled on its own: randn's parts N(0, 1/2) (so E|z|^2 =
+    1, as torch), rand's parts in [0, 1)."""
+    fastt.manual_seed(0)
+    z = fastt.randn(200000, dtype=F(dtype))
+    assert z.dtype == F(dtype)
+    p = fastt.view_as_real(z)
+    for k in (0, 1):
+        part = p[:, k]
+        assert abs(part.mean().item()) < 0.01
+        assert abs(part.var().item() - 0.5) < 0.01
+    assert abs((z.abs() ** 2).mean().item() - 1.0) < 0.02
+    u = fastt.view_as_real(fastt.rand(100000, dtype=F(dtype)))
+    assert u.min().item() >= 0 and u.max().item() < 1
+    assert abs(u.mean().item() - 0.5) < 0.01
+    w = fastt.randn_like(z[:10])
+    assert w.dtype == F(dtype) and w.shape == (10,)
+    x = fastt.empty(3, 4, dtype=F(dtype)).t()  # strided
+    x.normal_(2.0, 0.0)
+    assert x.tolist() == [[2 + 2j] * 3] * 4
+
+
+# ---- matrix products (cgemm / zgemm) -------------------------------------------
+@pytest.mark.parametrize("dtype", CDTYPES)
+def test_matmul_against_torch(dtype):
+    rtol = 1e-5 if dtype == "complex64" else 1e-12
+    cases = [((2, 3), (3, 4)), ((9, 17), (17, 12)), ((40, 70), (70, 33)),
+             ((5,), (5, 3)), ((4, 5), (5,)), ((6,), (6,)),
+             ((3, 4, 5), (5, 2)), ((2, 1, 4, 6), (3, 6, 5)), ((0, 3), (3, 2))]
+    for sa, sb in cases:
+        a, b = crand(sa, dtype, 1), crand(sb, dtype, 2)
+        close(fastt.tensor(a) @ fastt.tensor(b),
+              torch.tensor(a) @ torch.tensor(b), rtol=rtol, atol=rtol)
+    a, b = crand((20, 30), dtype, 3), crand((40, 20), dtype, 4)
+    x, y, tx, ty = fastt.tensor(a), fastt.tensor(b), torch.tensor(a), \
+        torch.tensor(b)
+    close(x.t() @ y.t(), tx.t() @ ty.t(), rtol=rtol, atol=rtol)  # strided
+    close(x[:, ::2] @ y[::2, :15].t()[:15],
+          tx[:, ::2] @ ty[::2, :15].t()[:15], rtol=rtol, atol=rtol)
+    c, w = crand((20, 40), dtype, 5), crand((30, 40), dtype, 6)
+    close(fastt.addmm(fastt.tensor(c), x, fastt.tensor(w), beta=0.5,
+                      alpha=2),
+          torch.addmm(torch.tensor(c), tx, torch.tensor(w), beta=0.5,
+                      alpha=2), rtol=rtol, atol=rtol)
+    close(fastt.bmm(fastt.tensor(crand((3, 4, 5), dtype)),
+                    fastt.tensor(crand((3, 5, 6), dtype, 1))),
+          torch.bmm(torch.tensor(crand((3, 4, 5), dtype)),
+                    torch.tensor(crand((3, 5, 6), dtype, 1))),
+          rtol=rtol, atol=rtol)
+    with pytest.raises(NotImplementedError, match="imaginary"):
+        fastt.addmm(fastt.tensor(c), x, fastt.tensor(w), alpha=1j)
+    with pytest.raises(RuntimeError, match="same dtype"):
+        x @ fastt.ones(30, 2)
