@@ -248,8 +248,12 @@ def slower_than_torch(res):
 
 
 def size_label(n):
-    """64K, 1M: an element count as the tables print it."""
-    return f"{n >> 20}M" if n >= 1 << 20 else f"{n >> 10}K"
+    """64K, 1M, 1009: an element count as the tables print it."""
+    if n >= 1 << 20 and n % (1 << 20) == 0:
+        return f"{n >> 20}M"
+    if n >= 1 << 10 and n % (1 << 10) == 0:
+        return f"{n >> 10}K"
+    return str(n)
 
 
 def ratio_table(res, intro):

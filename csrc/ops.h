@@ -4,6 +4,7 @@
 #include "ops/complex.h"
 #include "ops/elementwise.h"
 #include "ops/factory.h"
+#include "ops/fft.h"
 #include "ops/index.h"
 #include "ops/indexing.h"
 #include "ops/lapack.h"

@@ -111,12 +111,14 @@ def binder_lines():
 
 def sig_params(fn, first):
     """A Python function's parameters as stub text (defaults as ...;
-    the first parameter typed as `first`)."""
+    the first parameter typed as `first`, or as its own annotation)."""
     import inspect
     out, star = [], False
     for i, p in enumerate(inspect.signature(fn).parameters.values()):
         text = p.name
         if i == 0 and p.kind == p.POSITIONAL_OR_KEYWORD:
+            if p.annotation is not p.empty:
+                first = getattr(p.annotation, "__name__", str(p.annotation))
             text += f": {first}" if first else ""
         if p.kind == p.VAR_POSITIONAL:
             text, star = "*" + p.name, True

@@ -13,6 +13,6 @@ grep -qx '/.gpudeps/' .git/info/exclude 2>/dev/null ||
 fmt_lib=$(apt-cache depends libfmt-dev | awk '/Depends: libfmt[0-9]/ {print $2; exit}')
 pkgs=(libfmt-dev "$fmt_lib" libopenblas-dev libopenblas0 libopenblas0-pthread
       libopenblas0-openmp libsleef-dev libsleef3 libdnnl-dev libdnnl2
-      libopenblas-pthread-dev libgfortran5 catch2)
+      libopenblas-pthread-dev libgfortran5 catch2 libkissfft-dev)
 (cd .gpudeps && rm -f ./*.deb && apt-get download "${pkgs[@]}")
 ls -la .gpudeps

@@ -204,7 +204,7 @@ from ._composite import *  # noqa: E402,F401,F403
 
 # Subpackages, available as attributes like torch.nn / torch.optim.
 from . import (  # noqa: E402,F401
-    linalg, masked, nn, optim, profiler, signal, special, utils)
+    fft, linalg, masked, nn, optim, profiler, signal, special, utils)
 from . import distributions  # noqa: E402,F401  (after nn: it uses F)
 from . import amp, cpu, func  # noqa: E402,F401
 from .amp import autocast  # noqa: E402,F401

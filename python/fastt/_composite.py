@@ -2569,3 +2569,268 @@ def mvlgamma(input, p, *, out=None):
 
 _method("mvlgamma_", lambda self, p:
         _write_back(self, mvlgamma(self, p), "mvlgamma"))
+
+
+# ---- torch's window factories (torch.hann_window, ...), for stft ----
+def _torch_window(name, window_length, periodic, dtype, layout, device,
+                  requires_grad, make):
+    """torch.<name>(window_length, periodic): make(M, sym, dtype) from
+    fastt.signal.windows, at float32/float64 and cast to a 16-bit dtype
+    when asked (torch allows those); torch's checks and messages."""
+    del layout  # strided only, as fastt's factories
+    if not isinstance(window_length, int) or isinstance(window_length, bool):
+        raise TypeError(f"{name}(): argument 'window_length' must be int, "
+                        f"not {type(window_length).__name__}")
+    if window_length < 0:
+        raise RuntimeError(f"{name} requires non-negative window_length, "
+                           f"got window_length={window_length}")
+    dtype = fastt.get_default_dtype() if dtype is None else dtype
+    if not dtype.is_floating_point:
+        raise RuntimeError(f"{name} expects floating point dtypes, got: "
+                           f"{dtype}")
+    base = dtype if dtype in (fastt.float32, fastt.float64) else \
+        fastt.float32
+    w = make(window_length, not periodic, base).to(dtype)
+    if device is not None:
+        w = w.to(device)
+    return w.requires_grad_() if requires_grad else w
+
+
+@_export(method=False)
+def hann_window(window_length: int, periodic=True, *, dtype=None, layout=None,
+                device=None, pin_memory=False, requires_grad=False):
+    from .signal import windows
+    return _torch_window(
+        "hann_window", window_length, periodic, dtype, layout, device,
+        requires_grad, lambda m, sym, dt: windows.hann(m, sym=sym, dtype=dt))
+
+
+@_export(method=False)
+def hamming_window(window_length: int, periodic=True, alpha=0.54, beta=0.46, *,
+                   dtype=None, layout=None, device=None, pin_memory=False,
+                   requires_grad=False):
+    from .signal import windows
+    return _torch_window(
+        "hamming_window", window_length, periodic, dtype, layout, device,
+        requires_grad, lambda m, sym, dt: windows.general_cosine(
+            m, a=[alpha, beta], sym=sym, dtype=dt))
+
+
+@_export(method=False)
+def blackman_window(window_length: int, periodic=True, *, dtype=None,
+                    layout=None, device=None, pin_memory=False,
+                    requires_grad=False):
+    from .signal import windows
+    return _torch_window(
+        "blackman_window", window_length, periodic, dtype, layout, device,
+        requires_grad,
+        lambda m, sym, dt: windows.blackman(m, sym=sym, dtype=dt))
+
+
+@_export(method=False)
+def bartlett_window(window_length: int, periodic=True, *, dtype=None,
+                    layout=None, device=None, pin_memory=False,
+                    requires_grad=False):
+    from .signal import windows
+    return _torch_window(
+        "bartlett_window", window_length, periodic, dtype, layout, device,
+        requires_grad,
+        lambda m, sym, dt: windows.bartlett(m, sym=sym, dtype=dt))
+
+
+@_export(method=False)
+def kaiser_window(window_length: int, periodic=True, beta=12.0, *, dtype=None,
+                  layout=None, device=None, pin_memory=False,
+                  requires_grad=False):
+    from .signal import windows
+    return _torch_window(
+        "kaiser_window", window_length, periodic, dtype, layout, device,
+        requires_grad,
+        lambda m, sym, dt: windows.kaiser(m, beta=beta, sym=sym, dtype=dt))
+
+
+# ---- short-time Fourier transforms (torch.stft / torch.istft) ----
+def _stft_sizes(op, n_fft, hop_length, win_length, window, sig):
+    hop = n_fft // 4 if hop_length is None else hop_length
+    win = n_fft if win_length is None else win_length
+    if hop <= 0:
+        raise RuntimeError(f"{op}: expected hop_length > 0, but got "
+                           f"hop_length={hop}")
+    if not 0 < win <= n_fft:
+        raise RuntimeError(f"{op}: expected 0 < win_length <= n_fft, but "
+                           f"got win_length={win}")
+    if window is not None and (window.dim() != 1 or
+                               window.shape[0] != win):
+        raise RuntimeError(f"{op}: expected a 1D window tensor of size "
+                           f"equal to win_length={win}, but got window "
+                           f"with size {list(window.shape)}")
+    if window is None:
+        import warnings
+        warnings.warn(f"A window was not provided. A rectangular window "
+                      f"will be applied. To suppress this warning, "
+                      f"explicitly set `window=fastt.ones(n_fft)` ({op}).",
+                      UserWarning, stacklevel=3)
+    return hop, win
+
+
+def _stft_window(window, win, n_fft, dtype, device):
+    """The window centred in n_fft points (ones where None)."""
+    if window is None:
+        return fastt.ones(n_fft, dtype=dtype, device=device)
+    if win == n_fft:
+        return window
+    w = fastt.zeros(n_fft, dtype=window.dtype, device=window.device)
+    left = (n_fft - win) // 2
+    w[left:left + win] = window
+    return w
+
+
+@_export()
+def stft(input, n_fft, hop_length=None, win_length=None, window=None,
+         center=True, pad_mode="reflect", normalized=False, onesided=None,
+         return_complex=None, align_to_window=None):
+    """torch.stft: the transforms of windowed frames, [(B,) freq,
+    frames]; rfft's onesided spectrum for real inputs and windows."""
+    from . import fft as _fft
+    complex_in = input.dtype.is_complex or (
+        window is not None and window.dtype.is_complex)
+    if return_complex is None:
+        if not complex_in:
+            raise RuntimeError(
+                "stft requires the return_complex parameter be given for "
+                "real inputs, and will further require that "
+                "return_complex=True in a future PyTorch release.")
+        return_complex = True
+    if input.dim() not in (1, 2):
+        raise RuntimeError(f"stft: expected a 1D or 2D tensor, got "
+                           f"{input.dim()}D")
+    if align_to_window is not None and center:
+        raise RuntimeError("stft: align_to_window should only be set when "
+                           "center = false")
+    x = input if input.dim() == 2 else input.unsqueeze(0)
+    if center:
+        p = n_fft // 2
+        if x.dtype.is_complex:  # padded as its real view [B, 1, L, 2]
+            xr = fastt.view_as_real(x.unsqueeze(1))
+            xr = fastt.nn.functional.pad(xr, (0, 0, p, p), mode=pad_mode)
+            x = fastt.view_as_complex(xr.contiguous()).squeeze(1)
+        else:
+            x = fastt.nn.functional.pad(x.unsqueeze(1), (p, p),
+                                        mode=pad_mode).squeeze(1)
+    length = x.shape[-1]
+    if not 0 < n_fft <= length:
+        raise RuntimeError(f"stft: expected 0 < n_fft < {length}, but got "
+                           f"n_fft={n_fft}")
+    hop, win = _stft_sizes("stft", n_fft, hop_length, win_length, window,
+                           input)
+    if onesided is None:
+        onesided = not complex_in
+    elif onesided and complex_in:
+        raise RuntimeError("Cannot have onesided output if window or input "
+                           "is complex")
+    if align_to_window and win < n_fft:
+        # Each window, not its n_fft frame, starts at a multiple of hop:
+        # the frame reaches (n_fft - win) // 2 before it (zeros there).
+        left = (n_fft - win) // 2
+        x = fastt.nn.functional.pad(x, (left, n_fft - win - left))
+    frames = x.unfold(-1, n_fft, hop)
+    if window is not None:
+        frames = frames * _stft_window(window, win, n_fft, None, None)
+    norm = "ortho" if normalized else "backward"
+    spec = (_fft.rfft if onesided else _fft.fft)(frames, norm=norm)
+    spec = spec.transpose(-1, -2)
+    if input.dim() == 1:
+        spec = spec.squeeze(0)
+    if return_complex:
+        return spec
+    import warnings
+    warnings.warn("stft with return_complex=False is deprecated; use "
+                  "fastt.view_as_real on the complex output.", UserWarning,
+                  stacklevel=2)
+    return fastt.view_as_real(spec.contiguous())
+
+
+@_export()
+def istft(input, n_fft, hop_length=None, win_length=None, window=None,
+          center=True, normalized=False, onesided=None, length=None,
+          return_complex=False):
+    """torch.istft: the inverse of stft by windowed overlap-add, divided
+    by the overlap-added squared window."""
+    from . import fft as _fft
+    if not input.dtype.is_complex:
+        raise RuntimeError("istft requires a complex-valued input tensor "
+                           "matching the output from stft with "
+                           "return_complex=True.")
+    if input.dim() not in (2, 3):
+        raise RuntimeError(f"istft: expected a tensor with 2 or 3 "
+                           f"dimensions of complex dtype, but got "
+                           f"{input.dim()}")
+    hop, win = _stft_sizes("istft", n_fft, hop_length, win_length, window,
+                           input)
+    x = input if input.dim() == 3 else input.unsqueeze(0)
+    n_freq, n_frames = x.shape[-2], x.shape[-1]
+    if onesided is None:
+        onesided = n_freq != n_fft
+    if onesided and n_freq != n_fft // 2 + 1:
+        raise RuntimeError(
+            "istft: expected the frequency dimension (3rd to the last) of "
+            "the input tensor to match n_fft / 2 + 1 when onesided=True, "
+            f"but got {n_freq}")
+    if not onesided and n_freq != n_fft:
+        raise RuntimeError(
+            "istft: expected the frequency dimension (3rd to the last) of "
+            "the input tensor to match n_fft when onesided=False, but got "
+            f"{n_freq}")
+    if return_complex and onesided:
+        raise RuntimeError("Cannot have onesided output if window or input "
+                           "is complex")
+    if not return_complex and window is not None and window.dtype.is_complex:
+        raise RuntimeError("Complex windows are incompatible with "
+                           "return_complex=False")
+    frames = x.transpose(-1, -2)  # [B, frames, freq]
+    norm = "ortho" if normalized else "backward"
+    if return_complex:
+        y = _fft.ifft(frames, n=n_fft, norm=norm)
+    else:
+        if not onesided:
+            frames = frames.narrow(-1, 0, n_fft // 2 + 1)
+        y = _fft.irfft(frames, n=n_fft, norm=norm)
+    real = y.dtype.to_real() if y.dtype.is_complex else y.dtype
+    w = _stft_window(window, win, n_fft, real, y.device)
+    y = y * w
+    total = n_fft + hop * (n_frames - 1)
+    idx = (fastt.arange(n_frames, device=y.device).unsqueeze(1) * hop +
+           fastt.arange(n_fft, device=y.device)).reshape(-1)
+    b = y.shape[0]
+    if y.dtype.is_complex:  # overlap-added as its real view
+        out = fastt.zeros(b, total, 2, dtype=real, device=y.device)
+        out.index_add_(1, idx, fastt.view_as_real(y.contiguous())
+                       .reshape(b, -1, 2))
+        out = fastt.view_as_complex(out)
+    else:
+        out = fastt.zeros(b, total, dtype=y.dtype, device=y.device)
+        out.index_add_(1, idx, y.reshape(b, -1))
+    wsq = (w * w.conj() if w.dtype.is_complex else w * w).real
+    env = fastt.zeros(total, dtype=wsq.dtype, device=y.device)
+    env.index_add_(0, idx, wsq.expand(n_frames, n_fft).reshape(-1))
+    start = n_fft // 2 if center else 0
+    if length is not None:
+        end = start + length
+    else:
+        end = total - n_fft // 2 if center else total
+    end = builtins.min(end, total)
+    out = out[:, start:end]
+    env = env[start:end]
+    if env.numel() and env.abs().min().item() < 1e-11:
+        raise RuntimeError(f"istft: window overlap add min: "
+                           f"{env.abs().min().item():g} (the window must "
+                           "overlap-add to a nonzero envelope, NOLA)")
+    out = out / env
+    if length is not None and out.shape[-1] < length:
+        import warnings
+        warnings.warn("The length of signal is shorter than the length "
+                      "parameter. Result is being padded with zeros in the "
+                      "tail. Please check your center and hop_length "
+                      "settings.", UserWarning, stacklevel=2)
+        out = fastt.nn.functional.pad(out, (0, length - out.shape[-1]))
+    return out.squeeze(0) if input.dim() == 2 else out

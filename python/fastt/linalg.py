@@ -55,7 +55,8 @@ _LDL_EX = _result("linalg_ldl_factor_ex", ["LD", "pivots", "info"])
 _TYPE_NAME = {"bool": "Bool", "uint8": "Byte", "int8": "Char",
               "int16": "Short", "int32": "Int", "int64": "Long",
               "float16": "Half", "bfloat16": "BFloat16", "float32": "Float",
-              "float64": "Double"}
+              "float64": "Double", "complex64": "ComplexFloat",
+              "complex128": "ComplexDouble"}
 
 
 def _type_name(dtype):

@@ -62,6 +62,8 @@ NOT_IN_OP_TABLE = {
     "linear algebra": "test_ops.py test_matmul, test_cuda_linalg.py",
     "dense factorizations": "test_linalg.py, test_opinfo.py (linalg.*), "
                             "test_cuda_linalg.py (the host round trip)",
+    "discrete Fourier transforms": "test_fft.py (against torch.fft), "
+                                   "test_fft.cpp, test_cuda_linalg.py",
     "indexing and shape": "test_autograd_index.py, test_cuda_index.py",
     "nn: convolution and pooling": "test_nn_conv.py, test_cuda_nn.py",
     "nn: normalization and losses": "test_nn.py, test_cuda_nn.py",
