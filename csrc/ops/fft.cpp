@@ -85,6 +85,26 @@ Tensor along(Op op, const Tensor& x, int64_t dim, int64_t n, int64_t n_out,
   return dim == last ? out : movedim(out, last, dim);
 }
 
+// The signal's element count along d[0, count) (each at least one point).
+double signal_numel(const Tensor& x, const std::vector<int64_t>& d,
+                    size_t count) {
+  double numel = 1;
+  for (size_t i = 0; i < count; ++i) {
+    check_points(x.size(d[i]));
+    numel *= double(x.size(d[i]));
+  }
+  return numel;
+}
+
+// Complex transforms along d[0, count), the scale folded into the last.
+Tensor c2c_along(Tensor y, const std::vector<int64_t>& d, size_t count,
+                 bool forward, double scale) {
+  for (size_t i = 0; i < count; ++i)
+    y = along(Op::fft_c2c, y, d[i], y.size(d[i]), y.size(d[i]), y.dtype(),
+              forward, i + 1 == count ? scale : 1.0);
+  return y;
+}
+
 }  // namespace
 
 Tensor fft_c2c(const Tensor& x, IntList dims, int64_t normalization,
@@ -93,16 +113,9 @@ Tensor fft_c2c(const Tensor& x, IntList dims, int64_t normalization,
   FASTT_CHECK(is_complex(x.dtype()), RuntimeError,
               "fft_c2c: expected a complex input, got {}",
               torch_type_name(x.dtype()));
-  double numel = 1;
-  for (int64_t v : d) {
-    check_points(x.size(v));
-    numel *= double(x.size(v));
-  }
-  const double scale = scale_of(normalization, numel);
-  Tensor y = host(x);
-  for (size_t i = 0; i < d.size(); ++i)
-    y = along(Op::fft_c2c, y, d[i], y.size(d[i]), y.size(d[i]), y.dtype(),
-              forward, i + 1 == d.size() ? scale : 1.0);
+  const double scale =
+      scale_of(normalization, signal_numel(x, d, d.size()));
+  Tensor y = c2c_along(host(x), d, d.size(), forward, scale);
   return back(y.contiguous(), x.device());
 }
 
@@ -113,19 +126,13 @@ Tensor fft_r2c(const Tensor& x, IntList dims, int64_t normalization,
   FASTT_CHECK(dt == DType::Float32 || dt == DType::Float64, RuntimeError,
               "fft_r2c: expected a float or double input, got {}",
               torch_type_name(dt));
-  double numel = 1;
-  for (int64_t v : d) {
-    check_points(x.size(v));
-    numel *= double(x.size(v));
-  }
-  const double scale = scale_of(normalization, numel);
+  const double scale =
+      scale_of(normalization, signal_numel(x, d, d.size()));
   // The real transform along the last of dims, then complex ones.
   const int64_t last = d.back(), n = x.size(last);
   Tensor y = along(Op::fft_r2c, host(x), last, n, onesided ? n / 2 + 1 : n,
                    to_complex(dt), onesided, d.size() == 1 ? scale : 1.0);
-  for (size_t i = 0; i + 1 < d.size(); ++i)
-    y = along(Op::fft_c2c, y, d[i], y.size(d[i]), y.size(d[i]), y.dtype(),
-              true, i + 2 == d.size() ? scale : 1.0);
+  y = c2c_along(y, d, d.size() - 1, true, scale);
   return back(y.contiguous(), x.device());
 }
 
@@ -136,17 +143,10 @@ Tensor fft_c2r(const Tensor& x, IntList dims, int64_t normalization,
               "fft_c2r: expected a complex input, got {}",
               torch_type_name(x.dtype()));
   check_points(last_dim_size);
-  double numel = double(last_dim_size);
-  for (size_t i = 0; i + 1 < d.size(); ++i) {
-    check_points(x.size(d[i]));
-    numel *= double(x.size(d[i]));
-  }
-  const double scale = scale_of(normalization, numel);
+  const double scale = scale_of(
+      normalization, double(last_dim_size) * signal_numel(x, d, d.size() - 1));
   // Complex inverse transforms first, the real one along the last dim.
-  Tensor y = host(x);
-  for (size_t i = 0; i + 1 < d.size(); ++i)
-    y = along(Op::fft_c2c, y, d[i], y.size(d[i]), y.size(d[i]), y.dtype(),
-              false, 1.0);
+  Tensor y = c2c_along(host(x), d, d.size() - 1, false, 1.0);
   const int64_t last = d.back();
   y = resized(y, last, last_dim_size / 2 + 1);
   y = along(Op::fft_c2r, y, last, last_dim_size, last_dim_size,

@@ -243,14 +243,21 @@ def ifft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     return _cn("ifft2", input, s, dim, norm, False, out, (-2, -1))
 
 
-def _rn(op, x, s, dim, norm, forward, out, default_dim=None):
-    x = _promote(op, x, require_real=True)
+def _nd_input(op, x, s, dim, default_dim, resize_last):
+    """The dims and sizes of an r2c / c2r n-d transform, x resized along
+    them (but the last when c2r, whose size is the output's)."""
     dims, sizes = _resolve(op, x, s, dim, default_dim)
     if not dims:
         raise RuntimeError(f"{op} must transform at least one axis")
-    for d, n in zip(dims, sizes):
+    for d, n in zip(dims if resize_last else dims[:-1], sizes):
         if n is not None:
             x = _resize(x, d, n)
+    return x, dims, sizes
+
+
+def _rn(op, x, s, dim, norm, forward, out, default_dim=None):
+    x = _promote(op, x, require_real=True)
+    x, dims, _ = _nd_input(op, x, s, dim, default_dim, True)
     y = _C._fft_r2c(x, dims, _norm_mode(norm, forward), True)
     return _out(op, y if forward else fastt.conj_physical(y), out)
 
@@ -278,12 +285,7 @@ def ihfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
 
 def _cnr(op, x, s, dim, norm, forward, out, default_dim=None):
     x = _promote(op, x, require_complex=True)
-    dims, sizes = _resolve(op, x, s, dim, default_dim)
-    if not dims:
-        raise RuntimeError(f"{op} must transform at least one axis")
-    for d, n in zip(dims[:-1], sizes[:-1]):
-        if n is not None:
-            x = _resize(x, d, n)
+    x, dims, sizes = _nd_input(op, x, s, dim, default_dim, False)
     last = sizes[-1]
     if last is None:
         last = 2 * (x.shape[dims[-1]] - 1)
