@@ -2,8 +2,10 @@
 (bench.common.interleaved): rfft / irfft / fft of one signal at 256 to
 64K points (powers of two, a prime length that runs Bluestein's
 algorithm, a length of small odd factors), a batch of 64 rows, and 2-d
-transforms. fastt's transforms are KissFFT's (kernels/cpu/fft.cpp);
-torch's CPU wheels use oneMKL's (pocketfft where built without MKL).
+transforms. fastt's transforms (kernels/cpu/fft.cpp) are its radix-4
+Stockham loops for powers of two, KissFFT for other lengths, Bluestein's
+algorithm for large prime factors; torch's CPU wheels use oneMKL's
+(pocketfft where built without MKL).
 
     python -m bench.fft [--quick]
 
@@ -78,8 +80,9 @@ def markdown(res):
         res, "fastt.fft against torch.fft, one thread, µs per call (median "
         "of interleaved repeats); n is the input's element count (irfft: "
         "n/2+1 complex values in, n real out); 'rfft 64 rows' is [64, "
-        "1024], the 2-d transforms are 64x64. fastt: KissFFT plus "
-        "Bluestein for large prime factors; torch: oneMKL.")
+        "1024], the 2-d transforms are 64x64. fastt: radix-4 Stockham "
+        "(powers of two), KissFFT, Bluestein (large prime factors); "
+        "torch: oneMKL.")
 
 
 if __name__ == "__main__":
