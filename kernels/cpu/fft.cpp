@@ -194,7 +194,7 @@ class ComplexPlan {
     const int sign = inverse ? 1 : -1;
     chirp_.resize(size_t(n));
     for (int64_t k = 0; k < n; ++k) {
-      // k^2 mod 2n without overflow for any n below 2^31.
+      // k^2 mod 2n, exactly (k^2 itself may not fit in 64 bits).
       const int64_t k2 = int64_t((unsigned __int128)(k) * k % (2 * n));
       chirp_[size_t(k)] = unit_root<R>(k2, 2 * n, sign);
     }
@@ -249,20 +249,22 @@ template <class R>
 struct Plan {
   using C = std::complex<R>;
   Plan(int64_t n, Kind kind)
-      : half(kind == Kind::R2c || kind == Kind::C2r ? n % 2 == 0 : false),
+      : real(kind == Kind::R2c || kind == Kind::C2r),
+        half(real && n % 2 == 0),
         dft(half ? n / 2 : n, kind == Kind::Inverse || kind == Kind::C2r),
-        buf(size_t(n), C(0, 0)),
-        buf2(size_t(n), C(0, 0)) {
+        buf(real ? size_t(n) : 0, C(0, 0)),
+        buf2(real ? size_t(n) : 0, C(0, 0)) {
     if (half) {
       tw.resize(size_t(n / 2 + 1));
       for (int64_t k = 0; k <= n / 2; ++k)
         tw[size_t(k)] = unit_root<R>(k, n, -1);
     }
   }
+  bool real;  // r2c or c2r (the rows go through buf / buf2)
   bool half;  // a real transform through a complex one of length n/2
   ComplexPlan<R> dft;
   std::vector<C> tw;  // exp(-2 pi i k / n), k <= n/2 (half only)
-  std::vector<C> buf, buf2;
+  std::vector<C> buf, buf2;  // row scratch (real kinds only)
 };
 
 template <class R>

@@ -1,9 +1,11 @@
 """fastt.fft: torch.fft on fastt.
 
-Every transform is one call of torch's three primitives, C++ ops over
-KissFFT (csrc/ops/fft.h, bound as fastt._C._fft_c2c / _fft_r2c /
-_fft_c2r): this module resolves n/s, dim and norm, promotes the input and
-pads or trims it, as torch's SpectralOps do. Gradients are not available
+Every transform is one call of torch's three primitives, C++ ops with
+kernel rows (csrc/ops/fft.h, kernels/cpu/fft.cpp; bound as
+fastt._C._fft_c2c / _fft_r2c / _fft_c2r): this module resolves n/s, dim
+and norm, promotes the input and pads or trims it, as torch's SpectralOps
+do. A real input to fft/ifft(n) takes the real transform with both
+halves of the spectrum (ifft as its conjugate), as torch's does. Gradients are not available
 yet (fastt has no complex autograd): a transform whose input requires grad
 raises NotImplementedError instead of dropping the gradient."""
 import builtins
@@ -110,14 +112,24 @@ def _out(op, result, out):
 
 # ---- one dim ----
 
+def _any2c(x, dims, norm, forward):
+    """The complex transform of x along dims; a real x through the real
+    transform's full spectrum (the inverse of a real signal is the
+    conjugate of its forward transform, scaled)."""
+    mode = _norm_mode(norm, forward)
+    if x.dtype.is_complex:
+        return _C._fft_c2c(x, dims, mode, forward)
+    y = _C._fft_r2c(x, dims, mode, False)
+    return y if forward else fastt.conj_physical(y)
+
+
 def _c2c(op, x, n, dim, norm, forward, out):
-    x = _promote(op, x, require_complex=True)
+    x = _promote(op, x)
     d = _wrap(dim, x.dim())
     if n is not None:
         _check_n(n)
         x = _resize(x, d, n)
-    y = _C._fft_c2c(x, [d], _norm_mode(norm, forward), forward)
-    return _out(op, y, out)
+    return _out(op, _any2c(x, [d], norm, forward), out)
 
 
 def fft(input, n=None, dim=-1, norm=None, *, out=None):
@@ -213,14 +225,15 @@ def _resolve(op, x, s, dim, default_dim=None):
 
 
 def _cn(op, x, s, dim, norm, forward, out, default_dim=None):
-    x = _promote(op, x, require_complex=True)
+    x = _promote(op, x)
     dims, sizes = _resolve(op, x, s, dim, default_dim)
     for d, n in zip(dims, sizes):
         if n is not None:
             x = _resize(x, d, n)
-    y = _C._fft_c2c(x, dims, _norm_mode(norm, forward), forward) if dims \
-        else x
-    return _out(op, y, out)
+    if not dims:  # nothing to transform: the input as complex
+        return _out(op, x.to(x.dtype.to_complex()) if not
+                    x.dtype.is_complex else x, out)
+    return _out(op, _any2c(x, dims, norm, forward), out)
 
 
 def fftn(input, s=None, dim=None, norm=None, *, out=None):

@@ -98,9 +98,20 @@ def test_real_and_integer_inputs_promote():
         a = (np.arange(12) % 5).astype(dt)
         f, t = pair(a)
         close(fastt.fft.fft(f), torch.fft.fft(t))
+        close(fastt.fft.ifft(f, norm="ortho"), torch.fft.ifft(t,
+                                                               norm="ortho"))
         close(fastt.fft.rfft(f), torch.fft.rfft(t))
         close(fastt.fft.irfft(f), torch.fft.irfft(t))
         close(fastt.fft.hfft(f), torch.fft.hfft(t))
+
+
+@pytest.mark.parametrize("fn", ["fftn", "ifftn", "fft2", "ifft2"])
+def test_nd_real_inputs(fn):
+    # Real signals take the real transform's full spectrum (torch's path).
+    f, t = pair(rnd((3, 4, 6), "float64", 15))
+    close(getattr(fastt.fft, fn)(f), getattr(torch.fft, fn)(t))
+    close(getattr(fastt.fft, fn)(f, s=(5, 3), norm="forward"),
+          getattr(torch.fft, fn)(t, s=(5, 3), norm="forward"))
 
 
 def test_irfft_ignores_imaginary_dc_and_nyquist():
