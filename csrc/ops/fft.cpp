@@ -39,6 +39,12 @@ std::vector<int64_t> prepare(const char* op, const Tensor& x, IntList dims) {
   return d;
 }
 
+void check_complex(const char* op, const Tensor& x) {
+  FASTT_CHECK(is_complex(x.dtype()), RuntimeError,
+              "{}: expected a complex input, got {}", op,
+              torch_type_name(x.dtype()));
+}
+
 void check_points(int64_t n) {
   FASTT_CHECK(n >= 1, RuntimeError,
               "Invalid number of data points ({}) specified", n);
@@ -110,9 +116,7 @@ Tensor c2c_along(Tensor y, const std::vector<int64_t>& d, size_t count,
 Tensor fft_c2c(const Tensor& x, IntList dims, int64_t normalization,
                bool forward) {
   const std::vector<int64_t> d = prepare("fft_c2c", x, dims);
-  FASTT_CHECK(is_complex(x.dtype()), RuntimeError,
-              "fft_c2c: expected a complex input, got {}",
-              torch_type_name(x.dtype()));
+  check_complex("fft_c2c", x);
   const double scale =
       scale_of(normalization, signal_numel(x, d, d.size()));
   Tensor y = c2c_along(host(x), d, d.size(), forward, scale);
@@ -139,9 +143,7 @@ Tensor fft_r2c(const Tensor& x, IntList dims, int64_t normalization,
 Tensor fft_c2r(const Tensor& x, IntList dims, int64_t normalization,
                int64_t last_dim_size) {
   const std::vector<int64_t> d = prepare("fft_c2r", x, dims);
-  FASTT_CHECK(is_complex(x.dtype()), RuntimeError,
-              "fft_c2r: expected a complex input, got {}",
-              torch_type_name(x.dtype()));
+  check_complex("fft_c2r", x);
   check_points(last_dim_size);
   const double scale = scale_of(
       normalization, double(last_dim_size) * signal_numel(x, d, d.size() - 1));

@@ -142,28 +142,28 @@ def ifft(input, n=None, dim=-1, norm=None, *, out=None):
     return _c2c("ifft", input, n, dim, norm, False, out)
 
 
-def rfft(input, n=None, dim=-1, norm=None, *, out=None):
-    """The 1-d transform of a real signal: its n//2 + 1 non-negative
-    frequencies (torch.fft.rfft)."""
-    x = _promote("rfft", input, require_real=True)
+def _r2c(op, x, n, dim, norm, forward, out):
+    x = _promote(op, x, require_real=True)
     d = _wrap(dim, x.dim())
     if n is not None:
         _check_n(n)
         x = _resize(x, d, n)
-    y = _C._fft_r2c(x, [d], _norm_mode(norm, True), True)
-    return _out("rfft", y, out)
+    y = _C._fft_r2c(x, [d], _norm_mode(norm, forward), True)
+    # ihfft: the inverse transform of a real signal is the conjugate of
+    # its forward one, scaled.
+    return _out(op, y if forward else fastt.conj_physical(y), out)
+
+
+def rfft(input, n=None, dim=-1, norm=None, *, out=None):
+    """The 1-d transform of a real signal: its n//2 + 1 non-negative
+    frequencies (torch.fft.rfft)."""
+    return _r2c("rfft", input, n, dim, norm, True, out)
 
 
 def ihfft(input, n=None, dim=-1, norm=None, *, out=None):
     """The inverse of hfft: the onesided inverse transform of a real
     signal (torch.fft.ihfft)."""
-    x = _promote("ihfft", input, require_real=True)
-    d = _wrap(dim, x.dim())
-    if n is not None:
-        _check_n(n)
-        x = _resize(x, d, n)
-    y = _C._fft_r2c(x, [d], _norm_mode(norm, False), True)
-    return _out("ihfft", fastt.conj_physical(y), out)
+    return _r2c("ihfft", input, n, dim, norm, False, out)
 
 
 def _c2r(op, x, n, dim, norm, forward, out):
