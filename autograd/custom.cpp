@@ -126,12 +126,8 @@ std::vector<Tensor> record_custom(std::shared_ptr<CustomBackward> fn,
   for (size_t k = 0; k < outs.size(); ++k) {
     Tensor o = r.outputs[k];
     if (!o.defined()) continue;
-    FASTT_CHECK(!is_complex(o.dtype()) || contains(r.non_differentiable, o),
-                NotImplementedError,
-                "custom Function: output {} is complex, and fastt has no "
-                "complex autograd yet (mark it non-differentiable)",
-                k);
-    if (contains(r.non_differentiable, o) || !is_floating(o.dtype())) {
+    if (contains(r.non_differentiable, o) ||
+        !(is_floating(o.dtype()) || is_complex(o.dtype()))) {
       outs[k] = o;
       continue;
     }

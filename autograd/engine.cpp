@@ -301,6 +301,43 @@ static inline void fill_edge(Edge& e, const Tensor& t) {
   }
 }
 
+// The formulas right for complex inputs and results: torch's convention
+// (the gradient of a real loss L is dL/dRe z + i dL/dIm z, so a holomorphic
+// f's formula multiplies by conj(f'(z))), checked against torch and by
+// gradcheck (tests/python/test_complex_autograd.py). The linear ones need
+// nothing more; Mul, Div, Abs, Matmul, Linear and the FFTs conjugate. A
+// real input of a complex result gets the real part of its gradient
+// (formulas.h's fit, the leaf's cast). Any other formula is real-only: a
+// node of it with a complex input or result is refused, not recorded
+// wrongly.
+bool complex_formula(GradFn fn) {
+  switch (fn) {
+    case GradFn::AccumulateGrad: case GradFn::Custom:  // the user's
+    case GradFn::Neg: case GradFn::Abs:
+    case GradFn::Add: case GradFn::Sub: case GradFn::Mul: case GradFn::Div:
+    case GradFn::Sum: case GradFn::SumAll: case GradFn::Mean:
+    case GradFn::MeanAll: case GradFn::Matmul: case GradFn::Linear:
+    case GradFn::FftC2c: case GradFn::FftR2c: case GradFn::FftC2r:
+    case GradFn::Clone: case GradFn::ToCopy: case GradFn::Reshape:
+    case GradFn::Transpose: case GradFn::Permute: case GradFn::Expand:
+    case GradFn::Slice: case GradFn::Select: case GradFn::Diagonal:
+    case GradFn::AsStrided: case GradFn::CopySlices: case GradFn::Alias:
+    case GradFn::ViewAsReal: case GradFn::ViewAsComplex: case GradFn::Copy:
+    case GradFn::Cat: case GradFn::Stack:
+    case GradFn::Repeat:
+      return true;
+    default:
+      return false;
+  }
+}
+
+[[noreturn]] void refuse_complex(GradFn fn) {
+  throw NotImplementedError(fmt::format(
+      "{}: the gradient of this op for complex tensors is not implemented "
+      "in fastt yet (its formula is real-only)",
+      grad_fn_name(fn)));
+}
+
 NodeRef make_node(GradFn fn, std::initializer_list<const Tensor*> inputs) {
   NodeRef n(new Node(fn));
   n->seq = t_next_seq++;
@@ -308,6 +345,8 @@ NodeRef make_node(GradFn fn, std::initializer_list<const Tensor*> inputs) {
   size_t i = 0;
   for (const Tensor* t : inputs) {
     if (t && t->defined()) {
+      if (FASTT_UNLIKELY(is_complex(t->dtype())) && !complex_formula(fn))
+        refuse_complex(fn);
       fill_edge(n->next[i], *t);
       if (i < 3) n->dtypes[i] = t->dtype();
       if (i == 0) n->device = t->device();
@@ -323,6 +362,9 @@ NodeRef make_node(GradFn fn, const std::vector<Tensor>& inputs) {
   n->next.resize(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i].defined()) continue;
+    if (FASTT_UNLIKELY(is_complex(inputs[i].dtype())) &&
+        !complex_formula(fn))
+      refuse_complex(fn);
     fill_edge(n->next[i], inputs[i]);
     if (i < 3) n->dtypes[i] = inputs[i].dtype();
   }
@@ -332,11 +374,8 @@ NodeRef make_node(GradFn fn, const std::vector<Tensor>& inputs) {
 
 void set_history(const Tensor& out, Node* n, uint16_t nr) {
   TensorImpl* impl = out.impl();
-  if (FASTT_UNLIKELY(is_complex(impl->dtype)))
-    throw NotImplementedError(fmt::format(
-        "{}: a complex result of an op on tensors that require grad: fastt "
-        "has no complex autograd yet",
-        grad_fn_name(n->fn)));
+  if (FASTT_UNLIKELY(is_complex(impl->dtype)) && !complex_formula(n->fn))
+    refuse_complex(n->fn);
   retain(n);
   Node* old = impl->grad_fn;
   impl->grad_fn = n;
@@ -391,15 +430,10 @@ Tensor& requires_grad_(Tensor& t, bool on) {
         "you can only change requires_grad flags of leaf variables. If you "
         "want to use a computed variable in a subgraph that doesn't require "
         "differentiation use var_no_grad = var.detach().");
-  if (on && is_complex(t.dtype()))
-    throw NotImplementedError(fmt::format(
-        "requires_grad on a {} tensor: fastt has no complex autograd yet "
-        "(the complex dtypes are forward-only for now)",
-        dtype_name(t.dtype())));
-  if (on && !is_floating(t.dtype()))
+  if (on && !is_floating(t.dtype()) && !is_complex(t.dtype()))
     throw RuntimeError(fmt::format(
-        "only Tensors of floating point dtype can require gradients (got "
-        "{})",
+        "only Tensors of floating point and complex dtype can require "
+        "gradients (got {})",
         dtype_name(t.dtype())));
   impl->requires_grad = on;
   return t;

@@ -30,12 +30,9 @@ Tensor no_grad(F&& f) {
 
 bool differentiable(const Tensor& out) {
   if (!out.defined()) return false;
-  // A complex result of inputs that require grad: not recording it would
-  // lose their gradient silently.
-  FASTT_CHECK(!is_complex(out.dtype()), NotImplementedError,
-              "a complex result of an op on tensors that require grad: "
-              "fastt has no complex autograd yet");
-  return is_floating(out.dtype());
+  // Complex results are recorded too; make_node refuses the formulas
+  // that are real-only (engine.cpp's complex_formula).
+  return is_floating(out.dtype()) || is_complex(out.dtype());
 }
 
 void set_dims(Node& n, IntList dims, int64_t ndim, const char* op) {
@@ -157,6 +154,7 @@ Tensor binary(GradFn fn, Save save, const Tensor* a, const Tensor* b,
   if (b) n->set_shape1(b->sizes());
   n->i0 = sa ? 2 : sb ? 1 : 0;  // which side is a Python scalar
   n->f0 = sa ? sa->to<double>() : sb ? sb->to<double>() : 0;
+  n->f1 = sa ? sa->imag() : sb ? sb->imag() : 0;  // a complex scalar
   if (save != Save::None) {
     if (a) n->save(0, *a);
     if (b) n->save(1, *b);
@@ -237,6 +235,10 @@ void commit_inplace(Tensor& self, const Tensor& r) {
     set_history(self, node, r.impl()->output_nr);
     return;
   }
+  FASTT_CHECK(impl->dtype == impl->view_base->dtype, NotImplementedError,
+              "in-place write through view_as_real/view_as_complex of a "
+              "tensor that takes part in autograd (write to the complex "
+              "tensor, or to a copy of the view)");
   Tensor base(impl->view_base);
   impl->view_base->refcount.fetch_add(1, std::memory_order_relaxed);
   FASTT_CHECK(base.is_contiguous(), NotImplementedError,
@@ -284,6 +286,10 @@ void refresh_view(const Tensor& view) {
     impl->view_version = impl->storage->version();
     return;
   }
+  FASTT_CHECK(impl->dtype == base->dtype, NotImplementedError,
+              "a view_as_real/view_as_complex view used after an in-place "
+              "write to its base, which takes part in autograd: take the "
+              "view again after the write");
   base->refcount.fetch_add(1, std::memory_order_relaxed);
   Tensor b(base);
   GradModeGuard on(true);

@@ -33,6 +33,17 @@ Tensor operand(const Node& n, int k) {
   }
   return n.unpack(size_t(k));
 }
+// The Python scalar operand of a binary node (f0, its imaginary part in
+// f1), conjugated when `conj`.
+Scalar scalar_operand(const Node& n, bool conj) {
+  if (n.f1 == 0) return Scalar(n.f0);
+  return Scalar(Complex<double>(n.f0, conj ? -n.f1 : n.f1));
+}
+Scalar conj_scalar(const Scalar& s) {
+  return s.is_complex() ? Scalar(Complex<double>(s.to_double(), -s.imag()))
+                        : s;
+}
+
 void set_binary(Node& n, Tensor* gi, int k, const Tensor& r) {
   gi[k] = fit(r, k == 0 ? n.shape0() : n.shape1(), n.dtypes[k]);
 }
@@ -46,7 +57,15 @@ FASTT_FORMULA(Neg) {
 }
 FASTT_FORMULA(Abs) {
   const Tensor& g = go[0];
-  gi[0] = fastt::mul(g, fastt::sign(n.unpack(0)));
+  const Tensor z = n.unpack(0);
+  if (!is_complex(z.dtype())) {
+    gi[0] = fastt::mul(g, fastt::sign(z));
+    return;
+  }
+  // g sgn(z): z / |z|, and 0 at 0 (torch's).
+  Tensor r = fastt::abs(z);
+  Tensor d = fastt::where(fastt::eq(r, Scalar(0)), Scalar(1), r);
+  gi[0] = fastt::mul(g, fastt::div(z, d));
 }
 FASTT_FORMULA(Exp) {
   const Tensor& g = go[0];
@@ -289,52 +308,62 @@ FASTT_FORMULA(Frac) { set0(n, gi, go[0]); }
 static void add_sub_grad(Node& n, Tensor* go, Tensor* gi) {
   const Tensor& g = go[0];
   const bool sub = n.fn == GradFn::Sub;
+  const Scalar alpha = conj_scalar(n.s0);  // a + alpha b
   if (n.needs(0)) {
-    gi[0] = fit(n.i0 == 2 ? fastt::mul(g, n.s0) : g, n.shape0(),
+    gi[0] = fit(n.i0 == 2 ? fastt::mul(g, alpha) : g, n.shape0(),
                 n.dtypes[0]);
     if (n.i0 == 2 && sub) gi[0] = fastt::neg(gi[0]);
   }
   if (n.needs(1)) {
-    Tensor gb = n.s0.to<double>() == 1 ? g : fastt::mul(g, n.s0);
+    Tensor gb = n.s0.to<double>() == 1 && !n.s0.is_complex()
+                    ? g
+                    : fastt::mul(g, alpha);
     if (sub) gb = fastt::neg(gb);
     gi[1] = fit(gb, n.shape1(), n.dtypes[1]);
   }
 }
 FASTT_FORMULA(Add) { add_sub_grad(n, go, gi); }
 FASTT_FORMULA(Sub) { add_sub_grad(n, go, gi); }
+// Complex operands enter conjugated (conj_physical is free for reals).
 FASTT_FORMULA(Mul) {
   const Tensor& g = go[0];
   if (n.i0 == 1) {  // tensor * scalar
-    gi[0] = fit(fastt::mul(g, Scalar(n.f0)), n.shape0(), n.dtypes[0]);
+    gi[0] = fit(fastt::mul(g, scalar_operand(n, true)), n.shape0(),
+                n.dtypes[0]);
     return;
   }
   if (n.i0 == 2) {
-    gi[1] = fit(fastt::mul(g, Scalar(n.f0)), n.shape1(), n.dtypes[1]);
+    gi[1] = fit(fastt::mul(g, scalar_operand(n, true)), n.shape1(),
+                n.dtypes[1]);
     return;
   }
   if (n.needs(0))
-    gi[0] = fit(fastt::mul(g, n.unpack(FASTT_MUTANT(MulGradSwap) ? 0 : 1)),
+    gi[0] = fit(fastt::mul(g, conj_physical(n.unpack(
+                                  FASTT_MUTANT(MulGradSwap) ? 0 : 1))),
                 n.shape0(), n.dtypes[0]);
   if (n.needs(1))
-    gi[1] = fit(fastt::mul(g, n.unpack(0)), n.shape1(), n.dtypes[1]);
+    gi[1] = fit(fastt::mul(g, conj_physical(n.unpack(0))), n.shape1(),
+                n.dtypes[1]);
 }
 FASTT_FORMULA(Div) {
   const Tensor& g = go[0];
   if (n.i0 == 1) {
-    gi[0] = fit(fastt::div(g, Scalar(n.f0)), n.shape0(), n.dtypes[0]);
+    gi[0] = fit(fastt::div(g, scalar_operand(n, true)), n.shape0(),
+                n.dtypes[0]);
     return;
   }
   Tensor b = n.unpack(1);
   if (n.i0 == 2) {  // c / b
-    gi[1] = fit(fastt::mul(fastt::neg(g),
-                           fastt::div(Scalar(n.f0), fastt::mul(b, b))),
-                n.shape1(), n.dtypes[1]);
+    Tensor q = fastt::div(scalar_operand(n, false), fastt::mul(b, b));
+    gi[1] = fit(fastt::mul(fastt::neg(g), conj_physical(q)), n.shape1(),
+                n.dtypes[1]);
     return;
   }
-  if (n.needs(0)) gi[0] = fit(fastt::div(g, b), n.shape0(), n.dtypes[0]);
+  Tensor bc = conj_physical(b);
+  if (n.needs(0)) gi[0] = fit(fastt::div(g, bc), n.shape0(), n.dtypes[0]);
   if (n.needs(1)) {
-    Tensor a = n.unpack(0);
-    gi[1] = fit(fastt::neg(fastt::div(fastt::mul(g, a), fastt::mul(b, b))),
+    Tensor a = conj_physical(n.unpack(0));
+    gi[1] = fit(fastt::neg(fastt::div(fastt::mul(g, a), fastt::mul(bc, bc))),
                 n.shape1(), n.dtypes[1]);
   }
 }

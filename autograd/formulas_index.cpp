@@ -23,12 +23,9 @@ auto no_grad(F&& f) {
 
 bool differentiable(const Tensor& out) {
   if (!out.defined()) return false;
-  // A complex result of inputs that require grad: not recording it would
-  // lose their gradient silently.
-  FASTT_CHECK(!is_complex(out.dtype()), NotImplementedError,
-              "a complex result of an op on tensors that require grad: "
-              "fastt has no complex autograd yet");
-  return is_floating(out.dtype());
+  // Complex results are recorded too; make_node refuses the formulas
+  // that are real-only (engine.cpp's complex_formula).
+  return is_floating(out.dtype()) || is_complex(out.dtype());
 }
 
 Tensor cast(const Tensor& g, DType dt) {

@@ -10,6 +10,9 @@ namespace fastt {
 namespace autograd {
 namespace {
 
+// The conjugate transpose (a view for real tensors).
+Tensor adjoint(const Tensor& t) { return conj_physical(t.mT()); }
+
 void matmul_backward(const Tensor& g, const Tensor& a, const Tensor& b,
                      bool need_a, bool need_b, Tensor& ga, Tensor& gb) {
   const bool a1 = a.dim() == 1, b1 = b.dim() == 1;
@@ -19,11 +22,11 @@ void matmul_backward(const Tensor& g, const Tensor& a, const Tensor& b,
   if (a1) G = G.unsqueeze(G.dim() - (b1 ? 0 : 1));
   if (b1) G = G.unsqueeze(G.dim());
   if (need_a) {
-    Tensor r = sum_to(fastt::matmul(G, B.mT()), A.sizes());
+    Tensor r = sum_to(fastt::matmul(G, adjoint(B)), A.sizes());
     ga = a1 ? r.squeeze(0) : r;
   }
   if (need_b) {
-    Tensor r = sum_to(fastt::matmul(A.mT(), G), B.sizes());
+    Tensor r = sum_to(fastt::matmul(adjoint(A), G), B.sizes());
     gb = b1 ? r.squeeze(1) : r;
   }
 }
@@ -203,11 +206,26 @@ Tensor4 linalg_lstsq(const Tensor& A, const Tensor& B,
   return r;
 }
 
+Tensor fft(GradFn fn, const Tensor& x, IntList dims, int64_t normalization,
+           int64_t i1, Compute compute) {
+  Tensor y = no_grad(compute);
+  NodeRef n = make_node(fn, {&x});
+  n->set_shape1(dims);
+  n->i0 = normalization;
+  n->i1 = i1;
+  n->i2 = x.size(dims[dims.size() - 1]);  // the last transformed size
+  set_history(y, n.get());
+  return y;
+}
+
 // ---- linear algebra ----
 FASTT_FORMULA(Matmul) {
   const Tensor& g = go[0];
   Tensor a = n.unpack(0), b = n.unpack(1);
   matmul_backward(g, a, b, n.needs(0), n.needs(1), gi[0], gi[1]);
+  for (int k = 0; k < 2; ++k)  // a real operand of a complex product
+    if (gi[k].defined() && gi[k].dtype() != n.dtypes[k])
+      gi[k] = gi[k].to(n.dtypes[k]);
 }
 FASTT_FORMULA(Addmm) {
   const Tensor& g = go[0];
@@ -223,15 +241,58 @@ FASTT_FORMULA(Linear) {
   const Tensor& g = go[0];
   Tensor x = n.unpack(0), w = n.unpack(1);
   const int64_t N = w.sizes()[0];
-  if (n.needs(0)) gi[0] = fastt::matmul(g, w);
+  if (n.needs(0)) gi[0] = fastt::matmul(g, conj_physical(w));
   Tensor g2 = g.dim() == 2 ? g : g.reshape({-1, N});
   if (n.needs(1)) {
     Tensor x2 = x.dim() == 2 ? x : x.reshape({-1, x.sizes()[size_t(x.dim() - 1)]});
-    gi[1] = fastt::mm(g2.t(), x2);
+    gi[1] = fastt::mm(g2.t(), conj_physical(x2));
   }
   if (n.needs(2)) gi[2] = sum_to(g2, n.shape0());
 }
 
+
+// ---- discrete Fourier transforms: each formula applies the adjoint of
+// the transform (torch's fft_r2c_backward / fft_c2r_backward), with the
+// same normalization; dims in a1, normalization in i0 ----
+namespace {
+// x along `dim` trimmed or zero-padded to n.
+Tensor fit_length(const Tensor& x, int64_t dim, int64_t n) {
+  const int64_t have = x.size(dim);
+  if (have == n) return x;
+  if (have > n) return x.narrow(dim, 0, n);
+  std::vector<int64_t> shape = x.sizes().vec();
+  shape[size_t(dim)] = n - have;
+  return fastt::cat({x, fastt::zeros(shape, x.dtype(), x.device())}, dim);
+}
+}  // namespace
+
+FASTT_FORMULA(FftC2c) {  // the inverse direction, unnormalized alike
+  gi[0] = fastt::fft_c2c(go[0], n.shape1(), n.i0, n.i1 == 0);
+}
+FASTT_FORMULA(FftR2c) {
+  // A onesided r2c is a c2c that drops the upper half: that half's
+  // gradient is zero; the input was real, so its gradient is the real part.
+  const int64_t last = n.a1[n.nd1 - 1];
+  Tensor g = n.i1 ? fit_length(go[0], last, n.i2) : go[0];
+  gi[0] = real_part(fastt::fft_c2c(g, n.shape1(), n.i0, false));
+}
+FASTT_FORMULA(FftC2r) {
+  // c2r reads each of the bins 1 .. L - (L/2 + 1) for itself and its
+  // mirror image: their gradients count twice. Bins past L/2 + 1 of the
+  // input were ignored (zero gradient).
+  const Tensor& g = go[0];
+  const int64_t last = n.a1[n.nd1 - 1];
+  Tensor r = fastt::fft_r2c(g, n.shape1(), n.i0, true);
+  const int64_t m = r.size(last), twice = n.i1 - m;
+  if (twice > 0) {
+    Tensor w = fastt::ones({m}, to_real(r.dtype()), r.device());
+    w.narrow(0, 1, twice).fill_(Scalar(2));
+    std::vector<int64_t> shape(size_t(r.dim()), 1);
+    shape[size_t(last)] = m;
+    r = fastt::mul(r, w.reshape(shape));
+  }
+  gi[0] = fit_length(r, last, n.i2);
+}
 
 // ---- dense factorizations (the matrix calculus of torch's
 // FunctionsManual: Murray, "Differentiation of the Cholesky decomposition";

@@ -21,6 +21,11 @@ Tensor scatter_into(IntList shape, const Tensor& g, F&& view_fn) {
 }
 
 Tensor as_strided_backward(const Tensor& g, const Node& n) {
+  if (is_complex(g.dtype())) {  // the parts apart (index_add is real-only)
+    Tensor re = as_strided_backward(real_part(g).contiguous(), n);
+    Tensor im = as_strided_backward(imag_part(g).contiguous(), n);
+    return fastt::view_as_complex(fastt::stack({re, im}, -1));
+  }
   // The input's storage span as a flat buffer; each output element adds
   // its gradient at its storage position (overlapping windows sum).
   const size_t nd = n.ints.size() / 2;
@@ -70,6 +75,14 @@ FASTT_FORMULA(Copy) {
 FASTT_FORMULA(Reshape) {
   const Tensor& g = go[0];
   gi[0] = g.reshape(n.shape0());
+}
+// The real [..., 2] view's gradient seen as complex, and back (torch's
+// formulas: the parts of the gradient are the gradients of the parts).
+FASTT_FORMULA(ViewAsReal) {
+  gi[0] = fastt::view_as_complex(go[0].contiguous());
+}
+FASTT_FORMULA(ViewAsComplex) {
+  gi[0] = fastt::view_as_real(go[0]);
 }
 FASTT_FORMULA(Transpose) {
   const Tensor& g = go[0];

@@ -1,6 +1,7 @@
 // Recording of the dense factorizations and decompositions
 // (csrc/ops/lapack.h); formulas in autograd/formulas_linalg.cpp. Only
 // floating outputs get history: pivots, info and ranks are integers.
+// Also the FFT primitives (csrc/ops/fft.h), linear maps like the rest.
 #pragma once
 #include <tuple>
 
@@ -35,6 +36,11 @@ Tensor linalg_pinv(const Tensor& A, Compute compute);
 // B is [..., m, r] (a vector right-hand side already unsqueezed).
 Tensor4 linalg_lstsq(const Tensor& A, const Tensor& B,
                      FnRef<Tensor4()> compute);
+// The discrete Fourier transforms (csrc/ops/fft.h; dims wrapped): fn is
+// FftC2c (i1: forward), FftR2c (i1: onesided) or FftC2r (i1: the last
+// dim's output size).
+Tensor fft(GradFn fn, const Tensor& x, IntList dims, int64_t normalization,
+           int64_t i1, Compute compute);
 
 }  // namespace autograd
 }  // namespace fastt

@@ -5,7 +5,8 @@ algorithm, a length of small odd factors), a batch of 64 rows, and 2-d
 transforms. fastt's transforms (kernels/cpu/fft.cpp) are its radix-4
 Stockham loops for powers of two, KissFFT for other lengths, Bluestein's
 algorithm for large prime factors; torch's CPU wheels use oneMKL's
-(pocketfft where built without MKL).
+(pocketfft where built without MKL). The last row is a spectral layer's
+training step (irfft(rfft(x) * w), a loss, backward into the complex w).
 
     python -m bench.fft [--quick]
 
@@ -38,6 +39,17 @@ def cases():
     def fft2(m, x):
         return m.fft.fft2(x)
 
+    weights = {}
+
+    def spectral(m, x):  # a spectral layer's training step (autograd)
+        w = weights.get(m.__name__)
+        if w is None:
+            w = weights[m.__name__] = m.ones(
+                x.shape[-1] // 2 + 1, dtype=m.complex64, requires_grad=True)
+        y = m.fft.irfft(m.fft.rfft(x) * w, n=x.shape[-1])
+        y.pow(2).mean().backward()
+        return y
+
     out = []
     for n in ONE_D:
         out.append(("rfft", (n,), "float32", rfft))
@@ -48,6 +60,7 @@ def cases():
     out.append(("rfft 64 rows", (64, 1024), "float32", rfft))
     out.append(("rfft2", (64, 64), "float32", rfft2))
     out.append(("fft2", (64, 64), "complex64", fft2))
+    out.append(("spectral layer fwd+bwd", (16, 256), "float32", spectral))
     return out
 
 
@@ -80,7 +93,8 @@ def markdown(res):
         res, "fastt.fft against torch.fft, one thread, µs per call (median "
         "of interleaved repeats); n is the input's element count (irfft: "
         "n/2+1 complex values in, n real out); 'rfft 64 rows' is [64, "
-        "1024], the 2-d transforms are 64x64. fastt: radix-4 Stockham "
+        "1024], the 2-d transforms are 64x64; the spectral layer is "
+        "irfft(rfft(x) * w) on [16, 256] with backward into w. fastt: radix-4 Stockham "
         "(powers of two), KissFFT, Bluestein (large prime factors); "
         "torch: oneMKL.")
 

@@ -2,16 +2,27 @@
 
 #include "../autograd.h"
 #include "../errors.h"
+#include "autograd/functions.h"
+#include "elementwise.h"
 
 namespace fastt {
 namespace {
-// The views below are not recorded on the tape: a gradient through them
-// would be lost silently, so an input that requires grad is refused.
-void check_no_grad(const Tensor& t, const char* op) {
-  FASTT_CHECK(!autograd::should_record(t), NotImplementedError,
-              "{}: the input requires grad, and fastt has no complex "
-              "autograd yet",
-              op);
+// A view of `of`'s storage with another dtype, as a view of `of`'s base
+// (so autograd's in-place checks see it; commit_inplace refuses to write
+// through it, as a view's history assumes the base's dtype), recorded as
+// `fn` when `of` takes part in autograd.
+Tensor dtype_view(autograd::GradFn fn, const Tensor& of, int nd,
+                  const int64_t* sizes, const int64_t* strides,
+                  int64_t offset, DType dtype) {
+  Tensor v = Tensor::from_storage(of.impl()->storage, IntList(sizes, size_t(nd)),
+                                  IntList(strides, size_t(nd)), offset, dtype);
+  TensorImpl* self = of.impl();
+  TensorImpl* base = self->view_base ? self->view_base : self;
+  base->refcount.fetch_add(1, std::memory_order_relaxed);
+  v.impl()->is_view = true;
+  v.impl()->view_base = base;
+  if (autograd::should_record(of)) autograd::view_of(fn, of, v);
+  return v;
 }
 }  // namespace
 
@@ -19,7 +30,6 @@ Tensor view_as_real(const Tensor& z) {
   FASTT_CHECK(z.defined(), ValueError, "view_as_real: got an undefined tensor");
   FASTT_CHECK(is_complex(z.dtype()), RuntimeError,
               "view_as_real is only supported for complex tensors");
-  check_no_grad(z, "view_as_real");
   const int nd = int(z.dim());
   FASTT_CHECK(nd < kMaxDims, RuntimeError,
               "view_as_real: tensors with more than {} dimensions are not "
@@ -32,9 +42,8 @@ Tensor view_as_real(const Tensor& z) {
   }
   sizes[nd] = 2;
   strides[nd] = 1;
-  return Tensor::from_storage(z.impl()->storage, IntList(sizes, size_t(nd + 1)),
-                              IntList(strides, size_t(nd + 1)),
-                              2 * z.storage_offset(), to_real(z.dtype()));
+  return dtype_view(autograd::GradFn::ViewAsReal, z, nd + 1, sizes, strides,
+                    2 * z.storage_offset(), to_real(z.dtype()));
 }
 
 Tensor view_as_complex(const Tensor& x) {
@@ -45,7 +54,6 @@ Tensor view_as_complex(const Tensor& x) {
               "view_as_complex is only supported for float and double "
               "tensors, but got a tensor of scalar type: {}",
               torch_type_name(dt));
-  check_no_grad(x, "view_as_complex");
   const int nd = int(x.dim());
   FASTT_CHECK(nd > 0, RuntimeError,
               "Input tensor must have one or more dimensions");
@@ -63,9 +71,8 @@ Tensor view_as_complex(const Tensor& x) {
   }
   FASTT_CHECK(x.storage_offset() % 2 == 0, RuntimeError,
               "Tensor must have a storage_offset divisible by 2");
-  return Tensor::from_storage(x.impl()->storage, IntList(sizes, size_t(nd - 1)),
-                              IntList(strides, size_t(nd - 1)),
-                              x.storage_offset() / 2, to_complex(dt));
+  return dtype_view(autograd::GradFn::ViewAsComplex, x, nd - 1, sizes,
+                    strides, x.storage_offset() / 2, to_complex(dt));
 }
 
 Tensor real_part(const Tensor& t) {
@@ -77,6 +84,17 @@ Tensor imag_part(const Tensor& t) {
   FASTT_CHECK(t.defined() && is_complex(t.dtype()), RuntimeError,
               "imag is not implemented for tensors with non-complex dtypes.");
   return view_as_real(t).select(-1, 1);
+}
+
+Tensor conj_physical(const Tensor& t) {
+  FASTT_CHECK(t.defined(), ValueError, "conj: got an undefined tensor");
+  if (!is_complex(t.dtype())) return t;
+  // (re, im) * (1, -1) over the real view: one pass, and recorded through
+  // the real mul and the two views when t takes part in autograd.
+  Tensor sign = Tensor::empty({2}, to_real(t.dtype()), t.device());
+  sign.select(0, 0).fill_(Scalar(1));
+  sign.select(0, 1).fill_(Scalar(-1));
+  return view_as_complex(mul(view_as_real(t), sign));
 }
 
 }  // namespace fastt

@@ -1,5 +1,5 @@
 // Complex tensors seen as real ones and back: torch's view_as_real,
-// view_as_complex, real and imag. All four are views of the input's
+// view_as_complex, real and imag (and conj_physical, a copy). All four are views of the input's
 // storage (no copy); the complex arithmetic itself is in the elementwise
 // rows (csrc/ops/elementwise.def, WithComplex<...> dtype sets).
 #pragma once
@@ -16,5 +16,8 @@ Tensor view_as_complex(const Tensor& x);
 Tensor real_part(const Tensor& t);
 // The imaginary part as a view; complex tensors only (torch).
 Tensor imag_part(const Tensor& t);
+// The complex conjugate as a new tensor (recorded: a gradient flows
+// through it); a real tensor is returned as it is (torch).
+Tensor conj_physical(const Tensor& t);
 
 }  // namespace fastt

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "../autograd.h"
+#include "autograd/functions_lapack.h"
 #include "../errors.h"
 #include "factory.h"
 #include "lapack_util.h"
@@ -20,10 +21,6 @@ namespace {
 // Checks dims (wrapped, distinct) and x; returns the wrapped dims.
 std::vector<int64_t> prepare(const char* op, const Tensor& x, IntList dims) {
   FASTT_CHECK(x.defined(), ValueError, "{}: got an undefined tensor", op);
-  FASTT_CHECK(!autograd::should_record(x), NotImplementedError,
-              "{}: the input requires grad, and fastt has no complex "
-              "autograd yet",
-              op);
   FASTT_CHECK(!dims.empty(), RuntimeError,
               "{}: must transform at least one dimension", op);
   FASTT_CHECK(x.dim() > 0, IndexError,
@@ -117,6 +114,11 @@ Tensor fft_c2c(const Tensor& x, IntList dims, int64_t normalization,
                bool forward) {
   const std::vector<int64_t> d = prepare("fft_c2c", x, dims);
   check_complex("fft_c2c", x);
+  if (autograd::should_record(x))
+    return autograd::fft(autograd::GradFn::FftC2c, x, d, normalization,
+                         forward, [&] {
+                           return fft_c2c(x, dims, normalization, forward);
+                         });
   const double scale =
       scale_of(normalization, signal_numel(x, d, d.size()));
   Tensor y = c2c_along(host(x), d, d.size(), forward, scale);
@@ -130,6 +132,11 @@ Tensor fft_r2c(const Tensor& x, IntList dims, int64_t normalization,
   FASTT_CHECK(dt == DType::Float32 || dt == DType::Float64, RuntimeError,
               "fft_r2c: expected a float or double input, got {}",
               torch_type_name(dt));
+  if (autograd::should_record(x))
+    return autograd::fft(autograd::GradFn::FftR2c, x, d, normalization,
+                         onesided, [&] {
+                           return fft_r2c(x, dims, normalization, onesided);
+                         });
   const double scale =
       scale_of(normalization, signal_numel(x, d, d.size()));
   // The real transform along the last of dims, then complex ones.
@@ -145,6 +152,12 @@ Tensor fft_c2r(const Tensor& x, IntList dims, int64_t normalization,
   const std::vector<int64_t> d = prepare("fft_c2r", x, dims);
   check_complex("fft_c2r", x);
   check_points(last_dim_size);
+  if (autograd::should_record(x))
+    return autograd::fft(autograd::GradFn::FftC2r, x, d, normalization,
+                         last_dim_size, [&] {
+                           return fft_c2r(x, dims, normalization,
+                                          last_dim_size);
+                         });
   const double scale = scale_of(
       normalization, double(last_dim_size) * signal_numel(x, d, d.size() - 1));
   // Complex inverse transforms first, the real one along the last dim.

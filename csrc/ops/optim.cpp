@@ -1,7 +1,8 @@
 // Entry points of the fused optimizer steps: validate every list once,
 // increment the step counters, then one lookup and one kernel call for the
 // whole list. Mixed dtypes or non-contiguous tensors take a slower path
-// (one call per dtype over dense copies written back afterwards).
+// (one call per dtype over dense copies written back afterwards). Complex
+// parameters step as their real [..., 2] views, as torch's optimizers do.
 #include "optim.h"
 
 #include <algorithm>
@@ -11,7 +12,9 @@
 #include <utility>
 #include <vector>
 
+#include "../autograd.h"
 #include "../dispatch.h"
+#include "complex.h"
 
 namespace fastt {
 namespace {
@@ -267,9 +270,33 @@ FASTT_NOINLINE void run_general(const OptimLists& L, OptimKernelArgs& ka,
   }
 }
 
+void run_optim(const OptimLists& L, OptimKernelArgs& ka);
+
+// Complex parameters (with their gradients and states, which validate
+// requires to share the parameter's dtype) replaced by their real views:
+// every update is elementwise, so each part steps on its own (torch's
+// _view_as_real in torch.optim).
+void run_optim_real_views(const OptimLists& L, OptimKernelArgs& ka) {
+  autograd::GradModeGuard no_grad(false);
+  std::vector<Tensor> real[kMaxLists];
+  OptimLists R = L;
+  for (int l = 0; l < kMaxLists; ++l) {
+    if (!L.lists[l]) continue;
+    for (const Tensor& t : *L.lists[l])
+      real[l].push_back(t.defined() && is_complex(t.dtype())
+                            ? view_as_real(t)
+                            : t);
+    R.lists[l] = &real[l];
+  }
+  run_optim(R, ka);
+}
+
 void run_optim(const OptimLists& L, OptimKernelArgs& ka) {
   const std::vector<Tensor>& params = *L.lists[0];
   const size_t n = params.size();
+  for (const Tensor& p : params)
+    if (FASTT_UNLIKELY(p.defined() && is_complex(p.dtype())))
+      return run_optim_real_views(L, ka);
   for (int l = 1; l < kMaxLists; ++l)
     if (L.lists[l])
       FASTT_CHECK(L.lists[l]->size() == n, RuntimeError,

@@ -635,30 +635,28 @@ def is_neg(input):
     return False
 
 
-def _conj_parts(input):
-    r = fastt.view_as_real(input).clone()
-    r.select(-1, 1).neg_()
-    return fastt.view_as_complex(r)
-
-
 @_export()
 def conj(input):
     """The complex conjugate: a new tensor for a complex input, input
     itself for a real one (torch)."""
-    return _conj_parts(input) if input.dtype.is_complex else input
+    return _C._conj_physical(input)
 
 
 @_export()
 def conj_physical(input, *, out=None):
     """The complex conjugate, materialised: input itself for a real
     tensor, as torch."""
-    r = _conj_parts(input) if input.dtype.is_complex else input
+    r = _C._conj_physical(input)
     return _out(r, out) if out is not None else r
 
 
 def _conj_physical_(self):
     if self.dtype.is_complex:
-        fastt.view_as_real(self).select(-1, 1).neg_()
+        if self.requires_grad and _C.is_grad_enabled():
+            # Recorded as a copy_: a write through the real view is not.
+            self.copy_(_C._conj_physical(self))
+        else:
+            fastt.view_as_real(self).select(-1, 1).neg_()
     return self
 
 

@@ -5,9 +5,10 @@ kernel rows (csrc/ops/fft.h, kernels/cpu/fft.cpp; bound as
 fastt._C._fft_c2c / _fft_r2c / _fft_c2r): this module resolves n/s, dim
 and norm, promotes the input and pads or trims it, as torch's SpectralOps
 do. A real input to fft/ifft(n) takes the real transform with both
-halves of the spectrum (ifft as its conjugate), as torch's does. Gradients are not available
-yet (fastt has no complex autograd): a transform whose input requires grad
-raises NotImplementedError instead of dropping the gradient."""
+halves of the spectrum (ifft as its conjugate), as torch's does.
+Gradients: each primitive's backward is its adjoint transform
+(autograd/formulas_linalg.cpp, torch's formulas), so every function here
+is differentiable, with torch's complex convention."""
 import builtins
 
 import fastt

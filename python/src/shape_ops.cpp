@@ -137,6 +137,9 @@ FASTT_BIND_FUNCTION(view_as_complex, 1, fastt::view_as_complex(input),
 // (python/fastt/_composite.py) go through these.
 FASTT_BIND_FUNCTION(_real, 1, fastt::real_part(input), (Tensor, input))
 FASTT_BIND_FUNCTION(_imag, 1, fastt::imag_part(input), (Tensor, input))
+// fastt.conj / conj_physical (_composite.py): a new tensor, recorded.
+FASTT_BIND_FUNCTION(_conj_physical, 1, fastt::conj_physical(input),
+                    (Tensor, input))
 
 // ---- joins ----
 FASTT_BIND_FUNCTION(hstack, 1, with_out(out, fastt::hstack(tensors), "hstack"),

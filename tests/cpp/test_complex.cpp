@@ -1,7 +1,8 @@
 // complex64 / complex128 in the core: Complex<T>'s arithmetic (Smith's
 // division and its zero-divisor cases, as torch's c10::complex), complex
 // Scalars, the elementwise rows with complex kernels, sums, the real
-// views and printing. Promotion is test_promotion.cpp's.
+// views, printing and autograd (test_complex_autograd.py has the rest).
+// Promotion is test_promotion.cpp's.
 #include <cmath>
 #include <limits>
 #include <string>
@@ -132,4 +133,32 @@ TEST_CASE("complex sums, views and printing", "[complex]") {
   Tensor odd = Tensor::empty({3}, DType::Float32);
   CHECK_THROWS_AS(view_as_complex(odd), RuntimeError);
   CHECK_THROWS_AS(imag_part(odd), RuntimeError);
+}
+
+TEST_CASE("complex autograd through the C++ API", "[complex][autograd]") {
+  // L = Re(sum(conj(w) * z * w)) = sum |w|^2 Re(z): dL/dz = |w|^2 (torch's
+  // convention, dL/dRe z + i dL/dIm z), dL/dw = 2 Re(z) w.
+  Tensor z = make<double>({{1, 2}, {-3, 0.5}});
+  Tensor w = make<double>({{0.5, -1}, {2, 3}});
+  requires_grad_(z);
+  requires_grad_(w);
+  Tensor y = mul(mul(conj_physical(w), z), w);
+  CHECK(std::string(grad_fn_name(y)) == "MulBackward0");
+  backward(real_part(sum(y)));
+  CHECK(at<double>(grad(z), 0) == Complex128(1.25, 0));
+  CHECK(at<double>(grad(z), 1) == Complex128(13, 0));
+  CHECK(at<double>(grad(w), 0) == Complex128(1, -2));
+  CHECK(at<double>(grad(w), 1) == Complex128(-12, -18));
+  // |z| is real; its gradient z / |z| (0 at 0).
+  Tensor u = make<double>({{3, 4}, {0, 0}});
+  requires_grad_(u);
+  backward(sum(abs(u)));
+  const Complex128 g0 = at<double>(grad(u), 0);
+  CHECK(std::abs(g0.re - 0.6) < 1e-15);
+  CHECK(std::abs(g0.im - 0.8) < 1e-15);
+  CHECK(at<double>(grad(u), 1) == Complex128(0, 0));
+  // A formula that is still real-only refuses instead of recording.
+  CHECK_THROWS_AS(addmm(u.reshape({1, 2}).narrow(1, 0, 1),
+                        u.reshape({1, 2}), u.reshape({2, 1})),
+                  NotImplementedError);
 }

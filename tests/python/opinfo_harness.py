@@ -11,17 +11,19 @@
 #             gradients of <outputs, random cotangent> w.r.t. every input
 #             that requires grad (autograd.grad on both sides)
 #   errors    every error input raises an error of the same class
-# Complex samples are not applicable (fastt has no complex dtype yet).
+# Samples with complex inputs are not applicable yet (the dtypes above are
+# real); complex outputs of real inputs (fft.*, polar, ...) are compared,
+# their gradients with complex cotangents.
 #
 # run_name(name) -> NameResult is the unit: an op name passes when every
 # OpInfo of that name (its variants) passes every check above.
 # tests/python/test_opinfo.py runs the names on the pass list
 # (opinfo_pass.txt); scripts/opinfo_report.py runs them all and writes the
 # report (opinfo_report.md) and grows the pass list.
+import cmath
 import contextlib
 import dataclasses
 import functools
-import math
 import numbers
 import os
 import sys
@@ -397,9 +399,7 @@ def compare(actual, expected, dtype, tol, values=True, path="out"):
                            f"{tuple(expected.shape)}")
         if not values:
             return
-        e = expected.detach()
-        if e.is_complex():
-            raise NotApplicable("complex output")
+        e = expected.detach().resolve_conj()
         rtol, atol = tol.get(str(e.dtype).split(".")[-1], (0, 0))
         try:
             torch.testing.assert_close(a, e, rtol=rtol, atol=atol,
@@ -424,15 +424,13 @@ def compare(actual, expected, dtype, tol, values=True, path="out"):
             raise Mismatch(f"{path}: {actual!r} != torch's {expected!r}")
         return
     if isinstance(expected, numbers.Number):
-        if isinstance(expected, complex):
-            raise NotApplicable("complex output")
         if not isinstance(actual, numbers.Number) or isinstance(
                 actual, bool) != isinstance(expected, bool):
             raise Mismatch(f"{path}: {actual!r} != torch's {expected!r}")
         if values and not (actual == expected or (
-                math.isnan(expected) and math.isnan(actual)) or
-                math.isclose(actual, expected, rel_tol=1e-5,
-                             abs_tol=1e-6)):
+                cmath.isnan(expected) and cmath.isnan(actual)) or
+                cmath.isclose(actual, expected, rel_tol=1e-5,
+                              abs_tol=1e-6)):
             raise Mismatch(f"{path}: {actual!r} != torch's {expected!r}")
         return
     if isinstance(expected, torch.dtype):
@@ -569,8 +567,8 @@ def _grad_check(op, tfn, ffn, sample, dtype, res):
         return
     tout = _call(tfn, sample.input, sample.args, sample.kwargs)
     tout = sample.output_process_fn_grad(tout)
-    touts = [t for t in _tensors_in(tout)
-             if t.requires_grad and t.is_floating_point()]
+    touts = [t for t in _tensors_in(tout) if t.requires_grad and (
+        t.is_floating_point() or t.is_complex())]
     if not touts:
         return
     g = torch.Generator().manual_seed(1234)
@@ -628,12 +626,13 @@ def _grads_in_float64(tfn, sample, cots):
         out = _call(tfn, up(sample.input), up(sample.args),
                     up(sample.kwargs))
         out = sample.output_process_fn_grad(out)
-        outs = [t for t in _tensors_in(out)
-                if t.requires_grad and t.is_floating_point()]
+        outs = [t for t in _tensors_in(out) if t.requires_grad and (
+            t.is_floating_point() or t.is_complex())]
         if len(outs) != len(cots):
             return None
-        return torch.autograd.grad(outs, leaves, [c.double() for c in cots],
-                                   allow_unused=True)
+        wide = [c.to(torch.complex128 if c.is_complex() else torch.float64)
+                for c in cots]
+        return torch.autograd.grad(outs, leaves, wide, allow_unused=True)
     except Exception:
         return None
 

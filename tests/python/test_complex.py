@@ -504,24 +504,6 @@ def test_ops_without_complex_kernels_raise():
             str(e.value)
 
 
-def test_no_complex_autograd_yet():
-    z = fastt.tensor([1 + 1j])
-    with pytest.raises(NotImplementedError, match="complex autograd"):
-        z.requires_grad_()
-    x = fastt.ones(2, 2, requires_grad=True)
-    with pytest.raises(NotImplementedError, match="complex autograd"):
-        fastt.view_as_complex(x)
-    with pytest.raises(NotImplementedError, match="complex autograd"):
-        x * 1j
-    with pytest.raises(NotImplementedError, match="complex autograd"):
-        x[0] * z
-    with pytest.raises(NotImplementedError, match="complex autograd"):
-        fastt.complex(x, fastt.zeros(2, 2))
-    with fastt.no_grad():
-        assert (x * 1j).dtype == fastt.complex64
-        assert fastt.view_as_complex(x).shape == (2,)
-
-
 def test_rope_forward_as_torch():
     """Rotary embeddings the way LLaMA writes them (view_as_complex,
     polar, a broadcast complex product, view_as_real)."""

@@ -283,17 +283,6 @@ def test_errors(case):
     raises_like(fn, *args, **kw)
 
 
-def test_grad_input_raises_instead_of_dropping_the_gradient():
-    x = fastt.randn(8, requires_grad=True)
-    with pytest.raises(NotImplementedError, match="complex autograd"):
-        fastt.fft.rfft(x)
-    with pytest.raises(NotImplementedError):
-        fastt.fft.fft(x)
-    with fastt.no_grad():
-        assert fastt.fft.rfft(x).shape == (5,)
-    assert fastt.fft.rfft(x.detach()).dtype == fastt.complex64
-
-
 def test_primitives_validate():
     x = fastt.randn(8)
     with pytest.raises(RuntimeError, match="expected a complex input"):

@@ -49,7 +49,7 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3,
             "but none of the them have requires_grad=True.")
     for i, t in enumerate(inputs):
         if (isinstance(t, _C.Tensor) and t.requires_grad
-                and t.dtype != _C.float64):
+                and t.dtype not in (_C.float64, _C.complex128)):
             warnings.warn(
                 f"Input #{i} requires gradient and is not a double precision "
                 "floating point. This check will likely fail if all the "
@@ -72,24 +72,31 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3,
         return True
     # Every analytical row first: perturbing the inputs below bumps their
     # version counters, which (rightly) invalidates the recorded graph.
+    # Complex outputs get two seeds per element, 1 and 1j: backward with
+    # seed v gives the gradient of the real loss Re(conj(v) y_j) (torch's
+    # convention), dL/dRe x + i dL/dIm x for a complex input x.
     outs = flat_outputs()
     analytic = {}
     for oi, out in enumerate(outs):
+        seeds = _seeds(out)
         if not out.requires_grad:  # its numerical Jacobian must be zero
-            analytic[oi] = [[None] * len(diff)] * out.numel()
+            analytic[oi] = [[[None] * len(diff)] * len(seeds)] * out.numel()
             continue
         rows = []
         for j in range(out.numel()):
-            g = _C.zeros_like(out)
-            g.view(-1)[j] = 1.0
-            rows.append(_grad([out], diff, [g]))
+            row = []
+            for v in seeds:
+                g = _C.zeros_like(out)
+                g.view(-1)[j] = v
+                row.append(_grad([out], diff, [g]))
+            rows.append(row)
         analytic[oi] = rows
         if nondet_tol == 0.0 and out.numel():
             # Reentrant: the same backward twice gives the same values.
             g = _C.zeros_like(out)
             g.view(-1)[0] = 1.0
             again = _grad([out], diff, [g])
-            for a, b in zip(rows[0], again):
+            for a, b in zip(rows[0][0], again):
                 if (a is None) != (b is None) or (
                         a is not None and not bool((a == b).all())):
                     return fail(
@@ -99,7 +106,7 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3,
                         "gradient matches numerical gradient.The tolerance "
                         "for nondeterminism was 0.0.")
         if check_grad_dtypes:
-            for a, x in zip(rows[0] if rows else (), diff):
+            for a, x in zip(rows[0][0] if rows else (), diff):
                 if a is not None and (a.dtype != x.dtype
                                       or a.device != x.device):
                     return fail("Gradient has dtype mismatch" if
@@ -108,32 +115,57 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3,
     del outs
     for k, x in enumerate(diff):
         xd = x.detach()  # shares memory; any layout
+        # A complex input is perturbed along its real and imaginary parts.
+        steps = (eps, eps * 1j) if x.dtype.is_complex else (eps,)
         for i in range(x.numel()):
             idx = _unravel(i, tuple(x.shape))
             orig = xd[idx].item()
-            # Only the writes run without grad: func itself may need it
-            # (gradgradcheck's func differentiates).
-            with no_grad():
-                xd[idx] = orig + eps
-            plus = [o.detach().reshape(-1).clone() for o in flat_outputs()]
-            with no_grad():
-                xd[idx] = orig - eps
-            minus = [o.detach().reshape(-1).clone() for o in flat_outputs()]
-            with no_grad():
-                xd[idx] = orig
-            for oi, rows in analytic.items():
-                for j, row in enumerate(rows):
-                    numeric = (plus[oi][j].item() - minus[oi][j].item()) / (
-                        2 * eps)
-                    a = row[k]
-                    a = 0.0 if a is None else a.reshape(-1)[i].item()
-                    if abs(a - numeric) > atol + rtol * abs(numeric):
-                        return fail(
-                            f"Jacobian mismatch for output {oi} with respect "
-                            f"to input {k},\nnumerical:{numeric}\n"
-                            f"analytical:{a}\n(output element {j}, input "
-                            f"element {i})")
+            for step in steps:
+                # Only the writes run without grad: func itself may need it
+                # (gradgradcheck's func differentiates).
+                with no_grad():
+                    xd[idx] = orig + step
+                plus = [o.detach().reshape(-1).clone()
+                        for o in flat_outputs()]
+                with no_grad():
+                    xd[idx] = orig - step
+                minus = [o.detach().reshape(-1).clone()
+                         for o in flat_outputs()]
+                with no_grad():
+                    xd[idx] = orig
+                err = _compare(analytic, plus, minus, k, i, step, eps, atol,
+                               rtol)
+                if err:
+                    return fail(err)
     return True
+
+
+def _seeds(out):
+    return (1.0, 1j) if out.dtype.is_complex else (1.0,)
+
+
+def _compare(analytic, plus, minus, k, i, step, eps, atol, rtol):
+    """The first mismatch of input k's element i (perturbed by `step`)
+    against every analytical row, as gradcheck's message, or None."""
+    for oi, rows in analytic.items():
+        for j, row in enumerate(rows):
+            p, m = plus[oi][j].item(), minus[oi][j].item()
+            for v, grads in zip((1.0, 1j), row):
+                # The seed's real loss Re(conj(v) y_j), differenced.
+                w = v.conjugate()
+                numeric = ((p * w).real - (m * w).real) / (2 * eps)
+                a = grads[k]
+                a = 0.0 if a is None else a.reshape(-1)[i].item()
+                a = a.imag if isinstance(step, complex) else a.real
+                if abs(a - numeric) > atol + rtol * abs(numeric):
+                    part = (" (imaginary part)" if isinstance(step, complex)
+                            else "")
+                    seed = " (grad_output 1j)" if v == 1j else ""
+                    return (f"Jacobian mismatch for output {oi} with respect "
+                            f"to input {k},\nnumerical:{numeric}\n"
+                            f"analytical:{a}\n(output element {j}{seed}, "
+                            f"input element {i}{part})")
+    return None
 
 
 def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5,

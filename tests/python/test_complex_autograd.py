@@ -1,0 +1,335 @@
+"""Complex autograd (issue 18): torch's convention -- the gradient of a
+real loss L at a complex z is dL/dRe z + i dL/dIm z, so a holomorphic
+op's formula multiplies by the conjugate derivative -- for every formula
+autograd/engine.cpp's complex_formula admits, checked against torch's
+gradients (same inputs, same complex grad_output) and by fastt's
+gradcheck, which perturbs real and imaginary parts and seeds complex
+outputs with 1 and 1j. Formulas that are still real-only refuse a complex
+input or result with NotImplementedError instead of dropping the
+imaginary parts."""
+import numpy as np
+import pytest
+import torch
+
+import fastt
+from fastt.autograd import gradcheck
+
+
+def _arr(shape, seed, kind):
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal(shape)
+    if kind == "c":
+        a = a + 1j * rng.standard_normal(shape)
+    return a
+
+
+def _leaves(specs, seed):
+    """One (fastt, torch) pair of leaves per spec: (shape, "c" | "r")."""
+    f, t = [], []
+    for k, (shape, kind) in enumerate(specs):
+        a = _arr(shape, seed + k, kind)
+        f.append(fastt.tensor(a).requires_grad_())
+        t.append(torch.tensor(a).requires_grad_())
+    return f, t
+
+
+def _np(x):
+    return np.asarray(x.detach().tolist())
+
+
+C, R = "c", "r"
+# name -> (fn(lib, *xs), input specs); lib is fastt or torch.
+CASES = {
+    "add": (lambda m, a, b: a + b, [((3, 4), C), ((4,), C)]),
+    "sub_alpha": (lambda m, a, b: m.sub(a, b, alpha=2 - 1j),
+                  [((3, 4), C), ((3, 4), C)]),
+    "mul": (lambda m, a, b: a * b, [((3, 4), C), ((3, 1), C)]),
+    "mul_real_complex": (lambda m, a, b: a * b, [((3, 4), R), ((3, 4), C)]),
+    "mul_scalar": (lambda m, a: a * (2 - 3j), [((5,), C)]),
+    "rmul_scalar_real_input": (lambda m, a: (0.5 + 2j) * a, [((5,), R)]),
+    "div": (lambda m, a, b: a / b, [((3, 4), C), ((3, 4), C)]),
+    "div_scalar": (lambda m, a: a / (1 + 2j), [((5,), C)]),
+    "rdiv_scalar": (lambda m, a: (1 - 2j) / a, [((5,), C)]),
+    "neg": (lambda m, a: -a, [((5,), C)]),
+    "abs": (lambda m, a: a.abs(), [((6,), C)]),
+    "sum": (lambda m, a: a.sum(), [((3, 4), C)]),
+    "sum_dim": (lambda m, a: a.sum(1), [((3, 4), C)]),
+    "mean_dim": (lambda m, a: a.mean(0, keepdim=True), [((3, 4), C)]),
+    "matmul": (lambda m, a, b: a @ b, [((3, 4), C), ((4, 2), C)]),
+    "matmul_batched": (lambda m, a, b: a @ b,
+                       [((2, 3, 4), C), ((4, 5), C)]),
+    "matmul_vec": (lambda m, a, b: a @ b, [((4,), C), ((4, 3), C)]),
+    "linear": (lambda m, x, w, b: m.nn.functional.linear(x, w, b),
+               [((2, 3, 4), C), ((5, 4), C), ((5,), C)]),
+    "conj": (lambda m, a, b: m.conj(a) * b, [((4,), C), ((4,), C)]),
+    "conj_physical": (lambda m, a: m.conj_physical(a) * (1 + 1j),
+                      [((4,), C)]),
+    "real_imag": (lambda m, a: a.real * 2 + a.imag * a.real, [((5,), C)]),
+    "view_as_real": (lambda m, a: m.view_as_real(a) * m.view_as_real(a),
+                     [((3, 2), C)]),
+    "view_as_complex": (lambda m, a: m.view_as_complex(a) * (1 + 2j),
+                        [((3, 2), R)]),
+    "complex": (lambda m, a, b: m.complex(a, b) * (2 - 1j),
+                [((4,), R), ((4,), R)]),
+    # abs >= 0 (torch's polar gradient assumes it: its sgn(result))
+    "polar": (lambda m, a, b: m.polar(a.abs() + 0.1, b),
+              [((4,), R), ((4,), R)]),
+    "angle": (lambda m, a: m.angle(a), [((5,), C)]),
+    "cast_real_to_complex": (lambda m, a, b: a.to(m.complex128) * b,
+                             [((4,), R), ((4,), C)]),
+    "views": (lambda m, a: a.reshape(2, 6).t().permute(1, 0)[1:, 2]
+              .unsqueeze(0).expand(3, 1) * 1j, [((3, 4), C)]),
+    "cat_stack": (lambda m, a, b: m.stack([m.cat([a, b]), m.cat([b, a])]),
+                  [((2,), C), ((3,), C)]),
+    "select_clone": (lambda m, a: a[1].clone() * a[0], [((2, 3), C)]),
+    "as_strided_overlapping": (lambda m, a: a.as_strided((3, 2), (1, 1))
+                               * (1 - 1j), [((4,), C)]),
+    "diagonal_repeat": (lambda m, a: a.diagonal().repeat(2) * a[0, 0],
+                        [((3, 3), C)]),
+    "inplace_on_a_view": (lambda m, a: _write_row(m, a), [((2, 3), C)]),
+    # what models do with them
+    "rope": (lambda m, x: m.view_as_real(
+        m.view_as_complex(x.reshape(2, 4, 2)) * m.polar(
+            m.ones(4, dtype=m.float64), m.arange(4, dtype=m.float64)))
+        .flatten(1), [((2, 8), R)]),
+    "fno_mode_mix": (lambda m, a, w: m.einsum("bix,iox->box", a, w),
+                     [((2, 3, 4), C), ((3, 5, 4), C)]),
+    "stft_magnitude": (lambda m, x: m.stft(
+        x, n_fft=8, hop_length=2, window=m.hann_window(8, dtype=m.float64),
+        return_complex=True).abs(), [((32,), R)]),
+    "istft": (lambda m, z: m.istft(
+        z, n_fft=8, hop_length=2, window=m.hann_window(8, dtype=m.float64),
+        length=16), [((5, 9), C)]),
+}
+
+
+def _write_row(m, a):
+    b = a * 1
+    b[0].mul_(1j)  # CopySlices onto a complex base
+    return b
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_gradients_match_torch(name):
+    fn, specs = CASES[name]
+    f, t = _leaves(specs, seed=len(name))
+    yf, yt = fn(fastt, *f), fn(torch, *t)
+    assert yf.dtype.is_complex == yt.dtype.is_complex
+    np.testing.assert_allclose(_np(yf), _np(yt.resolve_conj()),
+                               rtol=1e-10, atol=1e-12)
+    v = _arr(tuple(yt.shape), 99, C if yt.dtype.is_complex else R)
+    yf.backward(fastt.tensor(v))
+    yt.backward(torch.tensor(v))
+    for xf, xt in zip(f, t):
+        assert xf.grad is not None
+        assert xf.grad.dtype == xf.dtype
+        np.testing.assert_allclose(_np(xf.grad), _np(xt.grad), rtol=1e-9,
+                                   atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["mul", "div", "abs", "matmul", "linear",
+                                  "polar", "view_as_complex",
+                                  "mul_real_complex", "rdiv_scalar"])
+def test_gradcheck(name):
+    fn, specs = CASES[name]
+    f, _ = _leaves(specs, seed=3)
+    assert gradcheck(lambda *xs: fn(fastt, *xs), f)
+
+
+def test_gradcheck_catches_a_missing_conjugate():
+    # d(a * b)/da with b unconjugated is wrong for complex b: gradcheck
+    # must see it (the test of the checker).
+    class Wrong(fastt.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            ctx.save_for_backward(a, b)
+            return a * b
+
+        @staticmethod
+        def backward(ctx, g):
+            a, b = ctx.saved_tensors
+            return g * b, g * a
+
+    f, _ = _leaves([((3,), C), ((3,), C)], seed=5)
+    assert not gradcheck(Wrong.apply, f, raise_exception=False)
+    with pytest.raises(fastt.autograd.GradcheckError, match="grad_output 1j"):
+        gradcheck(Wrong.apply, f)
+
+
+def test_custom_function_with_complex_tensors():
+    class Conj(fastt.autograd.Function):
+        @staticmethod
+        def forward(ctx, z):
+            return fastt.conj_physical(z)
+
+        @staticmethod
+        def backward(ctx, g):
+            return fastt.conj_physical(g)
+
+    f, _ = _leaves([((4,), C)], seed=6)
+    assert gradcheck(Conj.apply, f)
+
+
+# ---- the FFTs: every torch.fft function, against torch ----
+FFT_CASES = [
+    ("fft", C, (8,), {}), ("fft", C, (6,), {"n": 9, "norm": "ortho"}),
+    ("fft", R, (7,), {"norm": "forward"}), ("ifft", C, (5, 4), {"dim": 0}),
+    ("ifft", R, (8,), {"n": 6}), ("rfft", R, (8,), {}),
+    ("rfft", R, (9,), {"norm": "ortho"}), ("rfft", R, (3, 6), {"n": 10}),
+    ("irfft", C, (5,), {}), ("irfft", C, (5,), {"n": 9, "norm": "ortho"}),
+    ("irfft", C, (4, 3), {"n": 3, "dim": 0}), ("hfft", C, (5,), {}),
+    ("hfft", C, (4,), {"n": 7, "norm": "forward"}), ("ihfft", R, (8,), {}),
+    ("ihfft", R, (7,), {"norm": "ortho"}), ("fft2", C, (4, 6), {}),
+    ("ifft2", C, (3, 4, 5), {"s": (5, 3)}), ("fftn", R, (4, 5), {}),
+    ("ifftn", C, (2, 3, 4), {"dim": (0, 2), "norm": "forward"}),
+    ("rfft2", R, (4, 6), {}), ("rfftn", R, (3, 4, 5), {"norm": "ortho"}),
+    ("irfft2", C, (4, 4), {}), ("irfftn", C, (3, 4, 3), {"s": (3, 5, 6)}),
+    ("hfft2", C, (4, 3), {}), ("ihfft2", R, (4, 6), {}),
+    ("hfftn", C, (3, 4), {"s": (3, 5)}), ("ihfftn", R, (3, 5), {}),
+]
+
+
+@pytest.mark.parametrize("case", FFT_CASES,
+                         ids=lambda c: f"{c[0]}-{c[1]}-{c[2]}-{c[3]}")
+def test_fft_gradients_match_torch(case):
+    name, kind, shape, kw = case
+    f, t = _leaves([(shape, kind)], seed=11)
+    yf = getattr(fastt.fft, name)(f[0], **kw)
+    yt = getattr(torch.fft, name)(t[0], **kw)
+    assert yf.grad_fn is not None
+    v = _arr(tuple(yt.shape), 7, C if yt.dtype.is_complex else R)
+    yf.backward(fastt.tensor(v))
+    yt.backward(torch.tensor(v))
+    np.testing.assert_allclose(_np(f[0].grad), _np(t[0].grad), rtol=1e-9,
+                               atol=1e-10)
+
+
+@pytest.mark.parametrize("name,kind,kw", [
+    ("fft", C, {"n": 5}), ("rfft", R, {}), ("irfft", C, {"n": 5}),
+    ("irfft", C, {}), ("hfft", C, {"norm": "ortho"}), ("ihfft", R, {}),
+])
+def test_fft_gradcheck(name, kind, kw):
+    f, _ = _leaves([((4,), kind)], seed=13)
+    assert gradcheck(lambda x: getattr(fastt.fft, name)(x, **kw), f)
+
+
+def test_fft_grad_fn_names_and_double_backward():
+    z = fastt.tensor(_arr((6,), 1, C)).requires_grad_()
+    assert fastt.fft.fft(z).grad_fn.name() == "FftC2CBackward0"
+    x = fastt.tensor(_arr((6,), 2, R)).requires_grad_()
+    assert fastt.fft.rfft(x).grad_fn.name() == "FftR2CBackward0"
+    assert fastt.fft.irfft(z).grad_fn.name() == "FftC2RBackward0"
+    # The formulas are fastt ops: the gradient is differentiable again.
+    y = fastt.fft.rfft(x).abs().pow(2).sum()
+    (g,) = fastt.autograd.grad(y, x, create_graph=True)
+    (h,) = fastt.autograd.grad(g.sum(), x)
+    xt = torch.tensor(_arr((6,), 2, R)).requires_grad_()
+    yt = torch.fft.rfft(xt).abs().pow(2).sum()
+    (gt,) = torch.autograd.grad(yt, xt, create_graph=True)
+    (ht,) = torch.autograd.grad(gt.sum(), xt)
+    np.testing.assert_allclose(_np(g), _np(gt), rtol=1e-9)
+    np.testing.assert_allclose(_np(h), _np(ht), rtol=1e-9, atol=1e-9)
+
+
+def test_spectral_layer_trains():
+    # A learnable complex filter in the frequency domain fits a target
+    # filter: the loss falls by orders of magnitude (a real use).
+    rng = np.random.default_rng(0)
+    x = fastt.tensor(rng.standard_normal((32, 16)))
+    target = fastt.tensor(rng.standard_normal(9) + 1j * rng.standard_normal(9))
+    y = fastt.fft.irfft(fastt.fft.rfft(x) * target, n=16)
+    w = fastt.zeros(9, dtype=fastt.complex128, requires_grad=True)
+    opt = fastt.optim.SGD([w], lr=1.0)
+    first = None
+    for _ in range(100):
+        opt.zero_grad()
+        loss = (fastt.fft.irfft(fastt.fft.rfft(x) * w, n=16) - y).pow(2) \
+            .mean()
+        loss.backward()
+        opt.step()
+        first = loss.item() if first is None else first
+    assert loss.item() < 1e-12 * first
+    # The filter is recovered where irfft reads it: every bin but the
+    # imaginary parts of the zero and Nyquist frequencies.
+    err = (w - target).detach()
+    assert err[1:8].abs().max().item() < 1e-6
+    assert err.real.abs().max().item() < 1e-6
+
+
+# ---- what is refused, and how ----
+def test_leaf_grad_is_complex_and_accumulates():
+    z = fastt.tensor([1 + 2j, 3 - 1j], requires_grad=True)
+    assert z.requires_grad and z.is_leaf
+    (z * (2 + 1j)).sum().real.backward()
+    (z * (2 + 1j)).sum().real.backward()
+    assert z.grad.dtype == fastt.complex64
+    assert z.grad.tolist() == [4 - 2j, 4 - 2j]
+
+
+def test_complex_output_needs_a_grad_output():
+    z = fastt.tensor([1 + 2j], requires_grad=True)
+    with pytest.raises(RuntimeError, match="real scalar outputs"):
+        z.sum().backward()
+
+
+def test_integer_tensors_still_cannot_require_grad():
+    with pytest.raises(RuntimeError, match="floating point and complex"):
+        fastt.tensor([1, 2], requires_grad=True)
+
+
+def test_real_only_formulas_refuse_complex_tensors():
+    z = fastt.tensor([[1 + 2j, 3j], [1 - 1j, 2 + 0j]], requires_grad=True)
+    with pytest.raises(NotImplementedError,
+                       match="AddmmBackward0: the gradient of this op for "
+                             "complex tensors is not implemented"):
+        fastt.addmm(z, z, z)
+    with fastt.no_grad():  # the forward itself is fine
+        assert fastt.addmm(z, z, z).shape == (2, 2)
+
+
+def test_inplace_through_a_dtype_view_is_refused():
+    z = fastt.tensor([1 + 2j, 3j], requires_grad=True)
+    w = z * 1
+    with pytest.raises(NotImplementedError, match="view_as_real"):
+        fastt.view_as_real(w).mul_(2)
+    with pytest.raises(RuntimeError, match="leaf"):
+        fastt.view_as_real(z).mul_(2)
+    r = fastt.view_as_real(w)
+    w.mul_(2)
+    with pytest.raises(NotImplementedError, match="after an in-place"):
+        r * 1
+    assert fastt.view_as_real(w)._base is not None
+
+
+@pytest.mark.parametrize("name,kw", [
+    ("SGD", dict(lr=0.1, momentum=0.9, weight_decay=0.01)),
+    ("Adam", dict(lr=0.05, weight_decay=0.01)),
+    ("AdamW", dict(lr=0.05)), ("RMSprop", dict(lr=0.01, momentum=0.5)),
+    ("Adagrad", dict(lr=0.1)), ("NAdam", dict(lr=0.05)),
+])
+def test_optimizers_step_complex_parameters_as_torch(name, kw):
+    # torch steps a complex parameter as its real view (each part on its
+    # own, Adam's second moment per part): the same trajectory.
+    f, t = _leaves([((3,), C), ((2,), R)], seed=21)
+    of = getattr(fastt.optim, name)(f, **kw)
+    ot = getattr(torch.optim, name)(t, **kw)
+    for step in range(3):
+        for lib, xs, opt in ((fastt, f, of), (torch, t, ot)):
+            opt.zero_grad()
+            loss = (xs[0] * xs[0].conj()).real.sum() * (step + 1) \
+                + (xs[0].sum() * xs[1].sum()).abs()
+            loss.backward()
+            opt.step()
+    for xf, xt in zip(f, t):
+        np.testing.assert_allclose(_np(xf), _np(xt), rtol=1e-10)
+
+
+def test_conj_physical_in_place_records():
+    f, t = _leaves([((3,), C)], seed=31)
+    yf, yt = f[0] * 1, t[0] * 1
+    yf.conj_physical_()
+    yt.conj_physical_()
+    v = _arr((3,), 32, C)
+    (yf * (1 + 2j)).backward(fastt.tensor(v))
+    (yt * (1 + 2j)).backward(torch.tensor(v))
+    np.testing.assert_allclose(_np(f[0].grad), _np(t[0].grad), rtol=1e-12)
