@@ -94,7 +94,8 @@ def markdown(res):
         "of interleaved repeats); n is the input's element count (irfft: "
         "n/2+1 complex values in, n real out); 'rfft 64 rows' is [64, "
         "1024], the 2-d transforms are 64x64; the spectral layer is "
-        "irfft(rfft(x) * w) on [16, 256] with backward into w. fastt: radix-4 Stockham "
+        "irfft(rfft(x) * w) on [16, 256] with backward into w. fastt: "
+        "radix-4 Stockham "
         "(powers of two), KissFFT, Bluestein (large prime factors); "
         "torch: oneMKL.")
 

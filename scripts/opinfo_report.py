@@ -98,12 +98,13 @@ def write_report(results, path, method_names):
     lines = ["# OpInfo conformance: torch's op_db against fastt", "",
              "Written by `scripts/opinfo_report.py` (the full run; CI runs "
              "the pass list, `tests/python/test_opinfo.py`). Statuses: "
-             "**pass** every non-complex sample matches torch forward, "
+             "**pass** every sample with real inputs matches torch "
+             "(complex outputs included) forward, "
              "backward and on error inputs; **wrong** a value, dtype, "
              "shape, gradient or error class differs; **error** fastt "
              "raised on a valid sample; **missing** fastt has no such "
-             "function or method; **n/a** torch gives no non-complex CPU "
-             "sample.", "",
+             "function or method; **n/a** torch gives no CPU sample with "
+             "real inputs.", "",
              "| namespace | " + " | ".join(statuses) + " | total |",
              "|---|" + "---|" * (len(statuses) + 1)]
     total = collections.Counter()
@@ -119,7 +120,7 @@ def write_report(results, path, method_names):
     lines += ["", f"Passing: {total['pass']} of {sum(total.values())} op "
               f"names ({100.0 * total['pass'] / max(1, sum(total.values())):.1f}%"
               f"; {100.0 * total['pass'] / max(1, applicable):.1f}% of the "
-              f"{applicable} with a non-complex CPU sample).", "",
+              f"{applicable} with a CPU sample of real inputs).", "",
               "| op | status | forward pass/wrong/error | backward "
               "pass/wrong/error | error inputs pass/wrong | first "
               "difference |", "|---|---|---|---|---|---|"]
@@ -167,7 +168,7 @@ def read_pass_list():
 
 def write_pass_list(names):
     header = ("# OpInfo op names fastt passes in full (forward, backward, "
-              "error inputs; non-complex samples).\n# CI fails when one "
+              "error inputs; samples of real inputs).\n# CI fails when one "
               "stops passing (tests/python/test_opinfo.py). Grow it with\n"
               "#   PYTHONPATH=python python3 scripts/opinfo_report.py "
               "--update\n# and never remove a name to make CI green.\n")

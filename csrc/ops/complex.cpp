@@ -14,7 +14,8 @@ namespace {
 Tensor dtype_view(autograd::GradFn fn, const Tensor& of, int nd,
                   const int64_t* sizes, const int64_t* strides,
                   int64_t offset, DType dtype) {
-  Tensor v = Tensor::from_storage(of.impl()->storage, IntList(sizes, size_t(nd)),
+  Tensor v = Tensor::from_storage(of.impl()->storage,
+                                  IntList(sizes, size_t(nd)),
                                   IntList(strides, size_t(nd)), offset, dtype);
   TensorImpl* self = of.impl();
   TensorImpl* base = self->view_base ? self->view_base : self;
@@ -89,12 +90,26 @@ Tensor imag_part(const Tensor& t) {
 Tensor conj_physical(const Tensor& t) {
   FASTT_CHECK(t.defined(), ValueError, "conj: got an undefined tensor");
   if (!is_complex(t.dtype())) return t;
-  // (re, im) * (1, -1) over the real view: one pass, and recorded through
-  // the real mul and the two views when t takes part in autograd.
+  // (re, im) * (1, -1) over the real view: one pass, recorded through the
+  // real mul when t takes part in autograd.
   Tensor sign = Tensor::empty({2}, to_real(t.dtype()), t.device());
   sign.select(0, 0).fill_(Scalar(1));
   sign.select(0, 1).fill_(Scalar(-1));
-  return view_as_complex(mul(view_as_real(t), sign));
+  const Tensor r = mul(view_as_real(t), sign);
+  // r's storage seen as complex: a new tensor, not a view (r is a
+  // temporary no one else sees), so in-place ops on it record as usual.
+  const int nd = int(r.dim()) - 1;
+  int64_t sizes[kMaxDims], strides[kMaxDims];
+  for (int d = 0; d < nd; ++d) {
+    sizes[d] = r.sizes()[size_t(d)];
+    strides[d] = r.strides()[size_t(d)] / 2;
+  }
+  Tensor out = Tensor::from_storage(
+      r.impl()->storage, IntList(sizes, size_t(nd)),
+      IntList(strides, size_t(nd)), r.storage_offset() / 2, t.dtype());
+  if (autograd::should_record(r))
+    autograd::view_of(autograd::GradFn::ViewAsComplex, r, out);
+  return out;
 }
 
 }  // namespace fastt

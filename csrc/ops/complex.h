@@ -1,7 +1,7 @@
 // Complex tensors seen as real ones and back: torch's view_as_real,
-// view_as_complex, real and imag (and conj_physical, a copy). All four are views of the input's
-// storage (no copy); the complex arithmetic itself is in the elementwise
-// rows (csrc/ops/elementwise.def, WithComplex<...> dtype sets).
+// view_as_complex, real and imag, views of the input's storage recorded by
+// autograd; conj_physical, a copy. The complex arithmetic itself is in the
+// elementwise rows (csrc/ops/elementwise.def, WithComplex<...> dtypes).
 #pragma once
 #include "../tensor.h"
 

@@ -639,14 +639,14 @@ def is_neg(input):
 def conj(input):
     """The complex conjugate: a new tensor for a complex input, input
     itself for a real one (torch)."""
-    return _C._conj_physical(input)
+    return _C._conj_physical(input) if input.dtype.is_complex else input
 
 
 @_export()
 def conj_physical(input, *, out=None):
     """The complex conjugate, materialised: input itself for a real
     tensor, as torch."""
-    r = _C._conj_physical(input)
+    r = _C._conj_physical(input) if input.dtype.is_complex else input
     return _out(r, out) if out is not None else r
 
 

@@ -46,6 +46,8 @@ GRAD_DTYPES = ("float32", "float64")
 FWD_TOL = {"float64": (1e-7, 1e-7), "float32": (1.3e-5, 1e-5),
            "float16": (2e-3, 1e-3), "bfloat16": (1.6e-2, 1e-2)}
 BWD_TOL = {"float64": (1e-6, 1e-6), "float32": (1e-4, 1e-4)}
+for _t in (FWD_TOL, BWD_TOL):  # complex results: their parts' tolerances
+    _t["complex64"], _t["complex128"] = _t["float32"], _t["float64"]
 VERBOSE = os.environ.get("FASTT_OPINFO_VERBOSE") == "1"
 MAX_SAMPLES = int(os.environ.get("FASTT_OPINFO_MAX_SAMPLES", "0")) or None
 
@@ -509,6 +511,10 @@ def _fastt_function(op):
             (getattr(fn, "__module__", "") or "").startswith("torch.testing")
             or getattr(fn, "__name__", "") == "<lambda>"):
         return _translate_callable(fn)
+    qn = getattr(fn, "__qualname__", "") or ""
+    if qn.startswith(("TensorBase.", "Tensor.")):
+        # op is a Tensor method (cfloat: torch.cfloat is a dtype)
+        return _resolve_torch_name(fn)
     parts = op.name.split(".")
     if len(parts) == 1 and not hasattr(torch, op.name):
         # A Tensor method torch has no function for (__radd__, ...).
@@ -602,7 +608,9 @@ def _grad_check(op, tfn, ffn, sample, dtype, res):
                 ref64 = _grads_in_float64(tfn, sample, cots)
             if ref64 is None or ref64[i] is None:
                 raise
-            compare(fg, ref64[i].float(), dtype, BWD_TOL, True,
+            narrow = (torch.complex64 if ref64[i].is_complex()
+                      else torch.float32)
+            compare(fg, ref64[i].to(narrow), dtype, BWD_TOL, True,
                     f"grad[{i}]")
 
 

@@ -88,8 +88,8 @@ def test_integer_tensors_cannot_require_grad(dtype):
         x.requires_grad_()
     with pytest.raises(RuntimeError, match="floating point"):
         x.requires_grad = True
-    with pytest.raises(RuntimeError, match="floating point dtype can require "
-                                           "gradients"):
+    with pytest.raises(RuntimeError, match="floating point and complex "
+                                           "dtype can require gradients"):
         fastt.tensor([1, 2], requires_grad=True)
 
 
