@@ -850,6 +850,13 @@ void make_roots(const std::vector<Tensor>& outputs,
                   "Mismatch in shape: grad_output[{}] has a shape of {} and "
                   "output[{}] has a shape of {}.",
                   i, shape_str(g.sizes()), i, shape_str(out.sizes()));
+      FASTT_CHECK(is_complex(g.dtype()) == is_complex(out.dtype()),
+                  RuntimeError,
+                  "For complex Tensors, both grad_output and output are "
+                  "required to have the same dtype. Mismatch in dtype: "
+                  "grad_output[{}] has a dtype of {} and output[{}] has a "
+                  "dtype of {}",
+                  i, dtype_name(g.dtype()), i, dtype_name(out.dtype()));
     }
     roots.push_back(gradient_edge(out));
     seeds.push_back(std::move(g));

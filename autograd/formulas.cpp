@@ -306,6 +306,10 @@ Tensor& inplace(Tensor& self, const char* name,
   FASTT_CHECK(can_cast(r.dtype(), self.dtype()), RuntimeError,
               "{}: result type {} can't be cast to the desired output type {}",
               name, dtype_name(r.dtype()), dtype_name(self.dtype()));
+  // A real result written into a complex tensor: its history goes
+  // through the recorded cast, whose backward takes the real part.
+  if (is_complex(self.dtype()) && !is_complex(r.dtype()))
+    r = r.to(self.dtype());
   {
     GradModeGuard guard(false);
     self.copy_(r);

@@ -79,7 +79,9 @@ FASTT_FORMULA(Reshape) {
 // The real [..., 2] view's gradient seen as complex, and back (torch's
 // formulas: the parts of the gradient are the gradients of the parts).
 FASTT_FORMULA(ViewAsReal) {
-  gi[0] = fastt::view_as_complex(go[0].contiguous());
+  Tensor g = go[0].contiguous();  // a narrowed one may start mid-pair
+  if (g.storage_offset() % 2 != 0) g = g.clone();
+  gi[0] = fastt::view_as_complex(g);
 }
 FASTT_FORMULA(ViewAsComplex) {
   gi[0] = fastt::view_as_real(go[0]);

@@ -484,6 +484,10 @@ static Tensor complex_abs(const Tensor& z) {
   }                                                                  \
   FASTT_EW_INPLACE_##python(                                         \
   Tensor& name##_(Tensor& a) {                                       \
+    if (Op::name == Op::abs && a.defined() &&                        \
+        FASTT_UNLIKELY(is_complex(a.dtype())))                       \
+      throw RuntimeError(                                            \
+          "In-place abs is not supported for complex tensors.");     \
     if (FASTT_RECORDS(Op::name, a))                                  \
       return autograd::inplace(a, #name "_", [](const Tensor& s) {   \
         return name(s);                                              \

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "../dispatch.h"
+#include "complex.h"
 #include "elementwise.h"
 #include "factory.h"
 
@@ -473,7 +474,7 @@ Tensor vdot(const Tensor& a, const Tensor& b) {
   FASTT_CHECK(a.dim() == 1 && b.dim() == 1, RuntimeError,
               "vdot: 1D tensors expected, but got {}D and {}D tensors",
               a.dim(), b.dim());
-  return dot(a, b);
+  return dot(conj_physical(a), b);  // the first conjugated (torch)
 }
 
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {

@@ -87,6 +87,8 @@ CASES = {
     "diagonal_repeat": (lambda m, a: a.diagonal().repeat(2) * a[0, 0],
                         [((3, 3), C)]),
     "inplace_on_a_view": (lambda m, a: _write_row(m, a), [((2, 3), C)]),
+    "vdot": (lambda m, a, b: m.vdot(a, b), [((4,), C), ((4,), C)]),
+
     # what models do with them
     "rope": (lambda m, x: m.view_as_real(
         m.view_as_complex(x.reshape(2, 4, 2)) * m.polar(
@@ -333,3 +335,29 @@ def test_conj_physical_in_place_records():
     (yf * (1 + 2j)).backward(fastt.tensor(v))
     (yt * (1 + 2j)).backward(torch.tensor(v))
     np.testing.assert_allclose(_np(f[0].grad), _np(t[0].grad), rtol=1e-12)
+
+
+def test_abs_in_place_is_refused_for_complex_as_torch():
+    z = fastt.tensor([3 + 4j])
+    with pytest.raises(RuntimeError, match="In-place abs is not supported"):
+        z.abs_()
+    y = fastt.tensor([3 + 4j], requires_grad=True) * 1
+    with pytest.raises(RuntimeError, match="In-place abs is not supported"):
+        y.abs_()
+
+
+def test_grad_output_must_match_complexity():
+    z = fastt.tensor([1 + 2j], requires_grad=True)
+    with pytest.raises(RuntimeError, match="same dtype"):
+        (z * 2).backward(fastt.ones(1))
+    x = fastt.ones(1, requires_grad=True)
+    with pytest.raises(RuntimeError, match="same dtype"):
+        (x * 2).backward(fastt.tensor([1j]))
+
+
+def test_real_view_gradient_arriving_at_an_odd_offset():
+    # cat's backward narrows the real view's gradient to start mid-pair:
+    # fastt copies it (torch 2.13 raises "storage_offset divisible by 2").
+    f, _ = _leaves([((3,), R), ((2,), C)], seed=41)
+    assert gradcheck(lambda a, z: fastt.cat(
+        [a, fastt.view_as_real(z).flatten()]), f)
