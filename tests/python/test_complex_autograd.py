@@ -88,7 +88,6 @@ CASES = {
                         [((3, 3), C)]),
     "inplace_on_a_view": (lambda m, a: _write_row(m, a), [((2, 3), C)]),
     "vdot": (lambda m, a, b: m.vdot(a, b), [((4,), C), ((4,), C)]),
-
     # what models do with them
     "rope": (lambda m, x: m.view_as_real(
         m.view_as_complex(x.reshape(2, 4, 2)) * m.polar(
