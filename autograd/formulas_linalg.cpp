@@ -222,10 +222,8 @@ Tensor fft(GradFn fn, const Tensor& x, IntList dims, int64_t normalization,
 FASTT_FORMULA(Matmul) {
   const Tensor& g = go[0];
   Tensor a = n.unpack(0), b = n.unpack(1);
+  // (matmul takes one dtype, so no operand is real in a complex product)
   matmul_backward(g, a, b, n.needs(0), n.needs(1), gi[0], gi[1]);
-  for (int k = 0; k < 2; ++k)  // a real operand of a complex product
-    if (gi[k].defined() && gi[k].dtype() != n.dtypes[k])
-      gi[k] = gi[k].to(n.dtypes[k]);
 }
 FASTT_FORMULA(Addmm) {
   const Tensor& g = go[0];
