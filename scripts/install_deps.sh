@@ -6,6 +6,7 @@ set -euo pipefail
 
 APT_PACKAGES=(build-essential cmake ninja-build ccache pkg-config git
   libfmt-dev catch2 libopenblas-dev libopenblas0-openmp libsleef-dev libdnnl-dev
+  libgloo-dev
   libkissfft-dev
   libbenchmark-dev
   python3-dev)

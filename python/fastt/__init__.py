@@ -207,6 +207,7 @@ from . import (  # noqa: E402,F401
     fft, linalg, masked, nn, optim, profiler, signal, special, utils)
 from . import distributions  # noqa: E402,F401  (after nn: it uses F)
 from . import amp, cpu, func  # noqa: E402,F401
+from . import distributed  # noqa: E402,F401
 from .amp import autocast  # noqa: E402,F401
 
 

@@ -856,6 +856,8 @@ namespace fastt {
 namespace py {
 extern PyMethodDef g_cuda_functions[];
 extern PyMethodDef g_cuda_methods[];
+// fastt._C._distributed (python/src/distributed.cpp, pybind11 classes).
+bool init_distributed(PyObject* module);
 }  // namespace py
 }  // namespace fastt
 
@@ -879,7 +881,7 @@ PyMODINIT_FUNC PyInit__C() {
       !init_generator_type(m) ||
       !add_methods(g_factory_methods) || !add_methods(g_reduce_methods) ||
       !add_methods(g_index_methods) || !add_methods(g_linalg_methods) ||
-      !add_bind_rows(m)) {
+      !add_bind_rows(m) || !init_distributed(m)) {
     Py_DECREF(m);
     return nullptr;
   }
