@@ -240,6 +240,7 @@ class FileStore final : public Store {
   void set(const std::string& key, const Bytes& value) override {
     Locked l(this, LOCK_EX);
     append('S', key, value);
+    kv_.map[key] = value;
   }
   Bytes get(const std::string& key) override {
     wait({key}, timeout_);

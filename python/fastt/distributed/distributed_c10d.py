@@ -617,6 +617,8 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False,
         return None
     root = _to_group_rank(g, dst, group_dst, "reduce")
     buf, back = _staged(tensor, "reduce")
+    if g.rank() != root:    # Gloo uses the others' buffers as scratch
+        buf = buf.clone() if not back else buf
     w = impl.reduce(buf, root, _op(op))
     mine = back and g.rank() == root
     return _run(w, async_op, _copy_back([(tensor, buf)]) if mine else None,
