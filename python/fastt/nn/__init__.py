@@ -8,6 +8,7 @@ from .modules import __dict__ as _modules_dict
 from .modules.module import (  # noqa: F401
     register_module_forward_hook, register_module_forward_pre_hook)
 from . import functional, init, utils  # noqa: F401
+from . import parallel  # noqa: F401
 
 __all__ = ["Parameter", "Buffer", "functional", "init", "utils"] + [
     name for name, value in _modules_dict.items()
