@@ -490,5 +490,15 @@ std::shared_ptr<ProcessGroup> make_gloo_group(std::shared_ptr<Store>, int,
 
 #endif
 
+#ifndef FASTT_WITH_CUDA
+std::shared_ptr<ProcessGroup> make_nccl_group(std::shared_ptr<Store>, int,
+                                              int, Millis,
+                                              const std::string&) {
+  throw DistBackendError(
+      "the NCCL back end needs fastt built with CUDA (this build has no "
+      "CUDA backend); use backend='gloo'");
+}
+#endif
+
 }  // namespace distributed
 }  // namespace fastt

@@ -88,5 +88,13 @@ std::shared_ptr<ProcessGroup> make_gloo_group(std::shared_ptr<Store> store,
                                               Millis timeout,
                                               const std::string& hostname);
 
+// NCCL (CUDA tensors; kernels/cuda/nccl.cpp): `library` is the path of
+// libnccl.so.2 to load. Without CUDA, or without that library, it raises
+// DistBackendError naming what to install.
+std::shared_ptr<ProcessGroup> make_nccl_group(std::shared_ptr<Store> store,
+                                              int rank, int size,
+                                              Millis timeout,
+                                              const std::string& library);
+
 }  // namespace distributed
 }  // namespace fastt

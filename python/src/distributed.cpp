@@ -212,6 +212,13 @@ bool init_distributed(PyObject* module) {
                                      Millis(ms), hostname);
       });
     });
+    m.def("_nccl_group", [](StoreP store, int rank, int size, int64_t ms,
+                            const std::string& library) {
+      return released([&] {
+        return dist::make_nccl_group(std::move(store), rank, size,
+                                     Millis(ms), library);
+      });
+    });
     return true;
   } catch (pb::error_already_set& e) {
     e.restore();

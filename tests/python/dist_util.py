@@ -9,8 +9,15 @@ import subprocess
 import sys
 import textwrap
 
+import fastt
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
+
+# The ranks import the fastt this process imported (the emulated CUDA
+# build's package under scripts/cuda_emu_test.sh).
+PKG_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(
+    fastt.__file__)))
 
 _PRELUDE = """
 import os, pickle, sys, traceback
@@ -51,7 +58,7 @@ def run_ranks(body, n, tmp_path, timeout=90, env=None, expect_ok=True):
         e = dict(os.environ, RANK=str(r), WORLD_SIZE=str(n),
                  LOCAL_RANK=str(r), MASTER_ADDR="127.0.0.1",
                  MASTER_PORT=str(port), OMP_NUM_THREADS="1",
-                 PYTHONPATH=os.path.join(ROOT, "python"))
+                 PYTHONPATH=PKG_PARENT)
         e.update(env or {})
         out = tmp_path / f"out_{port}_{r}.pkl"
         procs.append((subprocess.Popen(

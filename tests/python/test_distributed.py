@@ -504,3 +504,35 @@ def test_torch_script_runs_unchanged(tmp_path):
                  PYTHONPATH=os.path.join(ROOT, "python")))
         for r in range(2)]
     assert [p.wait(timeout=60) for p in procs] == [0, 0]
+
+
+def test_collectives_release_the_gil(tmp_path):
+    """While rank 0 waits in a blocking all_reduce (rank 1 joins 1 s
+    late), another Python thread of rank 0 keeps running."""
+    out = run_ranks("""
+        import threading, time
+        dist.init_process_group("gloo")
+        dist.barrier()
+        if rank == 1:
+            time.sleep(1.0)
+            dist.all_reduce(fastt.ones(4))
+            result = None
+        else:
+            ticks = [0]
+            stop = threading.Event()
+            def spin():
+                while not stop.is_set():
+                    ticks[0] += 1
+                    time.sleep(0.001)
+            th = threading.Thread(target=spin)
+            th.start()
+            t0 = time.monotonic()
+            dist.all_reduce(fastt.ones(4))
+            waited = time.monotonic() - t0
+            stop.set()
+            th.join()
+            result = (waited, ticks[0])
+    """, 2, tmp_path)
+    waited, ticks = out[0]
+    assert waited > 0.5
+    assert ticks > 100, ticks   # ~1 ms per tick while the call blocked

@@ -5,6 +5,7 @@ returning a Work), point-to-point send/recv and the object collectives.
 The work happens in C++ (csrc/distributed: the stores, Gloo); this file
 turns torch's arguments into flat contiguous CPU buffers and back."""
 
+import ctypes
 import datetime
 import enum
 import os
@@ -45,7 +46,36 @@ def is_gloo_available():
 
 
 def is_nccl_available():
-    return False
+    """True when fastt has CUDA and an NCCL library loads (the
+    nvidia-nccl-cu13 wheel's, FASTT_NCCL_LIBRARY, or the system's)."""
+    if _nccl_state[0] is None:
+        ok = False
+        if fastt.cuda.is_built():
+            try:
+                ctypes.CDLL(_nccl_library())
+                ok = True
+            except OSError:
+                pass
+        _nccl_state[0] = ok
+    return _nccl_state[0]
+
+
+_nccl_state = [None]
+
+
+def _nccl_library():
+    forced = os.environ.get("FASTT_NCCL_LIBRARY")
+    if forced:
+        return forced
+    try:
+        import nvidia.nccl as wheel   # pip install nvidia-nccl-cu13
+        for d in wheel.__path__:
+            lib = os.path.join(d, "lib", "libnccl.so.2")
+            if os.path.exists(lib):
+                return lib
+    except ImportError:
+        pass
+    return "libnccl.so.2"
 
 
 def is_mpi_available():
@@ -199,17 +229,18 @@ class ProcessGroup:
     """A group of ranks and its back end (rank() and size() are within
     the group)."""
 
-    def __init__(self, impl, ranks, backend, name):
-        self._impl = impl
+    def __init__(self, impl, ranks, backend, name, nccl=None):
+        self._impl = impl                # Gloo: CPU tensors (and others)
+        self._nccl = nccl                # NCCL: CUDA tensors
         self._ranks = list(ranks)        # group rank -> global rank
         self._backend = Backend(backend)
         self.group_name = name
 
     def rank(self):
-        return self._impl.rank()
+        return (self._impl or self._nccl).rank()
 
     def size(self):
-        return self._impl.size()
+        return (self._impl or self._nccl).size()
 
     def name(self):
         return self._backend
@@ -236,6 +267,7 @@ class _State:
     store = None           # the default group's store (new_group uses it)
     backend = None
     timeout = default_pg_timeout
+    master = "127.0.0.1"   # MASTER_ADDR (picks Gloo's listening address)
     groups = 0             # new_group calls so far (their store prefixes)
 
 
@@ -325,38 +357,55 @@ def _rendezvous(init_method, rank, world_size, timeout):
     return store, rank, world_size, host
 
 
-def _backend_name(backend):
+def _backends(backend):
+    """(name, gloo?, nccl?) of a backend argument: "gloo" (CUDA tensors
+    through host copies), "nccl" (CUDA tensors; CPU ones and the object
+    collectives on Gloo beside it, where Gloo is built), or torch's
+    "cpu:gloo,cuda:nccl" form; None: Gloo, plus NCCL when a GPU and the
+    NCCL library are here."""
     if backend is None:
-        return Backend.GLOO
+        nccl = fastt.cuda.is_available() and is_nccl_available()
+        return (Backend("cpu:gloo,cuda:nccl") if nccl else Backend.GLOO,
+                True, nccl)
     b = str(backend).lower()
-    if ":" in b:   # "cpu:gloo,cuda:nccl": fastt runs the cpu one
-        parts = dict(p.split(":", 1) for p in b.split(","))
-        b = parts.get("cpu", next(iter(parts.values())))
-    if b == Backend.NCCL:
+    names = ({p.split(":", 1)[1] for p in b.split(",")} if ":" in b
+             else {b})
+    bad = names - {Backend.GLOO, Backend.NCCL}
+    if bad:
+        raise ValueError(f"Invalid backend: '{backend}' (fastt has 'gloo' "
+                         "and 'nccl')")
+    nccl = Backend.NCCL in names
+    if nccl and not fastt.cuda.is_built():
         raise RuntimeError("Distributed package doesn't have NCCL built in: "
-                           "fastt's NCCL back end is not built yet; use "
-                           "backend='gloo' (it also takes CUDA tensors, "
-                           "through host copies)")
-    if b != Backend.GLOO:
-        raise ValueError(f"Invalid backend: '{backend}' (fastt has 'gloo')")
-    if not is_gloo_available():
+                           "fastt was built without CUDA; use "
+                           "backend='gloo'")
+    gloo = Backend.GLOO in names or is_gloo_available()
+    if gloo and not is_gloo_available():
         raise RuntimeError("fastt was built without Gloo: install "
                            "libgloo-dev (apt-get install libgloo-dev) and "
                            "rebuild fastt")
-    return Backend.GLOO
+    return Backend(b), gloo, nccl
+
+
+def _make_group(store, rank, size, timeout, gloo, nccl, master):
+    tms = _ms(timeout)
+    g = (_D._gloo_group(PrefixStore("gloo", store)._s, rank, size, tms,
+                        _local_hostname(master)) if gloo else None)
+    n = (_D._nccl_group(PrefixStore("nccl", store)._s, rank, size, tms,
+                        _nccl_library()) if nccl else None)
+    return g, n
 
 
 def init_process_group(backend=None, init_method=None, timeout=None,
                        world_size=-1, rank=-1, store=None, group_name="",
                        pg_options=None, device_id=None):
     """Joins this process to the job's default group (torch's
-    init_process_group; Gloo is the back end)."""
+    init_process_group, on Gloo and NCCL)."""
     if GroupMember.WORLD is not None:
         raise ValueError("trying to initialize the default process group "
                          "twice!")
-    name = _backend_name(backend)
+    name, gloo, nccl = _backends(backend)
     timeout = default_pg_timeout if timeout is None else timeout
-    tms = _ms(timeout)
     if store is not None:
         if init_method is not None:
             raise ValueError("Cannot specify both init_method and store.")
@@ -369,15 +418,15 @@ def init_process_group(backend=None, init_method=None, timeout=None,
     if not 0 <= rank < world_size:
         raise ValueError(f"Invalid rank {rank} for world_size {world_size}")
     store.set_timeout(timeout)
-    prefixed = PrefixStore("default_pg", store)
-    impl = _D._gloo_group(prefixed._s, rank, world_size, tms,
-                          _local_hostname(master))
+    impl, nimpl = _make_group(PrefixStore("default_pg", store), rank,
+                              world_size, timeout, gloo, nccl, master)
     _State.store = store
     _State.backend = name
     _State.timeout = timeout
+    _State.master = master
     _State.groups = 0
     GroupMember.WORLD = ProcessGroup(impl, range(world_size), name,
-                                     group_name or "default_pg")
+                                     group_name or "default_pg", nimpl)
 
 
 def destroy_process_group(group=None):
@@ -388,6 +437,7 @@ def destroy_process_group(group=None):
         _State.backend = None
     elif isinstance(group, ProcessGroup):
         group._impl = None
+        group._nccl = None
 
 
 def new_group(ranks=None, timeout=None, backend=None, pg_options=None,
@@ -403,19 +453,18 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None,
     if len(set(ranks)) != len(ranks) or any(not 0 <= r < n for r in ranks):
         raise ValueError(f"new_group: ranks {ranks} must be distinct ranks "
                          f"of the world (size {n})")
-    if backend is not None:
-        _backend_name(backend)
+    name, gloo, nccl = (_backends(backend) if backend is not None else
+                        (_State.backend, world._impl is not None,
+                         world._nccl is not None))
     _State.groups += 1
     me = world.rank()
     if me not in ranks:
         return GroupMember.NON_GROUP_MEMBER
     timeout = _State.timeout if timeout is None else timeout
-    prefixed = PrefixStore(f"group_{_State.groups}", _State.store)
-    impl = _D._gloo_group(prefixed._s, ranks.index(me), len(ranks),
-                          _ms(timeout), _local_hostname(
-                              os.environ.get("MASTER_ADDR", "127.0.0.1")))
-    return ProcessGroup(impl, ranks, _State.backend,
-                        f"group_{_State.groups}")
+    impl, nimpl = _make_group(
+        PrefixStore(f"group_{_State.groups}", _State.store),
+        ranks.index(me), len(ranks), timeout, gloo, nccl, _State.master)
+    return ProcessGroup(impl, ranks, name, f"group_{_State.groups}", nimpl)
 
 
 def get_rank(group=None):
@@ -524,12 +573,13 @@ def _check(t, what):
     return t
 
 
-def _staged(t, what):
-    """(a contiguous CPU buffer for t, whether results must go back)."""
+def _staged(t, what, dev="cpu"):
+    """(a contiguous buffer for t on the back end's device, whether
+    results must go back)."""
     _check(t, what)
-    if t.device.type == "cpu" and t.is_contiguous():
+    if str(t.device) == dev and t.is_contiguous():
         return t, False
-    return t.detach().to("cpu").contiguous(), True
+    return t.detach().to(dev).contiguous(), True
 
 
 def _run(impl_work, async_op, finish=None, result=None):
@@ -548,14 +598,23 @@ def _copy_back(pairs):
     return finish
 
 
-def _member(group):
-    """The group's implementation, or None when this rank is not in it."""
+def _member(group, tensor=None):
+    """(group, back end, its device) for an op on `tensor`: NCCL for a
+    CUDA tensor when the group has it, else Gloo (CUDA tensors through host
+    copies); (None, None, None) when this rank is not in the group."""
     g = _group(group)
     if g is None:
-        return None, None
-    if g._impl is None:
+        return None, None, None
+    if g._impl is None and g._nccl is None:
         raise ValueError("the process group was destroyed")
-    return g, g._impl
+    if g._nccl is not None and (g._impl is None or (
+            tensor is not None and tensor.device.type == "cuda")):
+        if tensor is not None and tensor.device.type != "cuda":
+            raise ValueError("the NCCL back end takes CUDA tensors, got a "
+                             f"{tensor.device} tensor")
+        return g, g._nccl, (str(tensor.device) if tensor is not None
+                            else "cuda")
+    return g, g._impl, "cpu"
 
 
 def _to_group_rank(g, rank, group_rank, what):
@@ -590,21 +649,21 @@ def _op(op):
 
 def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     """Reduces tensor across the group; every rank gets the result."""
-    g, impl = _member(group)
+    g, impl, dev = _member(group, tensor)
     if impl is None:
         return None
-    buf, back = _staged(tensor, "all_reduce")
+    buf, back = _staged(tensor, "all_reduce", dev)
     w = impl.allreduce(buf, _op(op))
     return _run(w, async_op, _copy_back([(tensor, buf)]) if back else None,
                 [tensor])
 
 
 def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
-    g, impl = _member(group)
+    g, impl, dev = _member(group, tensor)
     if impl is None:
         return None
     root = _to_group_rank(g, src, group_src, "broadcast")
-    buf, back = _staged(tensor, "broadcast")
+    buf, back = _staged(tensor, "broadcast", dev)
     w = impl.broadcast(buf, root)
     return _run(w, async_op, _copy_back([(tensor, buf)]) if back else None,
                 [tensor])
@@ -612,11 +671,11 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
 
 def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False,
            group_dst=None):
-    g, impl = _member(group)
+    g, impl, dev = _member(group, tensor)
     if impl is None:
         return None
     root = _to_group_rank(g, dst, group_dst, "reduce")
-    buf, back = _staged(tensor, "reduce")
+    buf, back = _staged(tensor, "reduce", dev)
     if g.rank() != root:    # Gloo uses the others' buffers as scratch
         buf = buf.clone() if not back else buf
     w = impl.reduce(buf, root, _op(op))
@@ -635,19 +694,20 @@ def _same_layout(tensors, ref, what):
 
 
 def _flat_out(n, ref):
-    return fastt.empty((n * ref.numel(),), dtype=ref.dtype)
+    return fastt.empty((n * ref.numel(),), dtype=ref.dtype,
+                       device=ref.device)
 
 
 def all_gather(tensor_list, tensor, group=None, async_op=False):
     """tensor_list[r] receives rank r's tensor."""
-    g, impl = _member(group)
+    g, impl, dev = _member(group, tensor)
     if impl is None:
         return None
     if len(tensor_list) != g.size():
         raise ValueError(f"all_gather: tensor_list has {len(tensor_list)} "
                          f"tensors for a group of size {g.size()}")
     _same_layout(tensor_list, tensor, "all_gather")
-    buf, _ = _staged(tensor, "all_gather")
+    buf, _ = _staged(tensor, "all_gather", dev)
     out = _flat_out(g.size(), buf)
     w = impl.allgather(out, buf)
     blocks = out.chunk(g.size()) if out.numel() else [out] * g.size()
@@ -667,13 +727,13 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None,
                            async_op=False):
     """output_tensor (concatenated or stacked) receives every rank's
     input_tensor in rank order."""
-    g, impl = _member(group)
+    g, impl, dev = _member(group, input_tensor)
     if impl is None:
         return None
     _block_target(output_tensor, g.size(), input_tensor,
                   "all_gather_into_tensor")
-    buf, _ = _staged(input_tensor, "all_gather_into_tensor")
-    out, back = _staged(output_tensor, "all_gather_into_tensor")
+    buf, _ = _staged(input_tensor, "all_gather_into_tensor", dev)
+    out, back = _staged(output_tensor, "all_gather_into_tensor", dev)
     w = impl.allgather(out.reshape(-1), buf)
     return _run(w, async_op,
                 _copy_back([(output_tensor, out)]) if back else None,
@@ -684,11 +744,11 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None,
                           async_op=False):
     """Reduces input (size() blocks) across the group; rank r's output
     receives block r."""
-    g, impl = _member(group)
+    g, impl, dev = _member(group, output)
     if impl is None:
         return None
     _block_target(input, g.size(), output, "reduce_scatter_tensor")
-    work = input.detach().to("cpu").contiguous().clone().reshape(-1)
+    work = input.detach().to(dev).contiguous().clone().reshape(-1)
     w = impl.allreduce(work, _op(op))
     mine = work.chunk(g.size())[g.rank()] if work.numel() else work
     return _run(w, async_op, _copy_back([(output, mine)]), [output])
@@ -696,7 +756,7 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None,
 
 def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None,
                    async_op=False):
-    g, impl = _member(group)
+    g, impl, dev = _member(group, output)
     if impl is None:
         return None
     if len(input_list) != g.size():
@@ -704,19 +764,19 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None,
                          f"{len(input_list)} tensors for a group of size "
                          f"{g.size()}")
     _same_layout(input_list, output, "reduce_scatter")
-    flat = fastt.cat([t.detach().to("cpu").reshape(-1) for t in input_list])
+    flat = fastt.cat([t.detach().to(dev).reshape(-1) for t in input_list])
     return reduce_scatter_tensor(output, flat, op, group, async_op)
 
 
 def gather(tensor, gather_list=None, dst=None, group=None, async_op=False,
            group_dst=None):
-    g, impl = _member(group)
+    g, impl, dev = _member(group, tensor)
     if impl is None:
         return None
     if dst is None and group_dst is None:
         dst = 0
     root = _to_group_rank(g, dst, group_dst, "gather")
-    buf, _ = _staged(tensor, "gather")
+    buf, _ = _staged(tensor, "gather", dev)
     if g.rank() == root:
         if gather_list is None or len(gather_list) != g.size():
             raise ValueError("gather: the destination rank needs a "
@@ -736,19 +796,19 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False,
 
 def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False,
             group_src=None):
-    g, impl = _member(group)
+    g, impl, dev = _member(group, tensor)
     if impl is None:
         return None
     if src is None and group_src is None:
         src = 0
     root = _to_group_rank(g, src, group_src, "scatter")
-    out, back = _staged(tensor, "scatter")
+    out, back = _staged(tensor, "scatter", dev)
     if g.rank() == root:
         if scatter_list is None or len(scatter_list) != g.size():
             raise ValueError("scatter: the source rank needs a "
                              f"scatter_list of {g.size()} tensors")
         _same_layout(scatter_list, tensor, "scatter")
-        inp = fastt.cat([t.detach().to("cpu").reshape(-1)
+        inp = fastt.cat([t.detach().to(dev).reshape(-1)
                          for t in scatter_list])
     else:
         if scatter_list:
@@ -764,7 +824,7 @@ def all_to_all_single(output, input, output_split_sizes=None,
                       input_split_sizes=None, group=None, async_op=False):
     """Splits input along dim 0 (equal parts, or input_split_sizes) and
     sends part r to rank r; output receives the parts in rank order."""
-    g, impl = _member(group)
+    g, impl, dev = _member(group, input)
     if impl is None:
         return None
     _check(output, "all_to_all_single")
@@ -793,8 +853,8 @@ def all_to_all_single(output, input, output_split_sizes=None,
     if bool(ic) != bool(oc):
         ic = ic or [input.numel() // n] * n
         oc = oc or [output.numel() // n] * n
-    buf, _ = _staged(input, "all_to_all_single")
-    out, back = _staged(output, "all_to_all_single")
+    buf, _ = _staged(input, "all_to_all_single", dev)
+    out, back = _staged(output, "all_to_all_single", dev)
     w = impl.alltoall(out.reshape(-1), buf.reshape(-1), oc, ic)
     return _run(w, async_op, _copy_back([(output, out)]) if back else None,
                 [output])
@@ -802,7 +862,7 @@ def all_to_all_single(output, input, output_split_sizes=None,
 
 def all_to_all(output_tensor_list, input_tensor_list, group=None,
                async_op=False):
-    g, impl = _member(group)
+    g, impl, dev = _member(group, input_tensor_list[0])
     if impl is None:
         return None
     n = g.size()
@@ -812,10 +872,10 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None,
     if any(t.dtype != dtype for t in
            list(output_tensor_list) + list(input_tensor_list)):
         raise ValueError("all_to_all: every tensor must have one dtype")
-    inp = fastt.cat([t.detach().to("cpu").reshape(-1)
+    inp = fastt.cat([t.detach().to(dev).reshape(-1)
                      for t in input_tensor_list])
     out = fastt.empty((sum(t.numel() for t in output_tensor_list),),
-                      dtype=dtype)
+                      dtype=dtype, device=dev)
     oc = [t.numel() for t in output_tensor_list]
     ic = [t.numel() for t in input_tensor_list]
     w = impl.alltoall(out, inp, oc, ic)
@@ -826,14 +886,14 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None,
 
 
 def barrier(group=None, async_op=False, device_ids=None):
-    g, impl = _member(group)
+    g, impl, dev = _member(group)
     if impl is None:
         return None
     return _run(impl.barrier(), async_op)
 
 
 def monitored_barrier(group=None, timeout=None, wait_all_ranks=False):
-    g, impl = _member(group)
+    g, impl, dev = _member(group)
     if impl is None:
         return None
     Work(impl.barrier()).wait(timeout)
@@ -842,7 +902,7 @@ def monitored_barrier(group=None, timeout=None, wait_all_ranks=False):
 # ---- Point to point ----
 
 def _p2p(tensor, peer, group, group_peer, what):
-    g, impl = _member(group)
+    g, impl, dev = _member(group, tensor)
     if impl is None:
         raise ValueError(f"{what}: this rank is not in the group")
     r = _to_group_rank(g, peer, group_peer, what)
@@ -850,24 +910,24 @@ def _p2p(tensor, peer, group, group_peer, what):
         side = "destination" if what.endswith("send") else "source"
         raise ValueError(f"Invalid {side} rank: should not be the same as "
                          "the rank of the current process.")
-    return g, impl, r
+    return g, impl, r, dev
 
 
 def isend(tensor, dst=None, group=None, tag=0, group_dst=None):
-    g, impl, r = _p2p(tensor, dst, group, group_dst, "isend")
-    buf, _ = _staged(tensor, "isend")
+    g, impl, r, dev = _p2p(tensor, dst, group, group_dst, "isend")
+    buf, _ = _staged(tensor, "isend", dev)
     return Work(impl.send(buf, r, int(tag)), result=[tensor])
 
 
 def irecv(tensor, src=None, group=None, tag=0, group_src=None):
-    g, impl = _member(group)
+    g, impl, dev = _member(group, tensor)
     if impl is None:
         raise ValueError("irecv: this rank is not in the group")
     if src is None and group_src is None:
         r = -1
     else:
-        g, impl, r = _p2p(tensor, src, group, group_src, "irecv")
-    buf, back = _staged(tensor, "irecv")
+        g, impl, r, dev = _p2p(tensor, src, group, group_src, "irecv")
+    buf, back = _staged(tensor, "irecv", dev)
     w = Work(impl.recv(buf, r, int(tag)),
              _copy_back([(tensor, buf)]) if back else None, [tensor])
     w._group = g
@@ -919,7 +979,7 @@ def _sizes(n, group):
 
 
 def all_gather_object(object_list, obj, group=None):
-    g, impl = _member(group)
+    g, impl, dev = _member(group)
     if impl is None:
         return
     data, n = _pickled(obj)
@@ -935,7 +995,7 @@ def all_gather_object(object_list, obj, group=None):
 
 def gather_object(obj, object_gather_list=None, dst=None, group=None,
                   group_dst=None):
-    g, impl = _member(group)
+    g, impl, dev = _member(group)
     if impl is None:
         return
     if dst is None and group_dst is None:
@@ -956,7 +1016,7 @@ def gather_object(obj, object_gather_list=None, dst=None, group=None,
 
 def broadcast_object_list(object_list, src=None, group=None, device=None,
                           group_src=None):
-    g, impl = _member(group)
+    g, impl, dev = _member(group)
     if impl is None:
         return
     if src is None and group_src is None:
@@ -980,7 +1040,7 @@ def broadcast_object_list(object_list, src=None, group=None, device=None,
 
 def scatter_object_list(scatter_object_output_list, scatter_object_input_list
                         =None, src=None, group=None, group_src=None):
-    g, impl = _member(group)
+    g, impl, dev = _member(group)
     if impl is None:
         return
     if src is None and group_src is None:
