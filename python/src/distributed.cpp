@@ -6,6 +6,7 @@
 #include <pybind11/stl.h>
 
 #include "csrc/distributed/process_group.h"
+#include "csrc/distributed/reducer.h"
 #include "python/src/common.h"
 
 namespace fastt {
@@ -212,6 +213,43 @@ bool init_distributed(PyObject* module) {
                                      Millis(ms), hostname);
       });
     });
+    // DDP's per-parameter hooks (csrc/distributed/reducer.h); the
+    // callbacks run inside backward, which holds the GIL.
+    auto py_callback = [](pb::function f) {
+      return [f = std::move(f)](int64_t k) {
+        pb::gil_scoped_acquire g;
+        try {
+          f(k);
+        } catch (pb::error_already_set& e) {
+          e.restore();
+          throw PyErrAlreadySet{};
+        }
+      };
+    };
+    using GC = dist::GradCounter;
+    pb::class_<GC, std::shared_ptr<GC>>(m, "_GradCounter")
+        .def(pb::init([py_callback](pb::list params,
+                                    std::vector<int64_t> group_of,
+                                    pb::list views, bool copy, bool as_view,
+                                    pb::function on_ready,
+                                    pb::function on_twice) {
+          std::vector<Tensor> ps, vs;
+          for (auto p : params) ps.push_back(tensor_arg(p));
+          for (auto v : views) vs.push_back(tensor_arg(v));
+          return std::make_shared<GC>(std::move(ps), std::move(group_of),
+                                      std::move(vs), copy, as_view,
+                                      py_callback(std::move(on_ready)),
+                                      py_callback(std::move(on_twice)));
+        }))
+        .def("arm", &GC::arm)
+        .def("begin", &GC::begin)
+        .def_property_readonly("expecting", &GC::expecting)
+        .def("mark", &GC::mark)
+        .def("any_done", &GC::any_done)
+        .def("done", [](GC& c) {
+          return std::vector<int>(c.done().begin(), c.done().end());
+        })
+        .def("remove_hooks", &GC::remove_hooks);
     m.def("_nccl_group", [](StoreP store, int rank, int size, int64_t ms,
                             const std::string& library) {
       return released([&] {

@@ -409,7 +409,7 @@ def test_errors_and_unhooking(pg1):
     with fastt.no_grad():
         d(x)
     d(x, use_b=True).sum().backward()
-    assert not d._reducer.expect
+    assert not d._reducer.counter.expecting
     # Dropping the DDP unhooks the module: it trains alone again.
     d = DDP(m, gradient_as_bucket_view=True)
     d(x, use_b=True).sum().backward()

@@ -60,6 +60,7 @@ buckets stale: wrap the module where and as it will train, as torch
 asks."""
 
 import contextlib
+import weakref
 import zlib
 
 import fastt
@@ -138,7 +139,7 @@ class _Reducer:
     __slots__ = (
         "dist", "group", "world", "comm", "copy", "as_view", "params",
         "names", "views", "ptrs", "bucket_of", "flats", "predivide",
-        "counts", "pending", "ready", "done", "no_buckets", "no_params",
+        "counts", "ready", "no_buckets", "counter",
         "nb", "next", "works", "expect", "group_of", "inflight",
         "find_unused", "static_graph",
         "static_unused", "global_unused", "used_work", "used_map",
@@ -196,26 +197,30 @@ class _Reducer:
             self.group_of = [0] * n
             self.counts = [n]
             self.nb = 1
-        self.pending = list(self.counts)
         self.no_buckets = [False] * self.nb
-        self.no_params = [False] * n
         self.ready = [False] * self.nb
-        self.done = [False] * n
         self.works = [None] * self.nb
         self.next = 0
         self.inflight = False  # collectives launched, not yet waited for
-        # Armed by a forward that wants a sync, disarmed by finish().
-        # done[i]: True when param i's hook fired this step, 2 when it was
-        # marked unused; a forward that finds a step armed with some True
-        # in done (a backward started and did not finish) raises.
-        self.expect = False
-        self.handles = [p.register_post_accumulate_grad_hook(self._hook(i))
-                        for i, p in enumerate(params)]
+        # The per-parameter hooks are C++ (csrc/distributed/reducer.h): each
+        # copies its .grad into its bucket view and counts its bucket down;
+        # the last one calls bucket_ready. Armed by a forward that wants a
+        # sync, disarmed by finish(); its done() is 1 for a parameter whose
+        # hook fired this step, 2 for one marked unused.
+        ref = weakref.ref(self)   # no cycle through the C++ callbacks
+
+        def on_ready(b):
+            ref().bucket_ready(b)
+
+        def on_twice(i):
+            ref()._twice(i)
+
+        self.counter = fastt._C._distributed._GradCounter(
+            list(params), list(self.group_of), list(self.views), self.copy,
+            as_view, on_ready, on_twice)
 
     def remove_hooks(self):
-        for h in self.handles:
-            h.remove()
-        self.handles = []
+        self.counter.remove_hooks()
 
     # ---- per step ----
     def drain(self):
@@ -232,60 +237,10 @@ class _Reducer:
         self.next = 0
         self.inflight = False
 
-    def _hook(self, i):
-        """Param i's post-accumulate-grad hook. A closure over what it
-        needs (this runs once per parameter per backward: no method
-        lookups, no allocation)."""
-        r = self
-        b = self.group_of[i]
-        done = self.done
-        pending = self.pending
-        view = self.views[i]
-        ptr = self.ptrs[i]
-        copy = self.copy
-        as_view = self.as_view
-
-        def hook(p):
-            if not r.expect:
-                return
-            if done[i]:
-                r._twice(i)
-            done[i] = True
-            if copy:
-                g = p.grad
-                if not as_view:
-                    view.copy_(g)
-                elif g.data_ptr() != ptr:
-                    view.copy_(g)
-                    p.grad = view
-            left = pending[b] - 1
-            pending[b] = left
-            if not left:
-                r.bucket_ready(b)
-        return hook
-
     def mark_unused(self, i):
         """Param i gets no gradient this step: what its .grad holds (zeros
         when it has none) goes into the reduction now."""
-        if self.done[i]:
-            self._twice(i)
-        self.done[i] = 2
-        if self.copy:
-            p = self.params[i]
-            g = p.grad
-            v = self.views[i]
-            if g is None:
-                v.zero_()
-            elif not self.as_view:
-                v.copy_(g)
-            elif g.data_ptr() != self.ptrs[i]:
-                v.copy_(g)
-                p.grad = v
-        b = self.group_of[i]
-        left = self.pending[b] - 1
-        self.pending[b] = left
-        if not left:
-            self.bucket_ready(b)
+        self.counter.mark(i, 2)
 
     def bucket_ready(self, b):
         ready = self.ready
@@ -307,8 +262,7 @@ class _Reducer:
 
     def finish(self):
         """All buckets launched: wait, average, hand the gradients back."""
-        self.expect = False
-        self.next = 0
+        self.next = 0     # (the counter disarmed itself: all groups done)
         self.inflight = False
         if not self.comm:
             if self.as_view and self.global_unused is not None:
@@ -430,7 +384,7 @@ class _Reducer:
 
     def unfinished(self):
         missing = [f"{self.names[i]!r} (index {i})"
-                   for i in range(len(self.done)) if not self.done[i]]
+                   for i, d in enumerate(self.counter.done()) if not d]
         raise RuntimeError(
             "Expected to have finished reduction in the prior iteration "
             "before starting a new one. This error indicates that your "
@@ -641,16 +595,13 @@ class DistributedDataParallel(Module):
         r = self._reducer
         sync = False
         if fastt.is_grad_enabled():
-            if r.expect and True in r.done:
-                r.unfinished()
             sync = self.require_backward_grad_sync
+            if r.counter.begin(sync):   # the last backward did not finish
+                r.unfinished()
             if sync:
                 if r.inflight:
                     r.drain()
-                r.pending[:] = r.counts
                 r.ready[:] = r.no_buckets
-                r.done[:] = r.no_params
-            r.expect = sync
         if self._sync_buffers_on and self.require_forward_param_sync:
             self._sync_buffers()
         output = self.module(*inputs, **kwargs)
