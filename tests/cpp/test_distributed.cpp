@@ -2,13 +2,16 @@
 // clients, timeouts and reconnecting after one) and a Gloo group whose
 // ranks are threads of this process. Tags: [distributed][threads] (the
 // store server and Gloo's pairs run threads, so TSan checks them too).
+#include <algorithm>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "catch.h"
 #include "core_test_util.h"
+#include "csrc/autograd.h"
 #include "csrc/distributed/process_group.h"
+#include "csrc/distributed/reducer.h"
 #include "csrc/ops.h"
 
 using namespace fastt;
@@ -96,4 +99,51 @@ TEST_CASE("a Gloo group of threads", "[distributed][threads]") {
     CHECK(gathered[r] == std::vector<float>{0, 0, 1, 1});
     CHECK(got[r] == float(10 + (1 - r)));
   }
+}
+
+TEST_CASE("GradCounter: DDP's per-parameter hooks", "[distributed]") {
+  // Three parameters in two groups; their bucket views live in one flat
+  // buffer. A backward fills the views and calls on_ready once per group.
+  std::vector<Tensor> ps;
+  for (int i = 0; i < 3; ++i) {
+    Tensor p = full({2}, Scalar(double(i + 1)), DType::Float32);
+    requires_grad_(p);
+    ps.push_back(p);
+  }
+  Tensor flat = zeros({6}, DType::Float32);
+  std::vector<Tensor> views;
+  for (int64_t i = 0; i < 3; ++i)
+    views.push_back(flat.slice(0, 2 * i, 2 * i + 2));
+  std::vector<int64_t> ready;
+  int twice = -1;
+  GradCounter c(ps, {0, 0, 1}, views, true, false,
+                [&](int64_t g) { ready.push_back(g); },
+                [&](int64_t i) { twice = int(i); });
+  auto loss = [&] {
+    return fastt::sum(add(add(mul(ps[0], Scalar(2.0)), mul(ps[1], Scalar(3.0))),
+                   mul(ps[2], Scalar(4.0))));
+  };
+  CHECK_FALSE(c.begin(true));
+  backward(loss());
+  std::sort(ready.begin(), ready.end());
+  CHECK(ready == std::vector<int64_t>{0, 1});
+  CHECK_FALSE(c.expecting());  // the last group disarmed it
+  const float* f = flat.data_ptr<float>();
+  CHECK(std::vector<float>(f, f + 6) == std::vector<float>{2, 2, 3, 3, 4,
+                                                           4});
+  // Disarmed (no_sync): hooks do nothing.
+  ready.clear();
+  c.arm(false);
+  backward(loss());
+  CHECK(ready.empty());
+  // A step whose backward reached only some parameters is reported at
+  // the next begin; marking one twice calls on_twice.
+  CHECK_FALSE(c.begin(true));
+  backward(fastt::sum(ps[0]));
+  CHECK(c.begin(true));
+  c.arm(true);
+  c.mark(1, 2);
+  c.mark(1, 2);
+  CHECK(twice == 1);
+  c.remove_hooks();
 }
