@@ -49,11 +49,11 @@ void Work::finish(std::exception_ptr error) {
 
 void Work::wait(Millis timeout) {
   if (timeout.count() <= 0) timeout = default_timeout;
-  if (waiter) {
+  {
     std::function<void(Millis)> w;
     {
       std::lock_guard<std::mutex> g(mu_);
-      if (!done_) w = std::move(waiter);
+      if (!done_ && waiter) w = std::move(waiter);
     }
     if (w) {
       try {
@@ -248,6 +248,7 @@ class GlooGroup final : public ProcessGroup {
   std::shared_ptr<Work> allreduce(Tensor t, ReduceOp op) override {
     Func fn = reduce_func(op, t.dtype());
     return enqueue("all_reduce", [=](uint32_t tag) {
+      if (nbytes_of(t) == 0) return;
       gloo::AllreduceOptions o(context_);
       o.setTag(tag);
       o.setTimeout(timeout_);
@@ -259,6 +260,7 @@ class GlooGroup final : public ProcessGroup {
   }
   std::shared_ptr<Work> broadcast(Tensor t, int root) override {
     return enqueue("broadcast", [=](uint32_t tag) {
+      if (nbytes_of(t) == 0) return;
       gloo::BroadcastOptions o(context_);
       o.setTag(tag);
       o.setTimeout(timeout_);
@@ -270,6 +272,7 @@ class GlooGroup final : public ProcessGroup {
   std::shared_ptr<Work> reduce(Tensor t, int root, ReduceOp op) override {
     Func fn = reduce_func(op, t.dtype());
     return enqueue("reduce", [=](uint32_t tag) {
+      if (nbytes_of(t) == 0) return;
       gloo::ReduceOptions o(context_);
       o.setTag(tag);
       o.setTimeout(timeout_);
@@ -282,6 +285,7 @@ class GlooGroup final : public ProcessGroup {
   }
   std::shared_ptr<Work> allgather(Tensor out, Tensor in) override {
     return enqueue("all_gather", [=](uint32_t tag) {
+      if (nbytes_of(in) == 0) return;  // Gloo divides by the block size
       gloo::AllgatherOptions o(context_);
       o.setTag(tag);
       o.setTimeout(timeout_);
@@ -292,6 +296,7 @@ class GlooGroup final : public ProcessGroup {
   }
   std::shared_ptr<Work> gather(Tensor out, Tensor in, int root) override {
     return enqueue("gather", [=](uint32_t tag) {
+      if (nbytes_of(in) == 0) return;
       gloo::GatherOptions o(context_);
       o.setTag(tag);
       o.setTimeout(timeout_);
@@ -303,6 +308,7 @@ class GlooGroup final : public ProcessGroup {
   }
   std::shared_ptr<Work> scatter(Tensor out, Tensor in, int root) override {
     return enqueue("scatter", [=](uint32_t tag) {
+      if (nbytes_of(out) == 0) return;
       gloo::ScatterOptions o(context_);
       o.setTag(tag);
       o.setTimeout(timeout_);
@@ -323,6 +329,7 @@ class GlooGroup final : public ProcessGroup {
                                  std::vector<int64_t> in_counts) override {
     return enqueue("all_to_all", [=](uint32_t tag) {
       if (out_counts.empty() && in_counts.empty()) {
+        if (nbytes_of(in) == 0) return;
         gloo::AlltoallOptions o(context_);
         o.setTag(tag);
         o.setTimeout(timeout_);
@@ -353,9 +360,14 @@ class GlooGroup final : public ProcessGroup {
     });
   }
   std::shared_ptr<Work> send(Tensor t, int dst, int64_t tag) override {
-    auto buf = std::shared_ptr<gloo::transport::UnboundBuffer>(
-        context_->createUnboundBuffer(bytes_of(t), nbytes_of(t)));
-    buf->send(dst, p2p_slot(tag));
+    std::shared_ptr<gloo::transport::UnboundBuffer> buf;
+    const uint64_t slot = p2p_slot(tag);
+    p2p_wait("send", dst, [&] {
+      buf.reset(context_->createUnboundBuffer(bytes_of(t), nbytes_of(t))
+                    .release());
+      buf->send(dst, slot);
+      return true;
+    });
     auto w = std::make_shared<Work>();
     w->default_timeout = timeout_;
     w->waiter = [buf, t, dst](Millis timeout) {
@@ -364,16 +376,21 @@ class GlooGroup final : public ProcessGroup {
     return w;
   }
   std::shared_ptr<Work> recv(Tensor t, int src, int64_t tag) override {
-    auto buf = std::shared_ptr<gloo::transport::UnboundBuffer>(
-        context_->createUnboundBuffer(bytes_of(t), nbytes_of(t)));
-    if (src >= 0) {
-      buf->recv(src, p2p_slot(tag));
-    } else {
-      std::vector<int> all;
-      for (int r = 0; r < size_; ++r)
-        if (r != rank_) all.push_back(r);
-      buf->recv(all, p2p_slot(tag));
-    }
+    std::shared_ptr<gloo::transport::UnboundBuffer> buf;
+    const uint64_t slot = p2p_slot(tag);
+    p2p_wait("recv", src, [&] {
+      buf.reset(context_->createUnboundBuffer(bytes_of(t), nbytes_of(t))
+                    .release());
+      if (src >= 0) {
+        buf->recv(src, slot);
+      } else {
+        std::vector<int> all;
+        for (int r = 0; r < size_; ++r)
+          if (r != rank_) all.push_back(r);
+        buf->recv(all, slot);
+      }
+      return true;
+    });
     auto w = std::make_shared<Work>();
     w->default_timeout = timeout_;
     Work* raw = w.get();
@@ -394,8 +411,12 @@ class GlooGroup final : public ProcessGroup {
     std::shared_ptr<Work> work;
   };
 
+  // Point-to-point slots: a prefix byte no Gloo collective uses (theirs
+  // are small: 0x01 is gather's), then the 32-bit user tag.
   static uint64_t p2p_slot(int64_t tag) {
-    return (uint64_t(1) << 56) | (uint64_t(tag) & ((uint64_t(1) << 56) - 1));
+    FASTT_CHECK(tag >= 0 && tag <= int64_t(UINT32_MAX), ValueError,
+                "send/recv: tag {} must be in [0, 2**32)", tag);
+    return (uint64_t(0xFF) << 56) | uint64_t(tag);
   }
   template <class F>
   static void p2p_wait(const char* what, int peer, F&& f) {
@@ -418,6 +439,10 @@ class GlooGroup final : public ProcessGroup {
     });
   }
 
+  bool stopping() {
+    std::lock_guard<std::mutex> g(mu_);
+    return stop_;
+  }
   std::shared_ptr<Work> enqueue(const char* name, Job job) {
     auto w = std::make_shared<Work>();
     w->default_timeout = timeout_;
@@ -439,6 +464,12 @@ class GlooGroup final : public ProcessGroup {
         queue_.pop_front();
       }
       uint32_t tag = next_tag_++;
+      if (stopping()) {  // the group is being destroyed: do not start it
+        item.work->finish(std::make_exception_ptr(DistBackendError(
+            fmt::format("{}: the process group was destroyed before it "
+                        "ran", item.name))));
+        continue;
+      }
       try {
         item.job(tag);
         item.work->finish();
@@ -493,7 +524,7 @@ std::shared_ptr<ProcessGroup> make_gloo_group(std::shared_ptr<Store>, int,
 #ifndef FASTT_WITH_CUDA
 std::shared_ptr<ProcessGroup> make_nccl_group(std::shared_ptr<Store>, int,
                                               int, Millis,
-                                              const std::string&) {
+                                              const std::string&, int) {
   throw DistBackendError(
       "the NCCL back end needs fastt built with CUDA (this build has no "
       "CUDA backend); use backend='gloo'");

@@ -76,6 +76,10 @@ class ProcessGroup {
   virtual std::shared_ptr<Work> send(Tensor t, int dst, int64_t tag) = 0;
   // src -1: from any rank (Work::source_rank says which).
   virtual std::shared_ptr<Work> recv(Tensor t, int src, int64_t tag) = 0;
+  // Brackets point-to-point calls that must be issued together
+  // (batch_isend_irecv): NCCL's ncclGroupStart/End; nothing for Gloo.
+  virtual void group_start() {}
+  virtual void group_end() {}
 
  protected:
   int rank_ = 0;
@@ -89,12 +93,15 @@ std::shared_ptr<ProcessGroup> make_gloo_group(std::shared_ptr<Store> store,
                                               const std::string& hostname);
 
 // NCCL (CUDA tensors; kernels/cuda/nccl.cpp): `library` is the path of
-// libnccl.so.2 to load. Without CUDA, or without that library, it raises
+// libnccl.so.2 to load; device >= 0 makes that device's communicator now
+// (init_process_group's device_id), else each is made by the first
+// collective on it. Without CUDA, or without that library, it raises
 // DistBackendError naming what to install.
 std::shared_ptr<ProcessGroup> make_nccl_group(std::shared_ptr<Store> store,
                                               int rank, int size,
                                               Millis timeout,
-                                              const std::string& library);
+                                              const std::string& library,
+                                              int device);
 
 }  // namespace distributed
 }  // namespace fastt

@@ -34,6 +34,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 const char* const kWorkersKey = "__fastt/tcpstore_workers";
 const char* const kFileUsersKey = "__fastt/filestore_users";
+const char* const kFileDoneKey = "__fastt/filestore_finished";
 
 bool internal_key(const std::string& k) { return k.rfind("__fastt/", 0) == 0; }
 
@@ -226,13 +227,27 @@ class FileStore final : public Store {
     FASTT_CHECK(fd_ >= 0, DistStoreError,
                 "FileStore: cannot open '{}': {}", path, std::strerror(errno));
     int64_t users = add(kFileUsersKey, 1);
-    FASTT_CHECK(world_size_ <= 0 || users <= world_size_, DistStoreError,
-                "FileStore: {} users of '{}' exceed world_size {} (a file "
-                "left by an earlier run?)", users, path, world_size_);
+    if (world_size_ > 0 && users > world_size_) {
+      add(kFileUsersKey, -1);
+      ::close(fd_);
+      throw DistStoreError(fmt::format(
+          "FileStore: {} users of '{}' exceed world_size {} (a file left "
+          "by an earlier run?)", users, path, world_size_));
+    }
   }
+  // The file goes when every user is done: world_size of them when it is
+  // known (a rank that finishes early must not take the keys from one
+  // still to come), else the last open one. Unlinked under the lock.
   ~FileStore() override {
     try {
-      if (add(kFileUsersKey, -1) == 0) ::unlink(path_.c_str());
+      Locked l(this, LOCK_EX);
+      int64_t finished = kv_.add(kFileDoneKey, 1);
+      append('S', kFileDoneKey, kv_.map[kFileDoneKey]);
+      int64_t users = kv_.map.count(kFileUsersKey)
+                          ? parse_int(kv_.map[kFileUsersKey], kFileUsersKey)
+                          : 0;
+      if (world_size_ > 0 ? finished >= world_size_ : finished >= users)
+        ::unlink(path_.c_str());
     } catch (...) {
     }
     ::close(fd_);
@@ -243,9 +258,12 @@ class FileStore final : public Store {
     kv_.map[key] = value;
   }
   Bytes get(const std::string& key) override {
-    wait({key}, timeout_);
-    Locked l(this, LOCK_SH);
-    return kv_.map[key];
+    for (;;) {
+      wait({key}, timeout_);
+      Locked l(this, LOCK_SH);
+      auto it = kv_.map.find(key);
+      if (it != kv_.map.end()) return it->second;
+    }  // deleted between the wait and the read: wait again
   }
   int64_t add(const std::string& key, int64_t amount) override {
     Locked l(this, LOCK_EX);
@@ -457,7 +475,13 @@ class TcpServer {
       if (in.size() - used - 4 < len) break;
       Reader r{in.data() + used + 4, len};
       used += 4 + len;
-      if (!handle(fd, r)) return drop(fd);
+      bool ok;
+      try {
+        ok = handle(fd, r);
+      } catch (...) {  // never let a bad client end the server thread
+        ok = false;
+      }
+      if (!ok) return drop(fd);
     }
     in.erase(in.begin(), in.begin() + long(used));
   }
@@ -511,7 +535,9 @@ class TcpServer {
       }
       case kCheck:
       case kWait: {
-        std::vector<std::string> keys(r.u32());
+        uint32_t n = r.u32();
+        if (!r.good || n > r.n / 4) return false;  // a malformed request
+        std::vector<std::string> keys(n);
         for (auto& k : keys) k = r.str();
         if (!r.good) return false;
         bool ok = kv_.check(keys);
@@ -671,7 +697,16 @@ class TcpStore final : public Store {
         }
         ::freeaddrinfo(res);
       }
-      if (fd_ >= 0) return;
+      if (fd_ >= 0) {
+        connected_once_ = true;
+        return;
+      }
+      // A server that answered before and refuses now is gone: no retries
+      // for the whole timeout (a fresh job retries while rank 0 starts).
+      if (connected_once_)
+        throw DistNetworkError(fmt::format(
+            "TCPStore: cannot reconnect to the server at {}:{} (did the "
+            "process that hosts it, rank 0, exit?)", host_, port_));
       if (Clock::now() >= deadline)
         throw DistNetworkError(fmt::format(
             "The client socket has timed out after {}ms while trying to "
@@ -732,6 +767,7 @@ class TcpStore final : public Store {
   std::string host_;
   int port_ = 0;
   int fd_ = -1;
+  bool connected_once_ = false;
   std::mutex mu_;
   std::unique_ptr<TcpServer> server_;
 };

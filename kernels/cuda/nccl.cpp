@@ -11,6 +11,7 @@
 // gather/scatter/all_to_all are grouped ncclSend/ncclRecv.
 #include <dlfcn.h>
 
+#include <cstring>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -157,10 +158,11 @@ size_t count(const Tensor& t, ncclDataType_t type) {
 class NcclGroup final : public ProcessGroup {
  public:
   NcclGroup(std::shared_ptr<Store> store, int rank, int size, Millis timeout,
-            std::string lib)
+            std::string lib, int device)
       : store_(std::move(store)), timeout_(timeout), api_(api(lib)) {
     rank_ = rank;
     size_ = size;
+    if (device >= 0) comm(device, true);
   }
   ~NcclGroup() override {
     for (auto& kv : comms_) api_.CommDestroy(kv.second);
@@ -262,7 +264,7 @@ class NcclGroup final : public ProcessGroup {
   }
   std::shared_ptr<Work> barrier() override {
     int dev = cuda::current_device();
-    if (!barrier_buf_.defined())
+    if (!barrier_buf_.defined() || barrier_buf_.device().index != dev)
       barrier_buf_ = Tensor::empty({1}, DType::Float32,
                                    Device(DeviceType::CUDA, dev));
     auto w = allreduce(barrier_buf_, ReduceOp::Sum);
@@ -297,10 +299,21 @@ class NcclGroup final : public ProcessGroup {
     e = api_.GroupEnd();
     return b != 0 ? b : e;
   }
-  ncclComm_t comm(int dev) {
+  void group_start() override { check(api_.GroupStart(), "ncclGroupStart"); }
+  void group_end() override { check(api_.GroupEnd(), "ncclGroupEnd"); }
+
+  // The device's communicator; made here by every rank together, so only
+  // a collective (`collective`) may make it: a first send/recv would wait
+  // for ranks that never come.
+  ncclComm_t comm(int dev, bool collective) {
     std::lock_guard<std::mutex> g(mu_);
     auto it = comms_.find(dev);
     if (it != comms_.end()) return it->second;
+    FASTT_CHECK(collective, DistBackendError,
+                "NCCL: the first operation on cuda:{} must be a collective "
+                "of the whole group (it creates the communicator); run "
+                "barrier() first, or pass device_id to "
+                "init_process_group", dev);
     std::string key = fmt::format("nccl_id/{}", comms_made_++);
     ncclUniqueId id;
     if (rank_ == 0) {
@@ -330,7 +343,8 @@ class NcclGroup final : public ProcessGroup {
                 "{}: the NCCL back end takes CUDA tensors, got a {} tensor",
                 what, t.device().str());
     int dev = t.device().index;
-    ncclComm_t c = comm(dev);
+    const bool p2p = !std::strcmp(what, "send") || !std::strcmp(what, "recv");
+    ncclComm_t c = comm(dev, !p2p);
     cuda::DeviceGuard guard(dev);
     check(op(c, cuda::current_stream(dev)), what);
     auto w = std::make_shared<Work>();
@@ -353,9 +367,10 @@ class NcclGroup final : public ProcessGroup {
 std::shared_ptr<ProcessGroup> make_nccl_group(std::shared_ptr<Store> store,
                                               int rank, int size,
                                               Millis timeout,
-                                              const std::string& library) {
+                                              const std::string& library,
+                                              int device) {
   return std::make_shared<NcclGroup>(std::move(store), rank, size, timeout,
-                                     library);
+                                     library, device);
 }
 
 }  // namespace distributed

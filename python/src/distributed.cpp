@@ -41,6 +41,23 @@ auto released(F&& f) -> decltype(f()) {
   return f();
 }
 
+// A group's destructor joins its worker thread, which may need the GIL
+// (the last reference to a tensor over Python memory): the holder Python
+// drops deletes it with the GIL released.
+std::shared_ptr<dist::ProcessGroup> gil_free_delete(
+    std::shared_ptr<dist::ProcessGroup> g) {
+  auto* keep = new std::shared_ptr<dist::ProcessGroup>(std::move(g));
+  return std::shared_ptr<dist::ProcessGroup>(
+      keep->get(), [keep](dist::ProcessGroup*) {
+        if (PyGILState_Check()) {
+          pb::gil_scoped_release r;
+          delete keep;
+        } else {
+          delete keep;
+        }
+      });
+}
+
 void translate(std::exception_ptr p) {
   try {
     if (p) std::rethrow_exception(p);
@@ -159,6 +176,8 @@ bool init_distributed(PyObject* module) {
         .def("is_success", &dist::Work::is_success)
         .def("source_rank", &dist::Work::source_rank);
 
+    // Every op runs without the GIL (NCCL's may block: communicator
+    // setup, grouped calls); tensors are converted first, with it.
     using PG = dist::ProcessGroup;
     using PGP = std::shared_ptr<PG>;
     auto op = [](int v) { return dist::ReduceOp(v); };
@@ -168,50 +187,65 @@ bool init_distributed(PyObject* module) {
         .def("backend", &PG::backend)
         .def("allreduce",
              [op](PG& g, pb::handle t, int o) {
-               return g.allreduce(tensor_arg(t), op(o));
+               Tensor x = tensor_arg(t);
+               return released([&] { return g.allreduce(x, op(o)); });
              })
         .def("broadcast",
              [](PG& g, pb::handle t, int root) {
-               return g.broadcast(tensor_arg(t), root);
+               Tensor x = tensor_arg(t);
+               return released([&] { return g.broadcast(x, root); });
              })
         .def("reduce",
              [op](PG& g, pb::handle t, int root, int o) {
-               return g.reduce(tensor_arg(t), root, op(o));
+               Tensor x = tensor_arg(t);
+               return released([&] { return g.reduce(x, root, op(o)); });
              })
         .def("allgather",
              [](PG& g, pb::handle out, pb::handle in) {
-               return g.allgather(tensor_arg(out), tensor_arg(in));
+               Tensor o = tensor_arg(out), i = tensor_arg(in);
+               return released([&] { return g.allgather(o, i); });
              })
         .def("gather",
              [](PG& g, pb::handle out, pb::handle in, int root) {
-               return g.gather(tensor_arg(out), tensor_arg(in), root);
+               Tensor o = tensor_arg(out), i = tensor_arg(in);
+               return released([&] { return g.gather(o, i, root); });
              })
         .def("scatter",
              [](PG& g, pb::handle out, pb::handle in, int root) {
-               return g.scatter(tensor_arg(out), tensor_arg(in), root);
+               Tensor o = tensor_arg(out), i = tensor_arg(in);
+               return released([&] { return g.scatter(o, i, root); });
              })
         .def("alltoall",
              [](PG& g, pb::handle out, pb::handle in,
                 std::vector<int64_t> oc, std::vector<int64_t> ic) {
-               return g.alltoall(tensor_arg(out), tensor_arg(in),
-                                 std::move(oc), std::move(ic));
+               Tensor o = tensor_arg(out), i = tensor_arg(in);
+               return released([&] {
+                 return g.alltoall(o, i, std::move(oc), std::move(ic));
+               });
              })
-        .def("barrier", &PG::barrier)
+        .def("barrier",
+             [](PG& g) { return released([&] { return g.barrier(); }); })
         .def("send",
              [](PG& g, pb::handle t, int dst, int64_t tag) {
-               return g.send(tensor_arg(t), dst, tag);
+               Tensor x = tensor_arg(t);
+               return released([&] { return g.send(x, dst, tag); });
              })
-        .def("recv", [](PG& g, pb::handle t, int src, int64_t tag) {
-          return g.recv(tensor_arg(t), src, tag);
-        });
+        .def("recv",
+             [](PG& g, pb::handle t, int src, int64_t tag) {
+               Tensor x = tensor_arg(t);
+               return released([&] { return g.recv(x, src, tag); });
+             })
+        .def("group_start",
+             [](PG& g) { released([&] { g.group_start(); }); })
+        .def("group_end", [](PG& g) { released([&] { g.group_end(); }); });
 
     m.def("_gloo_available", &dist::gloo_available);
     m.def("_gloo_group", [](StoreP store, int rank, int size, int64_t ms,
                             const std::string& hostname) {
-      return released([&] {
+      return gil_free_delete(released([&] {
         return dist::make_gloo_group(std::move(store), rank, size,
                                      Millis(ms), hostname);
-      });
+      }));
     });
     // DDP's per-parameter hooks (csrc/distributed/reducer.h); the
     // callbacks run inside backward, which holds the GIL.
@@ -251,11 +285,11 @@ bool init_distributed(PyObject* module) {
         })
         .def("remove_hooks", &GC::remove_hooks);
     m.def("_nccl_group", [](StoreP store, int rank, int size, int64_t ms,
-                            const std::string& library) {
-      return released([&] {
+                            const std::string& library, int device) {
+      return gil_free_delete(released([&] {
         return dist::make_nccl_group(std::move(store), rank, size,
-                                     Millis(ms), library);
-      });
+                                     Millis(ms), library, device);
+      }));
     });
     return true;
   } catch (pb::error_already_set& e) {

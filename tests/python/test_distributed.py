@@ -536,3 +536,76 @@ def test_collectives_release_the_gil(tmp_path):
     waited, ticks = out[0]
     assert waited > 0.5
     assert ticks > 100, ticks   # ~1 ms per tick while the call blocked
+
+
+def test_review_regressions(tmp_path):
+    """Zero-size collectives; a tag-0 message next to a gather; tags out of
+    range; destroying a group with work over numpy memory in flight."""
+    out = run_ranks("""
+        import numpy as np, time
+        dist.init_process_group("gloo")
+        r = {}
+        z = [fastt.zeros(0) for _ in range(ws)]
+        dist.all_gather(z, fastt.zeros(0))
+        dist.all_gather_into_tensor(fastt.zeros(0), fastt.zeros(0))
+        dist.all_reduce(fastt.zeros(0))
+        dist.broadcast(fastt.zeros(0), src=0)
+        dist.gather(fastt.zeros(0), z if rank == 0 else None, dst=0)
+        dist.all_to_all_single(fastt.zeros(0), fastt.zeros(0))
+        r["zero"] = True
+        if rank == 1:
+            w = dist.isend(fastt.full((4,), 100.0), dst=0)
+            dist.gather(fastt.full((4,), 1.0), dst=0)
+            w.wait()
+        else:
+            outs = [fastt.zeros(4) for _ in range(ws)]
+            dist.gather(fastt.zeros(4), outs, dst=0)
+            got = fastt.zeros(4)
+            dist.recv(got, src=1)
+            r["slots"] = (outs[1].tolist(), got.tolist())
+        try:
+            dist.send(fastt.ones(1), 1 - rank, tag=2 ** 33)
+        except ValueError as e:
+            r["tag"] = str(e)
+        if rank == 1:
+            time.sleep(1.0)
+        w = dist.all_reduce(fastt.from_numpy(np.ones(4, np.float32)),
+                            async_op=True)
+        del w
+        dist.destroy_process_group()
+        r["destroyed"] = True
+        result = r
+    """, 2, tmp_path)
+    for rank, r in enumerate(out):
+        assert r["zero"] and r["destroyed"]
+        assert "tag" in r["tag"]
+    assert out[0]["slots"] == ([1.0] * 4, [100.0] * 4)
+
+
+def test_file_store_outlives_early_finishers(tmp_path):
+    path = str(tmp_path / "fs")
+    a = dist.FileStore(path, 2)
+    a.set("k", "v")
+    del a                       # the first of two users is done
+    assert os.path.exists(path)
+    b = dist.FileStore(path, 2)
+    assert b.get("k") == b"v"
+    del b                       # the second: the file goes
+    assert not os.path.exists(path)
+    c = dist.FileStore(path, 1)
+    with pytest.raises(dist.DistStoreError, match="exceed world_size"):
+        dist.FileStore(path, 1)
+    del c
+
+
+def test_tcp_store_survives_a_malformed_client():
+    import socket
+    import struct
+    m = dist.TCPStore("127.0.0.1", 0, is_master=True,
+                      wait_for_workers=False)
+    m.set("k", "v")
+    with socket.create_connection(("127.0.0.1", m.port)) as s:
+        s.sendall(struct.pack("<IBI", 5, 4, 0xFFFFFFFF))
+        s.settimeout(5)
+        assert s.recv(16) == b""          # the server dropped it
+    assert m.get("k") == b"v"

@@ -387,12 +387,25 @@ def _backends(backend):
     return Backend(b), gloo, nccl
 
 
-def _make_group(store, rank, size, timeout, gloo, nccl, master):
+def _device_index(device_id):
+    """init_process_group's device_id: the CUDA device whose NCCL
+    communicator is made at once (-1: each on its first collective)."""
+    if device_id is None:
+        return -1
+    if isinstance(device_id, int):
+        return device_id
+    d = fastt.device(device_id)
+    if d.type != "cuda":
+        raise ValueError(f"device_id must be a CUDA device, got {d}")
+    return d.index if d.index is not None else fastt.cuda.current_device()
+
+
+def _make_group(store, rank, size, timeout, gloo, nccl, master, device=-1):
     tms = _ms(timeout)
     g = (_D._gloo_group(PrefixStore("gloo", store)._s, rank, size, tms,
                         _local_hostname(master)) if gloo else None)
     n = (_D._nccl_group(PrefixStore("nccl", store)._s, rank, size, tms,
-                        _nccl_library()) if nccl else None)
+                        _nccl_library(), device) if nccl else None)
     return g, n
 
 
@@ -419,7 +432,8 @@ def init_process_group(backend=None, init_method=None, timeout=None,
         raise ValueError(f"Invalid rank {rank} for world_size {world_size}")
     store.set_timeout(timeout)
     impl, nimpl = _make_group(PrefixStore("default_pg", store), rank,
-                              world_size, timeout, gloo, nccl, master)
+                              world_size, timeout, gloo, nccl, master,
+                              _device_index(device_id) if nccl else -1)
     _State.store = store
     _State.backend = name
     _State.timeout = timeout
@@ -955,8 +969,21 @@ class P2POp:
 
 
 def batch_isend_irecv(p2p_op_list):
-    return [p.op(p.tensor, p.peer, p.group, p.tag, p.group_peer)
-            for p in p2p_op_list]
+    """Posts the sends and receives together (one NCCL group, so a ring
+    exchange cannot deadlock); returns their Works."""
+    impls = []
+    for p in p2p_op_list:
+        _, impl, _ = _member(p.group, p.tensor)
+        if impl is not None and all(impl is not i for i in impls):
+            impls.append(impl)
+    for impl in impls:
+        impl.group_start()
+    try:
+        return [p.op(p.tensor, p.peer, p.group, p.tag, p.group_peer)
+                for p in p2p_op_list]
+    finally:
+        for impl in impls:
+            impl.group_end()
 
 
 # ---- Objects (pickled, as torch does) ----
