@@ -609,3 +609,43 @@ def test_tcp_store_survives_a_malformed_client():
         s.settimeout(5)
         assert s.recv(16) == b""          # the server dropped it
     assert m.get("k") == b"v"
+
+
+def test_reduce_scatter_matches_all_reduce_every_dtype_and_op(tmp_path):
+    """reduce_scatter_tensor (an all-to-all and a local reduction) gives
+    rank r block r of all_reduce's result, and refuses what it refuses."""
+    out = run_ranks("""
+        dist.init_process_group("gloo")
+        res = {}
+        for name in %r:
+            dt = getattr(fastt, name)
+            base = fastt.arange(1, 1 + 2 * ws, dtype=fastt.float64) * (
+                rank + 1)
+            if name == "bool":
+                x = base.to(fastt.int64) %% 3 == 0
+            elif name.startswith("complex"):
+                x = (base + 1j * base).to(dt)
+            else:
+                x = base.to(dt)
+            for op in ["SUM", "PRODUCT", "MIN", "MAX", "AVG", "BAND", "BOR",
+                       "BXOR"]:
+                o = fastt.zeros(2, dtype=dt)
+                try:
+                    dist.reduce_scatter_tensor(o, x,
+                                               op=getattr(dist.ReduceOp, op))
+                except dist.DistBackendError:
+                    res[name, op] = "refused"
+                    continue
+                t = x.clone()
+                dist.all_reduce(t, op=getattr(dist.ReduceOp, op))
+                ref = t[2 * rank:2 * rank + 2].to(fastt.complex128)
+                err = (o.to(fastt.complex128) - ref).abs().max().item()
+                res[name, op] = err <= 1e-2 * max(1.0,
+                                                  ref.abs().max().item())
+        result = res
+    """ % (_DTYPES,), 3, tmp_path)
+    for r in out:
+        assert all(v in (True, "refused") for v in r.values()), r
+        assert r["float32", "SUM"] is True and r["bool", "BXOR"] is True
+        assert r["complex64", "PRODUCT"] is True
+        assert r["complex64", "MAX"] == "refused"

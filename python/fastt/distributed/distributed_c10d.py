@@ -667,7 +667,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     if impl is None:
         return None
     buf, back = _staged(tensor, "all_reduce", dev)
-    w = impl.allreduce(buf, _op(op))
+    w = impl.allreduce(buf, _op(op), not async_op)
     return _run(w, async_op, _copy_back([(tensor, buf)]) if back else None,
                 [tensor])
 
@@ -678,7 +678,7 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
         return None
     root = _to_group_rank(g, src, group_src, "broadcast")
     buf, back = _staged(tensor, "broadcast", dev)
-    w = impl.broadcast(buf, root)
+    w = impl.broadcast(buf, root, not async_op)
     return _run(w, async_op, _copy_back([(tensor, buf)]) if back else None,
                 [tensor])
 
@@ -692,7 +692,7 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False,
     buf, back = _staged(tensor, "reduce", dev)
     if g.rank() != root:    # Gloo uses the others' buffers as scratch
         buf = buf.clone() if not back else buf
-    w = impl.reduce(buf, root, _op(op))
+    w = impl.reduce(buf, root, _op(op), not async_op)
     mine = back and g.rank() == root
     return _run(w, async_op, _copy_back([(tensor, buf)]) if mine else None,
                 [tensor])
@@ -723,7 +723,7 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
     _same_layout(tensor_list, tensor, "all_gather")
     buf, _ = _staged(tensor, "all_gather", dev)
     out = _flat_out(g.size(), buf)
-    w = impl.allgather(out, buf)
+    w = impl.allgather(out, buf, not async_op)
     blocks = out.chunk(g.size()) if out.numel() else [out] * g.size()
     return _run(w, async_op, _copy_back(list(zip(tensor_list, blocks))),
                 tensor_list)
@@ -748,24 +748,81 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None,
                   "all_gather_into_tensor")
     buf, _ = _staged(input_tensor, "all_gather_into_tensor", dev)
     out, back = _staged(output_tensor, "all_gather_into_tensor", dev)
-    w = impl.allgather(out.reshape(-1), buf)
+    w = impl.allgather(out.reshape(-1), buf, not async_op)
     return _run(w, async_op,
                 _copy_back([(output_tensor, out)]) if back else None,
                 [output_tensor])
 
 
+def _local_reduce(blocks, op, dtype):
+    """Reduces the rows of `blocks` (one per rank) as ReduceOp `op`
+    does across ranks (the same dtype rules as the C++ reductions)."""
+    R = ReduceOp
+    n = blocks.shape[0]
+    cplx = dtype.is_complex
+    if dtype == fastt.bool:
+        if op in (R.SUM, R.MAX, R.BOR):
+            return blocks.any(0)
+        if op in (R.PRODUCT, R.MIN, R.BAND):
+            return blocks.all(0)
+        if op == R.BXOR:
+            return blocks.to(fastt.int64).sum(0) % 2 == 1
+    elif dtype.is_floating_point or cplx:
+        acc = (fastt.float32 if dtype in (fastt.float16, fastt.bfloat16)
+               else dtype)
+        if op == R.SUM:
+            return blocks.to(acc).sum(0).to(dtype)
+        if op == R.AVG:
+            return (blocks.to(acc).sum(0) / n).to(dtype)
+        if op == R.PRODUCT:   # (fastt's prod has no complex kernel)
+            out = blocks[0].to(acc)
+            for k in range(1, n):
+                out = out * blocks[k].to(acc)
+            return out.to(dtype)
+        if op in (R.MIN, R.MAX) and not cplx:
+            return blocks.amin(0) if op == R.MIN else blocks.amax(0)
+    else:
+        if op == R.SUM:
+            return blocks.sum(0).to(dtype)          # wraps like the ranks'
+        if op == R.PRODUCT:
+            return blocks.prod(0).to(dtype)
+        if op in (R.MIN, R.MAX):
+            return blocks.amin(0) if op == R.MIN else blocks.amax(0)
+        if op in (R.BAND, R.BOR, R.BXOR):
+            f = {R.BAND: fastt.bitwise_and, R.BOR: fastt.bitwise_or,
+                 R.BXOR: fastt.bitwise_xor}[op]
+            out = blocks[0]
+            for k in range(1, n):
+                out = f(out, blocks[k])
+            return out
+    name = str(dtype).rsplit(".", 1)[-1]
+    raise DistBackendError(f"Cannot use ReduceOp.{op.name} with {name} "
+                           "tensors")
+
+
 def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None,
                           async_op=False):
     """Reduces input (size() blocks) across the group; rank r's output
-    receives block r."""
+    receives block r. An all-to-all brings every rank's block r to rank r
+    (the (n-1)/n of the data a ring reduce-scatter moves too), then rank r
+    reduces its n blocks locally, in rank order."""
     g, impl, dev = _member(group, output)
     if impl is None:
         return None
     _block_target(input, g.size(), output, "reduce_scatter_tensor")
-    work = input.detach().to(dev).contiguous().clone().reshape(-1)
-    w = impl.allreduce(work, _op(op))
-    mine = work.chunk(g.size())[g.rank()] if work.numel() else work
-    return _run(w, async_op, _copy_back([(output, mine)]), [output])
+    op = ReduceOp(_op(op))
+    _local_reduce(fastt.zeros(1, 1, dtype=output.dtype), op,
+                  output.dtype)          # refuse a bad op before sending
+    buf, _ = _staged(input, "reduce_scatter_tensor", dev)
+    flat = buf.reshape(-1)
+    recv = fastt.empty_like(flat)
+    w = impl.alltoall(recv, flat, [], [], not async_op)
+
+    def finish():
+        red = _local_reduce(recv.view(g.size(), -1), op, output.dtype)
+        with fastt.no_grad():
+            output.copy_(red.reshape(output.shape))
+    return _run(w, async_op, finish, [output])
 
 
 def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None,
@@ -804,7 +861,7 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False,
             raise ValueError("gather: gather_list must be None or empty on "
                              "ranks other than the destination")
         out, finish = None, None
-    return _run(impl.gather(out, buf, root), async_op, finish,
+    return _run(impl.gather(out, buf, root, not async_op), async_op, finish,
                 gather_list or [])
 
 
@@ -829,7 +886,7 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False,
             raise ValueError("scatter: scatter_list must be None or empty "
                              "on ranks other than the source")
         inp = None
-    w = impl.scatter(out, inp, root)
+    w = impl.scatter(out, inp, root, not async_op)
     return _run(w, async_op, _copy_back([(tensor, out)]) if back else None,
                 [tensor])
 
@@ -869,7 +926,8 @@ def all_to_all_single(output, input, output_split_sizes=None,
         oc = oc or [output.numel() // n] * n
     buf, _ = _staged(input, "all_to_all_single", dev)
     out, back = _staged(output, "all_to_all_single", dev)
-    w = impl.alltoall(out.reshape(-1), buf.reshape(-1), oc, ic)
+    w = impl.alltoall(out.reshape(-1), buf.reshape(-1), oc, ic,
+                      not async_op)
     return _run(w, async_op, _copy_back([(output, out)]) if back else None,
                 [output])
 
@@ -892,7 +950,7 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None,
                       dtype=dtype, device=dev)
     oc = [t.numel() for t in output_tensor_list]
     ic = [t.numel() for t in input_tensor_list]
-    w = impl.alltoall(out, inp, oc, ic)
+    w = impl.alltoall(out, inp, oc, ic, not async_op)
     parts = list(out.split(oc)) if out.numel() else [out] * n
     return _run(w, async_op,
                 _copy_back(list(zip(output_tensor_list, parts))),
@@ -903,14 +961,14 @@ def barrier(group=None, async_op=False, device_ids=None):
     g, impl, dev = _member(group)
     if impl is None:
         return None
-    return _run(impl.barrier(), async_op)
+    return _run(impl.barrier(not async_op), async_op)
 
 
 def monitored_barrier(group=None, timeout=None, wait_all_ranks=False):
     g, impl, dev = _member(group)
     if impl is None:
         return None
-    Work(impl.barrier()).wait(timeout)
+    Work(impl.barrier(False)).wait(timeout)
 
 
 # ---- Point to point ----
