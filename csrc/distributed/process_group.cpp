@@ -26,17 +26,6 @@
 namespace fastt {
 namespace distributed {
 
-// ---- SyncCallScope ----
-
-namespace {
-thread_local bool t_sync_call = false;
-}
-SyncCallScope::SyncCallScope(bool sync) : prev_(t_sync_call) {
-  t_sync_call = sync;
-}
-SyncCallScope::~SyncCallScope() { t_sync_call = prev_; }
-bool SyncCallScope::active() { return t_sync_call; }
-
 // ---- Work ----
 
 bool Work::is_completed() {
@@ -454,64 +443,42 @@ class GlooGroup final : public ProcessGroup {
     std::lock_guard<std::mutex> g(mu_);
     return stop_;
   }
-  // Ops run one at a time in submission order (Gloo's tags): on the
-  // worker, or on the caller when it will wait at once and nothing is
-  // queued or running (busy_ marks an op in progress on either thread).
   std::shared_ptr<Work> enqueue(const char* name, Job job) {
     auto w = std::make_shared<Work>();
     w->default_timeout = timeout_;
-    Item item{name, std::move(job), w};
     {
-      std::unique_lock<std::mutex> g(mu_);
-      if (SyncCallScope::active() && queue_.empty() && !busy_ && !stop_) {
-        busy_ = true;
-        g.unlock();
-        execute(item);
-        g.lock();
-        busy_ = false;
-        g.unlock();
-        cv_.notify_one();
-        return w;
-      }
-      queue_.push_back(std::move(item));
+      std::lock_guard<std::mutex> g(mu_);
+      queue_.push_back({name, std::move(job), w});
     }
     cv_.notify_one();
     return w;
-  }
-  void execute(Item& item) {
-    uint32_t tag = next_tag_++;
-    if (stopping()) {  // the group is being destroyed: do not start it
-      item.work->finish(std::make_exception_ptr(DistBackendError(
-          fmt::format("{}: the process group was destroyed before it ran",
-                      item.name))));
-      return;
-    }
-    try {
-      item.job(tag);
-      item.work->finish();
-    } catch (const DistError&) {
-      item.work->finish(std::current_exception());
-    } catch (const std::exception& e) {
-      item.work->finish(std::make_exception_ptr(DistBackendError(
-          fmt::format("{} on rank {} of {} failed (Gloo): {}", item.name,
-                      rank_, size_, e.what()))));
-    }
   }
   void run() {
     for (;;) {
       Item item;
       {
         std::unique_lock<std::mutex> g(mu_);
-        cv_.wait(g, [&] { return !busy_ && (stop_ || !queue_.empty()); });
+        cv_.wait(g, [&] { return stop_ || !queue_.empty(); });
         if (queue_.empty()) return;
         item = std::move(queue_.front());
         queue_.pop_front();
-        busy_ = true;
       }
-      execute(item);
-      {
-        std::lock_guard<std::mutex> g(mu_);
-        busy_ = false;
+      uint32_t tag = next_tag_++;
+      if (stopping()) {  // the group is being destroyed: do not start it
+        item.work->finish(std::make_exception_ptr(DistBackendError(
+            fmt::format("{}: the process group was destroyed before it "
+                        "ran", item.name))));
+        continue;
+      }
+      try {
+        item.job(tag);
+        item.work->finish();
+      } catch (const DistError&) {
+        item.work->finish(std::current_exception());
+      } catch (const std::exception& e) {
+        item.work->finish(std::make_exception_ptr(DistBackendError(
+            fmt::format("{} on rank {} of {} failed (Gloo): {}", item.name,
+                        rank_, size_, e.what()))));
       }
     }
   }
@@ -524,8 +491,7 @@ class GlooGroup final : public ProcessGroup {
   std::condition_variable cv_;
   std::deque<Item> queue_;
   bool stop_ = false;
-  bool busy_ = false;
-  uint32_t next_tag_ = 0;  // used by one op at a time (busy_)
+  uint32_t next_tag_ = 0;
 };
 
 }  // namespace

@@ -86,19 +86,6 @@ class ProcessGroup {
   int size_ = 1;
 };
 
-// Set (by the binding) around an op the caller will wait for at once: a
-// group whose queue is idle then runs it on the calling thread, sparing
-// two thread hand-offs (tens of µs on a busy machine) per small op.
-class SyncCallScope {
- public:
-  explicit SyncCallScope(bool sync);
-  ~SyncCallScope();
-  static bool active();
-
- private:
-  bool prev_;
-};
-
 bool gloo_available();
 std::shared_ptr<ProcessGroup> make_gloo_group(std::shared_ptr<Store> store,
                                               int rank, int size,

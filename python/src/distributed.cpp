@@ -186,70 +186,45 @@ bool init_distributed(PyObject* module) {
         .def("size", &PG::size)
         .def("backend", &PG::backend)
         .def("allreduce",
-             [op](PG& g, pb::handle t, int o, bool sync) {
+             [op](PG& g, pb::handle t, int o) {
                Tensor x = tensor_arg(t);
-               return released([&] {
-                 dist::SyncCallScope s(sync);
-                 return g.allreduce(x, op(o));
-               });
+               return released([&] { return g.allreduce(x, op(o)); });
              })
         .def("broadcast",
-             [](PG& g, pb::handle t, int root, bool sync) {
+             [](PG& g, pb::handle t, int root) {
                Tensor x = tensor_arg(t);
-               return released([&] {
-                 dist::SyncCallScope s(sync);
-                 return g.broadcast(x, root);
-               });
+               return released([&] { return g.broadcast(x, root); });
              })
         .def("reduce",
-             [op](PG& g, pb::handle t, int root, int o, bool sync) {
+             [op](PG& g, pb::handle t, int root, int o) {
                Tensor x = tensor_arg(t);
-               return released([&] {
-                 dist::SyncCallScope s(sync);
-                 return g.reduce(x, root, op(o));
-               });
+               return released([&] { return g.reduce(x, root, op(o)); });
              })
         .def("allgather",
-             [](PG& g, pb::handle out, pb::handle in, bool sync) {
+             [](PG& g, pb::handle out, pb::handle in) {
                Tensor o = tensor_arg(out), i = tensor_arg(in);
-               return released([&] {
-                 dist::SyncCallScope s(sync);
-                 return g.allgather(o, i);
-               });
+               return released([&] { return g.allgather(o, i); });
              })
         .def("gather",
-             [](PG& g, pb::handle out, pb::handle in, int root, bool sync) {
+             [](PG& g, pb::handle out, pb::handle in, int root) {
                Tensor o = tensor_arg(out), i = tensor_arg(in);
-               return released([&] {
-                 dist::SyncCallScope s(sync);
-                 return g.gather(o, i, root);
-               });
+               return released([&] { return g.gather(o, i, root); });
              })
         .def("scatter",
-             [](PG& g, pb::handle out, pb::handle in, int root, bool sync) {
+             [](PG& g, pb::handle out, pb::handle in, int root) {
                Tensor o = tensor_arg(out), i = tensor_arg(in);
-               return released([&] {
-                 dist::SyncCallScope s(sync);
-                 return g.scatter(o, i, root);
-               });
+               return released([&] { return g.scatter(o, i, root); });
              })
         .def("alltoall",
              [](PG& g, pb::handle out, pb::handle in,
-                std::vector<int64_t> oc, std::vector<int64_t> ic,
-                bool sync) {
+                std::vector<int64_t> oc, std::vector<int64_t> ic) {
                Tensor o = tensor_arg(out), i = tensor_arg(in);
                return released([&] {
-                 dist::SyncCallScope s(sync);
                  return g.alltoall(o, i, std::move(oc), std::move(ic));
                });
              })
         .def("barrier",
-             [](PG& g, bool sync) {
-               return released([&] {
-                 dist::SyncCallScope s(sync);
-                 return g.barrier();
-               });
-             })
+             [](PG& g) { return released([&] { return g.barrier(); }); })
         .def("send",
              [](PG& g, pb::handle t, int dst, int64_t tag) {
                Tensor x = tensor_arg(t);

@@ -667,7 +667,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     if impl is None:
         return None
     buf, back = _staged(tensor, "all_reduce", dev)
-    w = impl.allreduce(buf, _op(op), not async_op)
+    w = impl.allreduce(buf, _op(op))
     return _run(w, async_op, _copy_back([(tensor, buf)]) if back else None,
                 [tensor])
 
@@ -678,7 +678,7 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
         return None
     root = _to_group_rank(g, src, group_src, "broadcast")
     buf, back = _staged(tensor, "broadcast", dev)
-    w = impl.broadcast(buf, root, not async_op)
+    w = impl.broadcast(buf, root)
     return _run(w, async_op, _copy_back([(tensor, buf)]) if back else None,
                 [tensor])
 
@@ -692,7 +692,7 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False,
     buf, back = _staged(tensor, "reduce", dev)
     if g.rank() != root:    # Gloo uses the others' buffers as scratch
         buf = buf.clone() if not back else buf
-    w = impl.reduce(buf, root, _op(op), not async_op)
+    w = impl.reduce(buf, root, _op(op))
     mine = back and g.rank() == root
     return _run(w, async_op, _copy_back([(tensor, buf)]) if mine else None,
                 [tensor])
@@ -723,7 +723,7 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
     _same_layout(tensor_list, tensor, "all_gather")
     buf, _ = _staged(tensor, "all_gather", dev)
     out = _flat_out(g.size(), buf)
-    w = impl.allgather(out, buf, not async_op)
+    w = impl.allgather(out, buf)
     blocks = out.chunk(g.size()) if out.numel() else [out] * g.size()
     return _run(w, async_op, _copy_back(list(zip(tensor_list, blocks))),
                 tensor_list)
@@ -748,7 +748,7 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None,
                   "all_gather_into_tensor")
     buf, _ = _staged(input_tensor, "all_gather_into_tensor", dev)
     out, back = _staged(output_tensor, "all_gather_into_tensor", dev)
-    w = impl.allgather(out.reshape(-1), buf, not async_op)
+    w = impl.allgather(out.reshape(-1), buf)
     return _run(w, async_op,
                 _copy_back([(output_tensor, out)]) if back else None,
                 [output_tensor])
@@ -816,7 +816,7 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None,
     buf, _ = _staged(input, "reduce_scatter_tensor", dev)
     flat = buf.reshape(-1)
     recv = fastt.empty_like(flat)
-    w = impl.alltoall(recv, flat, [], [], not async_op)
+    w = impl.alltoall(recv, flat, [], [])
 
     def finish():
         red = _local_reduce(recv.view(g.size(), -1), op, output.dtype)
@@ -861,7 +861,7 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False,
             raise ValueError("gather: gather_list must be None or empty on "
                              "ranks other than the destination")
         out, finish = None, None
-    return _run(impl.gather(out, buf, root, not async_op), async_op, finish,
+    return _run(impl.gather(out, buf, root), async_op, finish,
                 gather_list or [])
 
 
@@ -886,7 +886,7 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False,
             raise ValueError("scatter: scatter_list must be None or empty "
                              "on ranks other than the source")
         inp = None
-    w = impl.scatter(out, inp, root, not async_op)
+    w = impl.scatter(out, inp, root)
     return _run(w, async_op, _copy_back([(tensor, out)]) if back else None,
                 [tensor])
 
@@ -926,8 +926,7 @@ def all_to_all_single(output, input, output_split_sizes=None,
         oc = oc or [output.numel() // n] * n
     buf, _ = _staged(input, "all_to_all_single", dev)
     out, back = _staged(output, "all_to_all_single", dev)
-    w = impl.alltoall(out.reshape(-1), buf.reshape(-1), oc, ic,
-                      not async_op)
+    w = impl.alltoall(out.reshape(-1), buf.reshape(-1), oc, ic)
     return _run(w, async_op, _copy_back([(output, out)]) if back else None,
                 [output])
 
@@ -950,7 +949,7 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None,
                       dtype=dtype, device=dev)
     oc = [t.numel() for t in output_tensor_list]
     ic = [t.numel() for t in input_tensor_list]
-    w = impl.alltoall(out, inp, oc, ic, not async_op)
+    w = impl.alltoall(out, inp, oc, ic)
     parts = list(out.split(oc)) if out.numel() else [out] * n
     return _run(w, async_op,
                 _copy_back(list(zip(output_tensor_list, parts))),
@@ -961,14 +960,14 @@ def barrier(group=None, async_op=False, device_ids=None):
     g, impl, dev = _member(group)
     if impl is None:
         return None
-    return _run(impl.barrier(not async_op), async_op)
+    return _run(impl.barrier(), async_op)
 
 
 def monitored_barrier(group=None, timeout=None, wait_all_ranks=False):
     g, impl, dev = _member(group)
     if impl is None:
         return None
-    Work(impl.barrier(False)).wait(timeout)
+    Work(impl.barrier()).wait(timeout)
 
 
 # ---- Point to point ----
