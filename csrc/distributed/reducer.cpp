@@ -88,7 +88,7 @@ void GradCounter::mark(int64_t i, int how) {
   int64_t group = group_of_[size_t(i)];
   if (--pending_[size_t(group)] == 0) {
     if (--groups_left_ == 0) expect_ = false;  // the step is complete
-    on_ready_(group);
+    if (on_ready_) on_ready_(group);
   }
 }
 

@@ -20,7 +20,8 @@ class GradCounter {
   using Callback = std::function<void(int64_t)>;
   // views[i]: parameter i's place in its bucket (undefined when gradients
   // are not copied); copy: copy gradients into the views; as_view: make
-  // .grad the view itself (gradient_as_bucket_view).
+  // .grad the view itself (gradient_as_bucket_view). An empty on_ready:
+  // nothing to do per group (a world of one).
   GradCounter(std::vector<Tensor> params, std::vector<int64_t> group_of,
               std::vector<Tensor> views, bool copy, bool as_view,
               Callback on_ready, Callback on_twice);

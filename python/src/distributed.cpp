@@ -249,7 +249,9 @@ bool init_distributed(PyObject* module) {
     });
     // DDP's per-parameter hooks (csrc/distributed/reducer.h); the
     // callbacks run inside backward, which holds the GIL.
-    auto py_callback = [](pb::function f) {
+    using GCCallback = dist::GradCounter::Callback;
+    auto py_callback = [](pb::object f) -> GCCallback {
+      if (f.is_none()) return nullptr;
       return [f = std::move(f)](int64_t k) {
         pb::gil_scoped_acquire g;
         try {
@@ -265,8 +267,8 @@ bool init_distributed(PyObject* module) {
         .def(pb::init([py_callback](pb::list params,
                                     std::vector<int64_t> group_of,
                                     pb::list views, bool copy, bool as_view,
-                                    pb::function on_ready,
-                                    pb::function on_twice) {
+                                    pb::object on_ready,
+                                    pb::object on_twice) {
           std::vector<Tensor> ps, vs;
           for (auto p : params) ps.push_back(tensor_arg(p));
           for (auto v : views) vs.push_back(tensor_arg(v));

@@ -215,9 +215,11 @@ class _Reducer:
         def on_twice(i):
             ref()._twice(i)
 
+        # A world of one has nothing to launch or hand back per step
+        # (gradients stay in .grad): no Python call from backward at all.
         self.counter = fastt._C._distributed._GradCounter(
             list(params), list(self.group_of), list(self.views), self.copy,
-            as_view, on_ready, on_twice)
+            as_view, on_ready if self.comm or as_view else None, on_twice)
 
     def remove_hooks(self):
         self.counter.remove_hooks()
