@@ -547,10 +547,14 @@ class DistributedDataParallel(Module):
         return out
 
     def _broadcast_coalesced(self, tensors):
-        dist = _distributed()
+        self._broadcast_flats(_distributed(), self._flatten_by_dtype(tensors))
+
+    def _broadcast_flats(self, dist, flats):
+        """Rank 0's tensors to every rank, one broadcast per flat buffer
+        ((flat, [(tensor, its view in flat)]) pairs)."""
         src = self.rank == 0
         with fastt.no_grad():
-            for flat, pairs in self._flatten_by_dtype(tensors):
+            for flat, pairs in flats:
                 if src:
                     for t, v in pairs:
                         v.copy_(t)
@@ -569,17 +573,7 @@ class DistributedDataParallel(Module):
             dist.broadcast(flat, self._src, group=self.process_group)
 
     def _sync_buffers(self):
-        dist = self._reducer.dist
-        src = self.rank == 0
-        with fastt.no_grad():
-            for flat, pairs in self._buffer_flats:
-                if src:
-                    for t, v in pairs:
-                        v.copy_(t)
-                self._broadcast(dist, flat)
-                if not src:
-                    for t, v in pairs:
-                        t.copy_(v)
+        self._broadcast_flats(self._reducer.dist, self._buffer_flats)
 
     # ---- running ----
     def __call__(self, *inputs, **kwargs):
