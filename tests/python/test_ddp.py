@@ -4,6 +4,7 @@ single-process fastt training on the whole batch, computed here; torch's
 DDP for the state_dict naming and the bucket assignment."""
 
 import random
+import textwrap
 
 import pytest
 
@@ -396,8 +397,10 @@ def test_errors_and_unhooking(pg1):
     d = DDP(m, find_unused_parameters=True)
     with pytest.raises(RuntimeError, match="'b.weight'.*marked twice"):
         (d(x) + m.b(x)).sum().backward()
-    with pytest.raises(NotImplementedError):
-        d.join()
+    with pytest.raises(RuntimeError, match="already active"):
+        with d.join():
+            with d.join():
+                pass
     # Unused parameter, world size 1: the same error as with two ranks.
     d = DDP(m)
     d(x).sum().backward()
@@ -437,3 +440,57 @@ def test_bucket_assignment_matches_torch():
         want = [[n - 1 - j for j in b] for b in idx]
         fp = [fastt.zeros(k, dtype=getattr(fastt, d)) for k, d in specs]
         assert _assign_buckets(fp, first, cap) == want
+
+
+def test_join_uneven_inputs(tmp_path):
+    """Rank 0 runs 2 steps, rank 1 runs 4, inside ddp.join(): rank 0
+    shadows the last 2 with zero gradients, and both end with the model a
+    single process gets replaying the job (gradients over the initial
+    world size, or over the ranks still training); with
+    throw_on_early_termination every rank raises when rank 0 runs out."""
+    out = _run(textwrap.dedent("""
+        import numpy as np
+        dist.init_process_group("gloo")
+        rng = np.random.default_rng(0)
+        data = [fastt.tensor(rng.standard_normal((5, 4)).astype("float32"))
+                for _ in range(8)]
+        steps = [2, 4]
+
+        def model():
+            fastt.manual_seed(0)
+            return nn.Sequential(nn.Linear(4, 3), nn.Tanh(), nn.Linear(3, 2))
+
+        res = {}
+        for initial in (True, False):
+            m = model()
+            ddp = DDP(m)
+            opt = fastt.optim.SGD(ddp.parameters(), lr=0.1)
+            with ddp.join(divide_by_initial_world_size=initial):
+                for i in range(steps[rank]):
+                    opt.zero_grad()
+                    ddp(data[2 * i + rank]).square().sum().backward()
+                    opt.step()
+            ref = model()
+            ropt = fastt.optim.SGD(ref.parameters(), lr=0.1)
+            for i in range(max(steps)):
+                ropt.zero_grad()
+                live = [r for r in range(2) if i < steps[r]]
+                div = 2 if initial else len(live)
+                for r in live:
+                    (ref(data[2 * i + r]).square().sum() / div).backward()
+                ropt.step()
+            res[initial] = max((a - b).abs().max().item() for a, b in
+                               zip(m.parameters(), ref.parameters()))
+        ddp = DDP(model())
+        try:
+            with ddp.join(throw_on_early_termination=True):
+                for i in range(steps[rank]):
+                    ddp(data[i]).sum().backward()
+            res["throw"] = None
+        except RuntimeError as e:
+            res["throw"] = str(e)
+        result = res
+    """), 2, tmp_path)
+    for r in out:
+        assert r[True] < 1e-5 and r[False] < 1e-5, r
+        assert "exhausted inputs" in r["throw"]

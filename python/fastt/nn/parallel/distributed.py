@@ -51,7 +51,7 @@ copied at all: the hooks only count, which keeps the checks (unused
 parameters, no_sync) identical to a real run at a fraction of a
 microsecond per parameter.
 
-Not implemented: join() (uneven inputs; raises NotImplementedError),
+join() takes uneven inputs (see _Join). Not implemented:
 register_comm_hook, mixed_precision, the rebuild of buckets in the first
 iteration's gradient order, multi-device modules (device_ids /
 output_device must be left out, or name the one device the module lives
@@ -143,13 +143,14 @@ class _Reducer:
         "nb", "next", "works", "expect", "group_of", "inflight",
         "find_unused", "static_graph",
         "static_unused", "global_unused", "used_work", "used_map",
-        "handles", "__weakref__")
+        "handles", "divisor", "__weakref__")
 
     def __init__(self, dist, group, world, params, names, first_cap, cap,
                  as_view, find_unused, static_graph):
         self.dist = dist
         self.group = group
         self.world = world
+        self.divisor = world   # join(divide_by_initial_world_size=False)
         self.comm = world > 1
         self.as_view = as_view
         # Gradients go through the buckets only when they are summed or
@@ -253,7 +254,7 @@ class _Reducer:
             if self.comm:
                 flat = self.flats[k]
                 if self.predivide[k]:
-                    flat.div_(self.world)
+                    flat.div_(self.divisor)
                 self.works[k] = self.dist.all_reduce(
                     flat, group=self.group, async_op=True)
                 self.inflight = True
@@ -271,7 +272,7 @@ class _Reducer:
                 self._views_to_unset_grads(self.global_unused)
             return
         works = self.works
-        world = self.world
+        world = self.divisor
         for k in range(self.nb):
             works[k].wait()
             works[k] = None
@@ -472,11 +473,10 @@ class DistributedDataParallel(Module):
 
         self.world_size = dist.get_world_size(process_group)
         self.rank = dist.get_rank(process_group)
-        self._src = 0
-        if process_group is not None and hasattr(dist, "get_global_rank"):
-            self._src = dist.get_global_rank(process_group, 0)
+        self._joiner = None    # the active join() context, if any
 
         named = [(n, p) for n, p in module.named_parameters()]
+        self._module_params = [p for _, p in named]
         self._module_buffers = [b for b in module.buffers()]
         if self.world_size > 1:
             self._verify_same_model([p for _, p in named])
@@ -549,28 +549,28 @@ class DistributedDataParallel(Module):
     def _broadcast_coalesced(self, tensors):
         self._broadcast_flats(_distributed(), self._flatten_by_dtype(tensors))
 
-    def _broadcast_flats(self, dist, flats):
-        """Rank 0's tensors to every rank, one broadcast per flat buffer
-        ((flat, [(tensor, its view in flat)]) pairs)."""
-        src = self.rank == 0
+    def _broadcast_flats(self, dist, flats, root=0):
+        """Group rank root's tensors to every rank, one broadcast per flat
+        buffer ((flat, [(tensor, its view in flat)]) pairs)."""
+        src = self.rank == root
         with fastt.no_grad():
             for flat, pairs in flats:
                 if src:
                     for t, v in pairs:
                         v.copy_(t)
-                self._broadcast(dist, flat)
+                self._broadcast(dist, flat, root)
                 if not src:
                     for t, v in pairs:
                         t.copy_(v)
 
-    def _broadcast(self, dist, flat):
+    def _broadcast(self, dist, flat, root=0):
         if flat.dtype == fastt.bool:
             # Collectives move numbers: a bool buffer travels as bytes.
             tmp = flat.to(fastt.uint8)
-            dist.broadcast(tmp, self._src, group=self.process_group)
+            dist.broadcast(tmp, group=self.process_group, group_src=root)
             flat.copy_(tmp)
         else:
-            dist.broadcast(flat, self._src, group=self.process_group)
+            dist.broadcast(flat, group=self.process_group, group_src=root)
 
     def _sync_buffers(self):
         self._broadcast_flats(self._reducer.dist, self._buffer_flats)
@@ -592,6 +592,8 @@ class DistributedDataParallel(Module):
         sync = False
         if fastt.is_grad_enabled():
             sync = self.require_backward_grad_sync
+            if self._joiner is not None:
+                self._joiner.active_step(sync)
             if r.counter.begin(sync):   # the last backward did not finish
                 r.unfinished()
             if sync:
@@ -619,10 +621,18 @@ class DistributedDataParallel(Module):
         finally:
             self.require_backward_grad_sync = old
 
-    def join(self, *args, **kwargs):
-        raise NotImplementedError(
-            "fastt's DistributedDataParallel has no join() (uneven inputs "
-            "across ranks); give every rank the same number of batches")
+    def join(self, divide_by_initial_world_size=True, enable=True,
+             throw_on_early_termination=False):
+        """Training with uneven inputs (torch's DDP.join): inside the
+        context each rank runs its own number of steps; a rank whose
+        inputs are exhausted leaves the body and then shadows the others'
+        collectives (zeros for its gradients) until every rank is done;
+        finally the parameters and buffers of the rank that ran the most
+        steps go to all. Gradients are averaged over the initial world size,
+        or over the ranks still training (divide_by_initial_world_size=
+        False). Each training forward inside costs one small all_reduce."""
+        return _Join(self, divide_by_initial_world_size, enable,
+                     throw_on_early_termination)
 
     def _get_ddp_buckets(self):
         """The parameter names of each bucket, in launch order (for tests
@@ -632,3 +642,84 @@ class DistributedDataParallel(Module):
         for i in range(len(r.params)):
             out[r.bucket_of[i]].append(r.names[i])
         return out
+
+
+class _Join:
+    """DistributedDataParallel.join's context. Every training forward of
+    a rank still in the body all-reduces [1, syncs gradients, broadcasts
+    buffers]; a rank that left adds zeros and, from the sum, knows which
+    collectives of that step to shadow; a sum of zero ranks still active
+    ends it for all."""
+
+    def __init__(self, ddp, divide_by_initial, enable, throw):
+        self.ddp = ddp
+        self.divide_by_initial = divide_by_initial
+        self.enable = enable
+        self.throw = throw
+        self.steps = 0
+
+    def __enter__(self):
+        if self.enable:
+            if self.ddp._joiner is not None:
+                raise RuntimeError("DistributedDataParallel.join() is "
+                                   "already active")
+            self.ddp._joiner = self
+        return self
+
+    def _flag(self, values):
+        ddp = self.ddp
+        t = fastt.tensor(values, dtype=fastt.int64)
+        ddp._reducer.dist.all_reduce(t, group=ddp.process_group)
+        return t.tolist()
+
+    def _early(self, active):
+        if self.throw and active < self.ddp.world_size:
+            raise RuntimeError("Detected at least one rank that exhausted "
+                               "inputs. Throwing across all ranks.")
+
+    def active_step(self, sync):
+        ddp = self.ddp
+        bufs = ddp._sync_buffers_on and ddp.require_forward_param_sync
+        active, _, _ = self._flag([1, int(sync), int(bufs)])
+        self._early(active)
+        if not self.divide_by_initial:
+            ddp._reducer.divisor = active
+        self.steps += bool(sync)
+
+    def __exit__(self, exc_type, exc, tb):
+        if not self.enable:
+            return False
+        ddp = self.ddp
+        try:
+            if exc_type is not None:
+                return False   # the others find out through the timeout
+            r = ddp._reducer
+            dist = r.dist
+            while True:
+                active, syncing, bufs = self._flag([0, 0, 0])
+                if active == 0:
+                    break
+                self._early(active)
+                if bufs:
+                    ddp._sync_buffers()
+                if syncing:
+                    if r.find_unused and r.static_unused is None:
+                        dist.all_reduce(
+                            fastt.zeros(len(r.params), dtype=fastt.int32),
+                            group=ddp.process_group)
+                    for flat in r.flats:
+                        dist.all_reduce(fastt.zeros_like(flat),
+                                        group=ddp.process_group)
+            # The rank with the most steps (ties: the highest) holds the
+            # model every rank keeps.
+            world = ddp.world_size
+            key = fastt.tensor([self.steps * world + ddp.rank])
+            dist.all_reduce(key, op=dist.ReduceOp.MAX,
+                            group=ddp.process_group)
+            root = int(key.item()) % world
+            ddp._broadcast_flats(dist, ddp._flatten_by_dtype(
+                ddp._module_params + ddp._module_buffers), root)
+        finally:
+            ddp._joiner = None
+            ddp._reducer.divisor = ddp.world_size
+        return False
