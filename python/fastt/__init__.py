@@ -208,6 +208,7 @@ from . import (  # noqa: E402,F401
 from . import distributions  # noqa: E402,F401  (after nn: it uses F)
 from . import amp, cpu, func  # noqa: E402,F401
 from . import distributed  # noqa: E402,F401
+from . import multiprocessing  # noqa: E402,F401
 from .amp import autocast  # noqa: E402,F401
 
 

@@ -1247,7 +1247,7 @@ from . import backends as backends
 from . import cuda as cuda
 
 # ---- autograd (python/fastt/autograd) and subpackages ----
-from . import autograd as autograd, nn as nn, optim as optim, utils as utils, serialization as serialization, profiler as profiler, fft as fft, linalg as linalg, special as special, signal as signal, masked as masked, random as random, distributed as distributed, distributions as distributions, amp as amp, cpu as cpu, func as func
+from . import autograd as autograd, nn as nn, optim as optim, utils as utils, serialization as serialization, profiler as profiler, fft as fft, linalg as linalg, special as special, signal as signal, masked as masked, random as random, distributed as distributed, multiprocessing as multiprocessing, distributions as distributions, amp as amp, cpu as cpu, func as func
 from .serialization import load as load, save as save
 from .autograd import no_grad as no_grad, enable_grad as enable_grad, set_grad_enabled as set_grad_enabled, inference_mode as inference_mode
 from .random import get_rng_state as get_rng_state, set_rng_state as set_rng_state
