@@ -69,11 +69,14 @@ def main():
     model.eval()
     with lib.no_grad():
         acc = (model(x_test).argmax(dim=1) == y_test).float().mean().item()
-    # Every rank holds the same parameters: check it, as a user would.
+    # Every rank holds the same parameters: check it, as a user would
+    # (the largest difference from rank 0's, over all ranks).
     flat = lib.cat([q.detach().reshape(-1) for q in model.parameters()])
     ref = flat.clone()
     dist.broadcast(ref, src=0)
-    in_sync = bool((flat - ref).abs().max().item() == 0.0)
+    diff = (flat - ref).abs().max().reshape(1)
+    dist.all_reduce(diff, op=dist.ReduceOp.MAX)
+    in_sync = bool(diff.item() == 0.0)
     if rank == 0:
         common.summary("ddp_digits", args, time.perf_counter() - t0, timer,
                        world=world, final_loss=epochs[-1], test_acc=acc,

@@ -213,12 +213,15 @@ class StoreAdapter : public gloo::rendezvous::Store {
 class GlooGroup final : public ProcessGroup {
  public:
   GlooGroup(std::shared_ptr<Store> store, int rank, int size, Millis timeout,
-            const std::string& hostname)
+            const std::string& hostname, const std::string& iface)
       : timeout_(timeout) {
     rank_ = rank;
     size_ = size;
     gloo::transport::tcp::attr attr;
-    attr.hostname = hostname;
+    if (iface.empty())
+      attr.hostname = hostname;
+    else
+      attr.iface = iface;
     try {
       device_ = gloo::transport::tcp::CreateDevice(attr);
       auto ctx = std::make_shared<gloo::rendezvous::Context>(rank, size);
@@ -501,9 +504,10 @@ bool gloo_available() { return true; }
 std::shared_ptr<ProcessGroup> make_gloo_group(std::shared_ptr<Store> store,
                                               int rank, int size,
                                               Millis timeout,
-                                              const std::string& hostname) {
+                                              const std::string& hostname,
+                                              const std::string& iface) {
   return std::make_shared<GlooGroup>(std::move(store), rank, size, timeout,
-                                     hostname);
+                                     hostname, iface);
 }
 
 #else  // !FASTT_HAS_GLOO
@@ -512,6 +516,7 @@ bool gloo_available() { return false; }
 
 std::shared_ptr<ProcessGroup> make_gloo_group(std::shared_ptr<Store>, int,
                                               int, Millis,
+                                              const std::string&,
                                               const std::string&) {
   throw DistBackendError(
       "fastt was built without Gloo, the CPU back end of "

@@ -87,10 +87,13 @@ class ProcessGroup {
 };
 
 bool gloo_available();
+// iface (GLOO_SOCKET_IFNAME): a network interface whose address Gloo
+// uses instead of hostname's, when not empty.
 std::shared_ptr<ProcessGroup> make_gloo_group(std::shared_ptr<Store> store,
                                               int rank, int size,
                                               Millis timeout,
-                                              const std::string& hostname);
+                                              const std::string& hostname,
+                                              const std::string& iface);
 
 // NCCL (CUDA tensors; kernels/cuda/nccl.cpp): `library` is the path of
 // libnccl.so.2 to load; device >= 0 makes that device's communicator now

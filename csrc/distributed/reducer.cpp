@@ -34,7 +34,10 @@ GradCounter::GradCounter(std::vector<Tensor> params,
   for (size_t i = 0; i < n; ++i)
     hooks_.push_back(register_post_accumulate_grad_hook(
         params_[i], [this, i](const Tensor&) {
-          if (expect_) mark(int64_t(i), 1);
+          if (expect_)
+            mark(int64_t(i), 1);
+          else if (finished_ && done_[i])
+            on_twice_(int64_t(i));
         }));
 }
 
@@ -48,6 +51,7 @@ void GradCounter::remove_hooks() {
 
 void GradCounter::arm(bool expect) {
   expect_ = expect;
+  finished_ = false;
   if (!expect) return;
   std::copy(counts_.begin(), counts_.end(), pending_.begin());
   std::fill(done_.begin(), done_.end(), 0);
@@ -87,7 +91,10 @@ void GradCounter::mark(int64_t i, int how) {
   }
   int64_t group = group_of_[size_t(i)];
   if (--pending_[size_t(group)] == 0) {
-    if (--groups_left_ == 0) expect_ = false;  // the step is complete
+    if (--groups_left_ == 0) {  // the step is complete
+      expect_ = false;
+      finished_ = true;
+    }
     if (on_ready_) on_ready_(group);
   }
 }

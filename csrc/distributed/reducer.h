@@ -50,6 +50,10 @@ class GradCounter {
   std::vector<Tensor> views_;
   std::vector<int64_t> counts_, pending_;
   size_t groups_left_ = 0;  // the last one disarms before its callback
+  // The armed step completed: a hook firing now belongs to that step
+  // (a parameter marked unused that got a gradient after all, a second
+  // backward) and is an error; cleared by arm().
+  bool finished_ = false;
   std::vector<int8_t> done_;
   std::vector<int64_t> hooks_;
   bool copy_, as_view_;

@@ -33,6 +33,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 const char* const kWorkersKey = "__fastt/tcpstore_workers";
+// Set by destroy_process_group on rank 0 just before its store goes.
+const char* const kClosingKey = "__fastt/closing";
 const char* const kFileUsersKey = "__fastt/filestore_users";
 const char* const kFileDoneKey = "__fastt/filestore_finished";
 
@@ -598,6 +600,25 @@ class TcpStore final : public Store {
     if (fd_ >= 0) ::close(fd_);
   }
   int port() const { return port_; }
+  void wait_server_gone(Millis t) {
+    std::lock_guard<std::mutex> g(mu_);
+    if (server_ || fd_ < 0) return;
+    auto deadline = Clock::now() + t;
+    for (;;) {
+      auto left = std::chrono::duration_cast<Millis>(deadline - Clock::now());
+      if (left.count() <= 0) return;
+      pollfd p{fd_, POLLIN, 0};
+      int rc = ::poll(&p, 1, int(std::min<int64_t>(left.count(), 1 << 30)));
+      if (rc < 0 && errno == EINTR) continue;
+      if (rc <= 0) return;
+      uint8_t tmp[256];
+      ssize_t k = ::recv(fd_, tmp, sizeof tmp, 0);
+      if (k < 0 && errno == EINTR) continue;
+      if (k <= 0) break;  // closed by the server
+    }
+    ::close(fd_);
+    fd_ = -1;
+  }
 
   void set(const std::string& key, const Bytes& value) override {
     Bytes q{kSet};
@@ -697,6 +718,10 @@ class TcpStore final : public Store {
         }
         ::freeaddrinfo(res);
       }
+      if (fd_ >= 0 && !connected_once_ && server_closing()) {
+        ::close(fd_);  // the last job's server on its way out: wait for
+        fd_ = -1;      // the next one on this port
+      }
       if (fd_ >= 0) {
         connected_once_ = true;
         return;
@@ -713,6 +738,15 @@ class TcpStore final : public Store {
             "connect to ({}, {}).", timeout_.count(), host_, port_));
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
+  }
+  // Whether the server has been told it is shutting down (its store was
+  // destroyed with destroy_process_group): a first connection to it is
+  // the wrong one.
+  bool server_closing() {
+    Bytes q = keys_request(kCheck, {kClosingKey});
+    Bytes b = framed(q), a;
+    if (!write_all(fd_, b.data(), b.size())) return true;
+    return recv_locked(&a, Millis(5000)) != 1 || a.empty() || a[0] != 0;
   }
   bool send_locked(const Bytes& q) {
     if (fd_ < 0) connect();
@@ -836,6 +870,9 @@ std::shared_ptr<Store> make_tcp_store(const std::string& host, int port,
 int tcp_store_port(const Store& store) {
   auto* t = dynamic_cast<const TcpStore*>(&store);
   return t ? t->port() : -1;
+}
+void wait_server_gone(Store& store, Millis timeout) {
+  if (auto* t = dynamic_cast<TcpStore*>(&store)) t->wait_server_gone(timeout);
 }
 std::shared_ptr<Store> make_prefix_store(const std::string& prefix,
                                          std::shared_ptr<Store> base) {

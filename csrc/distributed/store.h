@@ -77,6 +77,11 @@ std::shared_ptr<Store> make_tcp_store(const std::string& host, int port,
                                       int64_t world_size, bool is_master,
                                       Millis timeout, bool wait_for_workers);
 int tcp_store_port(const Store& store);  // -1 when not a TCPStore
+// A TCPStore client waits (up to timeout) for the server to close its
+// connection (the master's store destroyed), so that a process group made
+// again next connects to the new server, not to the old one on its way
+// out. Other stores return at once.
+void wait_server_gone(Store& store, Millis timeout);
 std::shared_ptr<Store> make_prefix_store(const std::string& prefix,
                                          std::shared_ptr<Store> base);
 

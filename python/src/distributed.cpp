@@ -146,7 +146,10 @@ bool init_distributed(PyObject* module) {
         .def("set_timeout_ms",
              [](dist::Store& s, int64_t ms) { s.set_timeout(Millis(ms)); })
         .def_property_readonly(
-            "port", [](dist::Store& s) { return dist::tcp_store_port(s); });
+            "port", [](dist::Store& s) { return dist::tcp_store_port(s); })
+        .def("wait_server_gone", [](dist::Store& s, int64_t ms) {
+          released([&] { dist::wait_server_gone(s, Millis(ms)); });
+        });
 
     m.def("_hash_store",
           [](int64_t ms) { return dist::make_hash_store(Millis(ms)); });
@@ -241,10 +244,11 @@ bool init_distributed(PyObject* module) {
 
     m.def("_gloo_available", &dist::gloo_available);
     m.def("_gloo_group", [](StoreP store, int rank, int size, int64_t ms,
-                            const std::string& hostname) {
+                            const std::string& hostname,
+                            const std::string& iface) {
       return gil_free_delete(released([&] {
         return dist::make_gloo_group(std::move(store), rank, size,
-                                     Millis(ms), hostname);
+                                     Millis(ms), hostname, iface);
       }));
     });
     // DDP's per-parameter hooks (csrc/distributed/reducer.h); the

@@ -63,7 +63,7 @@ TEST_CASE("stores: hash and TCP", "[distributed][threads]") {
 TEST_CASE("a Gloo group of threads", "[distributed][threads]") {
   if (!gloo_available()) {
     CHECK_THROWS_AS(make_gloo_group(make_hash_store(Millis(100)), 0, 1,
-                                    Millis(100), "127.0.0.1"),
+                                    Millis(100), "127.0.0.1", ""),
                     DistBackendError);
     return;
   }
@@ -74,7 +74,8 @@ TEST_CASE("a Gloo group of threads", "[distributed][threads]") {
   std::vector<std::thread> ranks;
   for (int r = 0; r < kRanks; ++r) {
     ranks.emplace_back([&, r] {
-      auto g = make_gloo_group(store, r, kRanks, Millis(20000), "127.0.0.1");
+      auto g = make_gloo_group(store, r, kRanks, Millis(20000), "127.0.0.1",
+                               "");
       Tensor x = full({4}, Scalar(double(r + 1)), DType::Float32);
       g->allreduce(x, ReduceOp::Sum)->wait();
       Tensor in = full({2}, Scalar(double(r)), DType::Float32);

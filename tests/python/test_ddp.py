@@ -494,3 +494,73 @@ def test_join_uneven_inputs(tmp_path):
     for r in out:
         assert r[True] < 1e-5 and r[False] < 1e-5, r
         assert "exhausted inputs" in r["throw"]
+
+
+def test_review_cases(tmp_path):
+    """A dataclass output with find_unused_parameters still averages; a
+    buffer the module reassigns is synced; join() takes buffers from the
+    highest rank still training (rank 0 leaves first)."""
+    out = _run(textwrap.dedent("""
+        import dataclasses
+        dist.init_process_group("gloo")
+
+        @dataclasses.dataclass
+        class Out:
+            y: object
+
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.a = nn.Linear(4, 4)
+                self.b = nn.Linear(4, 4)
+                self.register_buffer("ema", fastt.zeros(1))
+
+            def forward(self, x):
+                self.ema = self.ema * 0.5 + x.mean().detach()
+                return Out(self.a(x))
+
+        fastt.manual_seed(0)
+        m = M()
+        ddp = DDP(m, find_unused_parameters=True)
+        res = {}
+        ddp(fastt.ones(2, 4) * (rank + 1)).y.pow(2).sum().backward()
+        res["grad"] = m.a.weight.grad.sum().item()
+        res["b_grad"] = m.b.weight.grad
+        ddp(fastt.ones(2, 4) * (rank + 1)).y.sum().backward()
+        res["ema"] = m.ema.item()
+        fastt.manual_seed(0)
+        bn = nn.Sequential(nn.Linear(3, 3), nn.BatchNorm1d(3))
+        d2 = DDP(bn)
+        with d2.join():
+            for i in range(1 if rank == 0 else 4):
+                d2(fastt.randn(5, 3) + i).sum().backward()
+        res["tracked"] = int(bn[1].num_batches_tracked.item())
+        result = res
+    """), 2, tmp_path)
+    g0, g1 = out[0]["grad"], out[1]["grad"]
+    assert abs(g0 - g1) < 1e-5 * abs(g0)     # averaged, the same on both
+    assert out[0]["b_grad"] is None
+    # ema after two forwards, rank 0's (reassigned) buffer broadcast
+    # before each: 0 -> 1 | 2, then 1 -> 1.5 | 2.5 (a stale buffer list
+    # would send the first tensor, 0, and rank 1 would reach 3.0)
+    assert [r["ema"] for r in out] == [1.5, 2.5]
+    assert [r["tracked"] for r in out] == [4, 4]
+
+
+def test_reinit_and_local_groups(tmp_path):
+    out = _run(textwrap.dedent("""
+        res = []
+        for i in range(3):
+            dist.init_process_group("gloo")
+            t = fastt.ones(1)
+            dist.all_reduce(t)
+            res.append(t.item())
+            g = dist.new_group([0, 1], use_local_synchronization=True)
+            w = dist.all_reduce(fastt.ones(2), group=g, async_op=True)
+            while not w.is_completed():
+                pass
+            res.append(w.result()[0].tolist())
+            dist.destroy_process_group()
+        result = res
+    """), 2, tmp_path)
+    assert out[0] == out[1] == [2.0, [2.0, 2.0]] * 3

@@ -382,9 +382,16 @@ def test_sigkilled_launcher_leaves_no_orphans(tmp_path):
 
 def test_restarts(tmp_path):
     (tmp_path / "worker.py").write_text(
-        "import os, sys\n"
+        "import os, sys, time\n"
         "n = os.environ['TORCHELASTIC_RESTART_COUNT']\n"
         "open('try%s_%s' % (n, os.environ['RANK']), 'w').close()\n"
+        "# every worker of a group has started before one fails\n"
+        "others = ['try%s_%d' % (n, r) for r in\n"
+        "          range(int(os.environ['WORLD_SIZE']))]\n"
+        "t0 = time.time()\n"
+        "while not all(map(os.path.exists, others)) and \\\n"
+        "        time.time() - t0 < 10:\n"
+        "    time.sleep(0.01)\n"
         "sys.exit(4 if n == '0' or sys.argv[1] == 'always' else 0)\n")
     r = launch(tmp_path, "--max-restarts", 2, "--nproc-per-node", 2,
                "worker.py", "once")

@@ -263,8 +263,14 @@ class GroupMember:
 group = GroupMember
 
 
+_CLOSING = "__fastt/closing"   # csrc/distributed/store.cpp's kClosingKey
+
+
 class _State:
     store = None           # the default group's store (new_group uses it)
+    own_store = False      # made by init_process_group's rendezvous
+    rank = 0
+    local_groups = {}      # use_local_synchronization: calls per rank list
     backend = None
     timeout = default_pg_timeout
     master = "127.0.0.1"   # MASTER_ADDR (picks Gloo's listening address)
@@ -402,8 +408,10 @@ def _device_index(device_id):
 
 def _make_group(store, rank, size, timeout, gloo, nccl, master, device=-1):
     tms = _ms(timeout)
+    # GLOO_SOCKET_IFNAME: the interface Gloo binds (torch's variable).
+    iface = os.environ.get("GLOO_SOCKET_IFNAME", "").split(",")[0]
     g = (_D._gloo_group(PrefixStore("gloo", store)._s, rank, size, tms,
-                        _local_hostname(master)) if gloo else None)
+                        _local_hostname(master), iface) if gloo else None)
     n = (_D._nccl_group(PrefixStore("nccl", store)._s, rank, size, tms,
                         _nccl_library(), device) if nccl else None)
     return g, n
@@ -425,9 +433,11 @@ def init_process_group(backend=None, init_method=None, timeout=None,
         if rank < 0 or world_size <= 0:
             raise ValueError("rank and world_size must be given with store")
         master = os.environ.get("MASTER_ADDR", "127.0.0.1")
+        own = False
     else:
         store, rank, world_size, master = _rendezvous(
             init_method or "env://", rank, world_size, timeout)
+        own = True
     if not 0 <= rank < world_size:
         raise ValueError(f"Invalid rank {rank} for world_size {world_size}")
     store.set_timeout(timeout)
@@ -435,20 +445,37 @@ def init_process_group(backend=None, init_method=None, timeout=None,
                               world_size, timeout, gloo, nccl, master,
                               _device_index(device_id) if nccl else -1)
     _State.store = store
+    _State.own_store = own
+    _State.rank = rank
     _State.backend = name
     _State.timeout = timeout
     _State.master = master
     _State.groups = 0
+    _State.local_groups = {}
     GroupMember.WORLD = ProcessGroup(impl, range(world_size), name,
                                      group_name or "default_pg", nimpl)
 
 
 def destroy_process_group(group=None):
-    """Leaves a group (the default one: every group)."""
+    """Leaves a group (the default one: every group, and the store
+    init_process_group made: rank 0 marks it closing before it goes and the
+    others wait for that, up to 30 s, so that a group made again meets
+    the new store)."""
     if group is None or group is GroupMember.WORLD:
         GroupMember.WORLD = None
-        _State.store = None
+        store, _State.store = _State.store, None
         _State.backend = None
+        if isinstance(store, TCPStore) and _State.own_store:
+            try:
+                if _State.rank == 0:
+                    store.set(_CLOSING, "1")
+                else:
+                    store.wait([_CLOSING], min(
+                        _State.timeout, datetime.timedelta(seconds=30)))
+                    store._s.wait_server_gone(5000)
+            except DistError:
+                pass   # rank 0 is gone or slow: nothing to wait for
+        del store
     elif isinstance(group, ProcessGroup):
         group._impl = None
         group._nccl = None
@@ -470,15 +497,27 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None,
     name, gloo, nccl = (_backends(backend) if backend is not None else
                         (_State.backend, world._impl is not None,
                          world._nccl is not None))
-    _State.groups += 1
     me = world.rank()
-    if me not in ranks:
-        return GroupMember.NON_GROUP_MEMBER
+    if use_local_synchronization:
+        # Only the members call it: name the group by its ranks and how
+        # many such groups came before (the same count on every member).
+        key = tuple(ranks)
+        k = _State.local_groups.get(key, 0) + 1
+        _State.local_groups[key] = k
+        tag = "local_" + "_".join(map(str, ranks)) + f"_{k}"
+        if me not in ranks:
+            raise ValueError("new_group(use_local_synchronization=True) "
+                             "is called by the group's members only")
+    else:
+        _State.groups += 1
+        tag = f"group_{_State.groups}"
+        if me not in ranks:
+            return GroupMember.NON_GROUP_MEMBER
     timeout = _State.timeout if timeout is None else timeout
     impl, nimpl = _make_group(
-        PrefixStore(f"group_{_State.groups}", _State.store),
-        ranks.index(me), len(ranks), timeout, gloo, nccl, _State.master)
-    return ProcessGroup(impl, ranks, name, f"group_{_State.groups}", nimpl)
+        PrefixStore(tag, _State.store), ranks.index(me), len(ranks), timeout,
+        gloo, nccl, _State.master)
+    return ProcessGroup(impl, ranks, name, tag, nimpl)
 
 
 def get_rank(group=None):
@@ -559,7 +598,14 @@ class Work:
         return True
 
     def is_completed(self):
-        return self._done or self._impl.is_completed()
+        """True when the results are in the tensors (a finished operation
+        is completed here: its copies back and local steps run now)."""
+        if self._done:
+            return True
+        if self._impl.is_completed():
+            self.wait()
+            return True
+        return False
 
     def is_success(self):
         if not self.is_completed():

@@ -307,8 +307,11 @@ class _Launcher:
                        RANK=str(rank), ROLE_RANK=str(rank),
                        TORCHELASTIC_RESTART_COUNT=str(restart))
             try:
+                # A session of its own (as torchrun): a terminal's Ctrl-C
+                # reaches the launcher only, which forwards it once.
                 proc = subprocess.Popen(cmd, env=env,
-                                        preexec_fn=self.preexec)
+                                        preexec_fn=self.preexec,
+                                        start_new_session=True)
             except OSError as e:
                 _say("cannot start worker local_rank %d: %s" % (local_rank, e))
                 # a shell's codes: 127 not found, 126 not executable

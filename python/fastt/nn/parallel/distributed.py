@@ -60,6 +60,7 @@ buckets stale: wrap the module where and as it will train, as torch
 asks."""
 
 import contextlib
+import dataclasses
 import weakref
 import zlib
 
@@ -82,7 +83,8 @@ def _distributed():
 
 
 def _tensors_in(obj, out):
-    """Appends the tensors in a (nested) forward output to `out`."""
+    """Appends the tensors in a (nested) forward output to `out`: lists,
+    tuples, dicts and dataclasses, as torch's DDP looks."""
     if isinstance(obj, fastt.Tensor):
         out.append(obj)
     elif isinstance(obj, (list, tuple)):
@@ -91,6 +93,9 @@ def _tensors_in(obj, out):
     elif isinstance(obj, dict):
         for x in obj.values():
             _tensors_in(x, out)
+    elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        for f in dataclasses.fields(obj):
+            _tensors_in(getattr(obj, f.name), out)
     return out
 
 
@@ -572,8 +577,16 @@ class DistributedDataParallel(Module):
         else:
             dist.broadcast(flat, group=self.process_group, group_src=root)
 
-    def _sync_buffers(self):
-        self._broadcast_flats(self._reducer.dist, self._buffer_flats)
+    def _sync_buffers(self, root=0):
+        """The module's buffers from group rank root to all. Re-read each
+        time (a module may assign a new tensor to a buffer name); the flat
+        buffers are rebuilt when the set changed."""
+        bufs = list(self.module.buffers())
+        if len(bufs) != len(self._module_buffers) or any(
+                a is not b for a, b in zip(bufs, self._module_buffers)):
+            self._module_buffers = bufs
+            self._buffer_flats = self._flatten_by_dtype(bufs)
+        self._broadcast_flats(self._reducer.dist, self._buffer_flats, root)
 
     # ---- running ----
     def __call__(self, *inputs, **kwargs):
@@ -601,7 +614,8 @@ class DistributedDataParallel(Module):
                     r.drain()
                 r.ready[:] = r.no_buckets
         if self._sync_buffers_on and self.require_forward_param_sync:
-            self._sync_buffers()
+            self._sync_buffers(0 if self._joiner is None
+                               else self._joiner.buffer_root)
         output = self.module(*inputs, **kwargs)
         if sync and r.find_unused:
             r.after_forward(output)
@@ -646,10 +660,11 @@ class DistributedDataParallel(Module):
 
 class _Join:
     """DistributedDataParallel.join's context. Every training forward of
-    a rank still in the body all-reduces [1, syncs gradients, broadcasts
-    buffers]; a rank that left adds zeros and, from the sum, knows which
-    collectives of that step to shadow; a sum of zero ranks still active
-    ends it for all."""
+    a rank still in the body all-gathers [1, syncs gradients, broadcasts
+    buffers]; a rank that left sends zeros and, from what it gathers,
+    shadows that step's collectives; when no rank is left in its body
+    every rank ends. Buffers come from the highest rank still training
+    (rank 0 may have left with stale ones), as torch does."""
 
     def __init__(self, ddp, divide_by_initial, enable, throw):
         self.ddp = ddp
@@ -657,6 +672,7 @@ class _Join:
         self.enable = enable
         self.throw = throw
         self.steps = 0
+        self.buffer_root = 0
 
     def __enter__(self):
         if self.enable:
@@ -666,11 +682,21 @@ class _Join:
             self.ddp._joiner = self
         return self
 
-    def _flag(self, values):
+    def _exchange(self, values):
+        """(ranks still training, gradients synced?, buffers synced?);
+        sets buffer_root to the highest rank still training."""
         ddp = self.ddp
-        t = fastt.tensor(values, dtype=fastt.int64)
-        ddp._reducer.dist.all_reduce(t, group=ddp.process_group)
-        return t.tolist()
+        n = ddp.world_size
+        out = fastt.zeros(3 * n, dtype=fastt.int64)
+        ddp._reducer.dist.all_gather_into_tensor(
+            out, fastt.tensor(values, dtype=fastt.int64),
+            group=ddp.process_group)
+        rows = out.view(n, 3).tolist()
+        live = [r for r in range(n) if rows[r][0]]
+        if live:
+            self.buffer_root = live[-1]
+        return (len(live), any(row[1] for row in rows),
+                any(row[2] for row in rows))
 
     def _early(self, active):
         if self.throw and active < self.ddp.world_size:
@@ -680,7 +706,7 @@ class _Join:
     def active_step(self, sync):
         ddp = self.ddp
         bufs = ddp._sync_buffers_on and ddp.require_forward_param_sync
-        active, _, _ = self._flag([1, int(sync), int(bufs)])
+        active, _, _ = self._exchange([1, int(sync), int(bufs)])
         self._early(active)
         if not self.divide_by_initial:
             ddp._reducer.divisor = active
@@ -696,12 +722,12 @@ class _Join:
             r = ddp._reducer
             dist = r.dist
             while True:
-                active, syncing, bufs = self._flag([0, 0, 0])
+                active, syncing, bufs = self._exchange([0, 0, 0])
                 if active == 0:
                     break
                 self._early(active)
                 if bufs:
-                    ddp._sync_buffers()
+                    ddp._sync_buffers(self.buffer_root)
                 if syncing:
                     if r.find_unused and r.static_unused is None:
                         dist.all_reduce(
@@ -711,14 +737,17 @@ class _Join:
                         dist.all_reduce(fastt.zeros_like(flat),
                                         group=ddp.process_group)
             # The rank with the most steps (ties: the highest) holds the
-            # model every rank keeps.
+            # model every rank keeps (its buffers too, with
+            # broadcast_buffers).
             world = ddp.world_size
             key = fastt.tensor([self.steps * world + ddp.rank])
             dist.all_reduce(key, op=dist.ReduceOp.MAX,
                             group=ddp.process_group)
             root = int(key.item()) % world
-            ddp._broadcast_flats(dist, ddp._flatten_by_dtype(
-                ddp._module_params + ddp._module_buffers), root)
+            state = list(ddp._module_params)
+            if ddp.broadcast_buffers:
+                state += list(ddp.module.buffers())
+            ddp._broadcast_flats(dist, ddp._flatten_by_dtype(state), root)
         finally:
             ddp._joiner = None
             ddp._reducer.divisor = ddp.world_size
