@@ -128,7 +128,7 @@ dist.destroy_process_group()
 @pytest.mark.parametrize("bucket_cap_mb,as_view", [
     (None, False), (0.0002, False), (0.0002, True)])
 def test_training_matches_single_process_full_batch(tmp_path, bucket_cap_mb,
-                                                     as_view):
+                                                    as_view):
     res = _run(f"""
 dist.init_process_group("gloo")
 m = mlp(seed=rank)

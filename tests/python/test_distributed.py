@@ -200,6 +200,7 @@ def test_all_reduce_every_dtype_and_op(tmp_path):
             res[name, "input"] = x.tolist()
         result = res
     """ % (_DTYPES,), 3, tmp_path)
+
     def ops(o):
         return {k: v for k, v in o.items() if k[1] != "input"}
     res = out[0]

@@ -1168,8 +1168,9 @@ def broadcast_object_list(object_list, src=None, group=None, device=None,
             object_list[i] = objs[i]
 
 
-def scatter_object_list(scatter_object_output_list, scatter_object_input_list
-                        =None, src=None, group=None, group_src=None):
+def scatter_object_list(scatter_object_output_list,
+                        scatter_object_input_list=None, src=None, group=None,
+                        group_src=None):
     g, impl, dev = _member(group)
     if impl is None:
         return
