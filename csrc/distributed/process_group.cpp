@@ -252,9 +252,7 @@ class GlooGroup final : public ProcessGroup {
     Func fn = reduce_func(op, t.dtype());
     return enqueue("all_reduce", [=](uint32_t tag) {
       if (nbytes_of(t) == 0) return;
-      gloo::AllreduceOptions o(context_);
-      o.setTag(tag);
-      o.setTimeout(timeout_);
+      auto o = options<gloo::AllreduceOptions>(tag);
       o.setReduceFunction(fn);
       set_output(o, t);
       gloo::allreduce(o);
@@ -264,9 +262,7 @@ class GlooGroup final : public ProcessGroup {
   std::shared_ptr<Work> broadcast(Tensor t, int root) override {
     return enqueue("broadcast", [=](uint32_t tag) {
       if (nbytes_of(t) == 0) return;
-      gloo::BroadcastOptions o(context_);
-      o.setTag(tag);
-      o.setTimeout(timeout_);
+      auto o = options<gloo::BroadcastOptions>(tag);
       o.setRoot(root);
       o.setOutput(bytes_of(t), nbytes_of(t));
       gloo::broadcast(o);
@@ -276,9 +272,7 @@ class GlooGroup final : public ProcessGroup {
     Func fn = reduce_func(op, t.dtype());
     return enqueue("reduce", [=](uint32_t tag) {
       if (nbytes_of(t) == 0) return;
-      gloo::ReduceOptions o(context_);
-      o.setTag(tag);
-      o.setTimeout(timeout_);
+      auto o = options<gloo::ReduceOptions>(tag);
       o.setRoot(root);
       o.setReduceFunction(fn);
       set_output(o, t);
@@ -289,9 +283,7 @@ class GlooGroup final : public ProcessGroup {
   std::shared_ptr<Work> allgather(Tensor out, Tensor in) override {
     return enqueue("all_gather", [=](uint32_t tag) {
       if (nbytes_of(in) == 0) return;  // Gloo divides by the block size
-      gloo::AllgatherOptions o(context_);
-      o.setTag(tag);
-      o.setTimeout(timeout_);
+      auto o = options<gloo::AllgatherOptions>(tag);
       o.setInput(bytes_of(in), nbytes_of(in));
       o.setOutput(bytes_of(out), nbytes_of(out));
       gloo::allgather(o);
@@ -300,9 +292,7 @@ class GlooGroup final : public ProcessGroup {
   std::shared_ptr<Work> gather(Tensor out, Tensor in, int root) override {
     return enqueue("gather", [=](uint32_t tag) {
       if (nbytes_of(in) == 0) return;
-      gloo::GatherOptions o(context_);
-      o.setTag(tag);
-      o.setTimeout(timeout_);
+      auto o = options<gloo::GatherOptions>(tag);
       o.setRoot(root);
       o.setInput(bytes_of(in), nbytes_of(in));
       if (rank_ == root) o.setOutput(bytes_of(out), nbytes_of(out));
@@ -312,9 +302,7 @@ class GlooGroup final : public ProcessGroup {
   std::shared_ptr<Work> scatter(Tensor out, Tensor in, int root) override {
     return enqueue("scatter", [=](uint32_t tag) {
       if (nbytes_of(out) == 0) return;
-      gloo::ScatterOptions o(context_);
-      o.setTag(tag);
-      o.setTimeout(timeout_);
+      auto o = options<gloo::ScatterOptions>(tag);
       o.setRoot(root);
       size_t block = nbytes_of(out);
       std::vector<uint8_t*> ins;
@@ -333,9 +321,7 @@ class GlooGroup final : public ProcessGroup {
     return enqueue("all_to_all", [=](uint32_t tag) {
       if (out_counts.empty() && in_counts.empty()) {
         if (nbytes_of(in) == 0) return;
-        gloo::AlltoallOptions o(context_);
-        o.setTag(tag);
-        o.setTimeout(timeout_);
+        auto o = options<gloo::AlltoallOptions>(tag);
         o.setInput(bytes_of(in), nbytes_of(in));
         o.setOutput(bytes_of(out), nbytes_of(out));
         gloo::alltoall(o);
@@ -346,9 +332,7 @@ class GlooGroup final : public ProcessGroup {
         for (auto& x : c) x *= int64_t(item);
         return c;
       };
-      gloo::AlltoallvOptions o(context_);
-      o.setTag(tag);
-      o.setTimeout(timeout_);
+      auto o = options<gloo::AlltoallvOptions>(tag);
       o.setInput(bytes_of(in), scaled(in_counts));
       o.setOutput(bytes_of(out), scaled(out_counts));
       gloo::alltoallv(o);
@@ -356,9 +340,7 @@ class GlooGroup final : public ProcessGroup {
   }
   std::shared_ptr<Work> barrier() override {
     return enqueue("barrier", [=](uint32_t tag) {
-      gloo::BarrierOptions o(context_);
-      o.setTag(tag);
-      o.setTimeout(timeout_);
+      auto o = options<gloo::BarrierOptions>(tag);
       gloo::barrier(o);
     });
   }
@@ -416,6 +398,14 @@ class GlooGroup final : public ProcessGroup {
 
   // Point-to-point slots: a prefix byte no Gloo collective uses (theirs
   // are small: 0x01 is gather's), then the 32-bit user tag.
+  // A collective's options: its tag and the group's timeout.
+  template <class O>
+  O options(uint32_t tag) const {
+    O o(context_);
+    o.setTag(tag);
+    o.setTimeout(timeout_);
+    return o;
+  }
   static uint64_t p2p_slot(int64_t tag) {
     FASTT_CHECK(tag >= 0 && tag <= int64_t(UINT32_MAX), ValueError,
                 "send/recv: tag {} must be in [0, 2**32)", tag);

@@ -143,12 +143,12 @@ class _Reducer:
 
     __slots__ = (
         "dist", "group", "world", "comm", "copy", "as_view", "params",
-        "names", "views", "ptrs", "bucket_of", "flats", "predivide",
-        "counts", "ready", "no_buckets", "counter",
+        "names", "views", "bucket_of", "flats", "predivide",
+        "ready", "no_buckets", "counter",
         "nb", "next", "works", "expect", "group_of", "inflight",
         "find_unused", "static_graph",
         "static_unused", "global_unused", "used_work", "used_map",
-        "handles", "divisor", "__weakref__")
+        "divisor", "__weakref__")
 
     def __init__(self, dist, group, world, params, names, first_cap, cap,
                  as_view, find_unused, static_graph):
@@ -175,11 +175,9 @@ class _Reducer:
         buckets = _assign_buckets(params, first_cap, cap)
         n = len(params)
         self.views = [None] * n
-        self.ptrs = [0] * n
         self.bucket_of = [0] * n
         self.flats = []
         self.predivide = []
-        self.counts = []
         for b, idx in enumerate(buckets):
             p0 = params[idx[0]]
             total = sum(params[i].numel() for i in idx)
@@ -189,19 +187,16 @@ class _Reducer:
                 k = params[i].numel()
                 v = flat[off:off + k].view(params[i].shape)
                 self.views[i] = v
-                self.ptrs[i] = v.data_ptr()
                 self.bucket_of[i] = b
                 off += k
             self.flats.append(flat)
             self.predivide.append(p0.dtype == fastt.float16)
-            self.counts.append(len(idx))
         self.nb = len(buckets)
         self.group_of = self.bucket_of
         if not self.comm:
             # Nothing is sent: the hooks count all parameters as one
             # group (readiness still drives the checks and the finish).
             self.group_of = [0] * n
-            self.counts = [n]
             self.nb = 1
         self.no_buckets = [False] * self.nb
         self.ready = [False] * self.nb
@@ -296,21 +291,10 @@ class _Reducer:
                 self._views_to_unset_grads(skip)
             return
         views = self.views
-        params = self.params
-        if skip:
-            skip = set(skip)
-            for i in range(len(params)):
-                if i in skip:
-                    continue
-                p = params[i]
-                g = p.grad
-                if g is None:
-                    p.grad = views[i].clone()
-                else:
-                    g.copy_(views[i])
-            return
-        for i in range(len(params)):
-            p = params[i]
+        skip = set(skip) if skip else ()
+        for i, p in enumerate(self.params):
+            if i in skip:
+                continue
             g = p.grad
             if g is None:
                 p.grad = views[i].clone()
