@@ -7,6 +7,7 @@
 
 #include "autograd/node.h"
 #include "csrc/allocator.h"
+#include "csrc/capture.h"
 #include "csrc/mutation.h"
 #include "csrc/ops.h"
 #include "csrc/thread_state.h"
@@ -642,6 +643,10 @@ void run_hooks(std::vector<Hook>& hooks, uint16_t nr, Tensor& g) {
 void accumulate_leaf(Node& acc, Tensor g, bool create_graph) {
   const Tensor& leaf = acc.saved[0].data;
   TensorMeta& m = meta(leaf.impl());
+  if (FASTT_UNLIKELY(g_capturing) &&
+      (!m.hooks.empty() || !m.post_accumulate.empty()))
+    capture::graph_break("a gradient hook on a leaf (hooks run Python)");
+  const Tensor before = FASTT_UNLIKELY(g_capturing) ? m.grad : Tensor();
   run_hooks(m.hooks, 0, g);
   if (g.dtype() != leaf.dtype()) g = g.to(leaf.dtype());
   if (!g.sizes().equals(leaf.sizes())) g = sum_to(g, leaf.sizes());
@@ -656,6 +661,7 @@ void accumulate_leaf(Node& acc, Tensor g, bool create_graph) {
     GradModeGuard no_grad(false);
     fastt::add_(m.grad, g);
   }
+  if (FASTT_UNLIKELY(g_capturing)) capture::note_grad(leaf, before, m.grad);
   for (size_t k = 0; k < m.post_accumulate.size(); ++k)
     m.post_accumulate[k].second(leaf);
 }
@@ -680,6 +686,7 @@ void run_backward(std::vector<Edge>& roots, std::vector<Tensor>& root_grads,
   // grad(), reentrant checkpointing): a node the outer walk is using keeps
   // its scratch in `stash` meanwhile and gets it back at the end.
   const uint64_t epoch = g_next_epoch.fetch_add(1, std::memory_order_relaxed);
+  if (FASTT_UNLIKELY(g_capturing)) capture::note_backward();
   std::vector<uint64_t>& active = active_walks();
   struct Stashed {
     Node* node;
@@ -759,6 +766,10 @@ void run_backward(std::vector<Edge>& roots, std::vector<Tensor>& root_grads,
     for (size_t k = 0; k < n->grads.size(); ++k) {
       Tensor& g = n->grads[k];
       if (n->extra && g.defined()) {
+        if (FASTT_UNLIKELY(g_capturing) &&
+            (!n->extra->pre_hooks.empty() || !n->extra->retain.empty()))
+          capture::graph_break(
+              "a tensor hook or retain_grad() (run on the host)");
         run_hooks(n->extra->pre_hooks, uint16_t(k), g);
         for (auto& r : n->extra->retain) {
           if (r.first != k) continue;

@@ -7,6 +7,7 @@
 
 #include "device.h"
 #include "dtype.h"
+#include "macros.h"
 #include "tensor.h"
 
 namespace fastt {
@@ -28,7 +29,8 @@ constexpr int kMaxOperands = 4;
 // What a kernel receives. Loop-family kernels read the first block (an
 // elementwise iteration space, already broadcast and coalesced); the others
 // read the tensors and parameters. Fields a kernel does not use are left
-// uninitialised by the caller, so keep reads to what the op row documents.
+// uninitialised by the caller (the Tensors block's pointers excepted), so
+// keep reads to what the op row documents.
 struct KernelArgs {
   // -- Loop family: operands are outputs first, then inputs --
   int nops;        // number of operands
@@ -46,10 +48,11 @@ struct KernelArgs {
   int64_t i0, i1, i2;
   Scalar s0;
 
-  // -- Tensors family --
-  Tensor* out;
-  Tensor* out2;
-  const Tensor* in[kMaxOperands];
+  // -- Tensors family (null when unused: a recording copies what the
+  // pointers name) --
+  Tensor* out = nullptr;
+  Tensor* out2 = nullptr;
+  const Tensor* in[kMaxOperands] = {};
   IntList dims;
 };
 
@@ -66,26 +69,28 @@ extern KernelFn g_dispatch[kNumOps][kNumDeviceTypes][kNumDTypes];
 
 [[noreturn]] void throw_no_kernel(Op op, DeviceType dev, DType dtype);
 
-// Profiler hook (csrc/profiler.cpp). While a session runs, lookups return a
-// trampoline that times the kernel g_dispatch holds for (op, dev, dtype).
-// A plain bool, hidden (libfastt is always linked statically) so the test
-// is one cmpb on a rip-relative address plus a predicted jump. It changes
-// only in profiler::start/stop; a thread racing with those simply sees the
-// old value for one more op.
-#if defined(__GNUC__)
-#define FASTT_PROFILER_VIS __attribute__((visibility("hidden")))
-#else
-#define FASTT_PROFILER_VIS
-#endif
-extern FASTT_PROFILER_VIS bool g_profiler_on;
-KernelFn profiled_kernel(Op op, DeviceType dev, DType dtype);
+// Dispatch hook (csrc/profiler.cpp). While a profiling session runs or a
+// thread records a step (csrc/capture.h), lookups return a trampoline
+// that runs the kernel g_dispatch holds for (op, dev, dtype) and times or
+// records it. A plain bool, hidden (libfastt is always linked statically)
+// so the test is one cmpb on a rip-relative address plus a predicted jump.
+// It changes only in profiler::start/stop and capture::begin/end; a
+// thread racing with those simply sees the old value for one more op.
+extern FASTT_PROFILER_VIS bool g_dispatch_hooked;
+KernelFn hooked_kernel(Op op, DeviceType dev, DType dtype);
+// Raises or lowers g_dispatch_hooked after the profiler or a capture
+// started or stopped.
+void refresh_dispatch_hook();
+// Runs the kernel of flat table entry `entry` (op, device, dtype) as the
+// trampoline would, without recording it: timed when a session runs.
+void run_kernel_entry(int entry, KernelArgs& a);
 
 // The one lookup on every op's path.
 inline KernelFn lookup_kernel(Op op, DeviceType dev, DType dtype) {
   KernelFn fn = g_dispatch[int(op)][int(dev)][int(dtype)];
   if (FASTT_UNLIKELY(fn == nullptr)) throw_no_kernel(op, dev, dtype);
-  if (FASTT_UNLIKELY(g_profiler_on))
-    return profiled_kernel(op, dev, dtype);
+  if (FASTT_UNLIKELY(g_dispatch_hooked))
+    return hooked_kernel(op, dev, dtype);
   return fn;
 }
 

@@ -7,7 +7,17 @@
 #include <mutex>
 #include <vector>
 
+#include "macros.h"
+
 namespace fastt {
+
+class Generator;
+// csrc/capture.h: a recording notes each reservation (replays reserve
+// again, so they draw what eager would).
+extern FASTT_PROFILER_VIS bool g_capturing;
+namespace capture {
+void note_reserve(Generator* g, uint64_t blocks);
+}
 
 class Generator {
  public:
@@ -47,6 +57,7 @@ class Generator {
   // Reserves `blocks` counter blocks and returns where they start. The only
   // synchronised step of a random op: taken once per call, not per element.
   Range reserve(uint64_t blocks) {
+    if (FASTT_UNLIKELY(g_capturing)) capture::note_reserve(this, blocks);
     std::lock_guard<std::mutex> lock(mu_);
     Range r{state_.seed, state_.offset};
     state_.offset += blocks;

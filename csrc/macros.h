@@ -22,6 +22,15 @@
 #define FASTT_ALWAYS_INLINE inline
 #endif
 
+// Flags the hot path tests (the dispatch hook, capture): hidden, since
+// libfastt is always linked statically, so a test is one cmpb on a
+// rip-relative address.
+#if defined(__GNUC__)
+#define FASTT_PROFILER_VIS __attribute__((visibility("hidden")))
+#else
+#define FASTT_PROFILER_VIS
+#endif
+
 // Thread-locals of the hot path (grad mode, the current CUDA device and
 // stream) use the initial-exec TLS model: one thread-pointer-relative load,
 // no __tls_get_addr call. In a dlopen'ed library such variables come out of

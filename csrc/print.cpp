@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "autograd.h"
+#include "capture.h"
 #include <string>
 #include <vector>
 
@@ -158,6 +159,7 @@ struct Printer {
 std::string Tensor::str() const {
   const Tensor& self = *this;
   if (!self.defined()) return "tensor(undefined)";
+  capture::host_read("printing a tensor");
   const bool floating = self.is_floating_point();
   DType dt = self.dtype();
   std::string body;

@@ -1,6 +1,8 @@
-// The profiler behind csrc/profiler.h. lookup_kernel (dispatch.h) calls
-// profiled_kernel while a session runs; it returns the trampoline of that
-// (op, device, dtype) entry, which times the real kernel and records one
+// The profiler behind csrc/profiler.h, and the dispatch hook it shares
+// with capture (csrc/capture.h). lookup_kernel (dispatch.h) calls
+// hooked_kernel while a session runs or a step is recorded; it returns the
+// trampoline of that (op, device, dtype) entry, which hands the call to
+// the recording thread's capture or times the real kernel and records one
 // ProfileEvent in the calling thread's buffer.
 #include "profiler.h"
 
@@ -15,15 +17,18 @@
 #include <utility>
 
 #include "allocator.h"
+#include "capture.h"
 #include "dispatch.h"
 #include "errors.h"
 
 namespace fastt {
 
-bool g_profiler_on = false;
+bool g_dispatch_hooked = false;
 
 namespace profiler {
 namespace {
+
+bool g_profiling = false;  // a session runs
 
 constexpr int kNumEntries = kNumOps * kNumDeviceTypes * kNumDTypes;
 
@@ -143,7 +148,7 @@ FASTT_NOINLINE void run_profiled(int e, KernelArgs& a) {
   const int64_t allocs = CachingAllocator::thread_alloc_requests();
   ts.last_end = t1;
   ts.last_allocs = allocs;
-  if (!g_profiler_on || !join(ts)) return;
+  if (!g_profiling || !join(ts)) return;
   ProfileEvent ev{uint16_t(e / (kNumDeviceTypes * kNumDTypes)),
                   ts.tid,
                   t_lookup,
@@ -154,9 +159,14 @@ FASTT_NOINLINE void run_profiled(int e, KernelArgs& a) {
   ts.buf->append(ev);
 }
 
+FASTT_NOINLINE void run_hooked(int e, KernelArgs& a) {
+  if (FASTT_UNLIKELY(g_capturing) && capture::record_and_run(e, a)) return;
+  run_kernel_entry(e, a);
+}
+
 template <int E>
 void trampoline(KernelArgs& a) {
-  run_profiled(E, a);
+  run_hooked(E, a);
 }
 template <int... E>
 constexpr std::array<KernelFn, sizeof...(E)> make_trampolines(
@@ -185,7 +195,7 @@ const char* op_name(uint16_t op) {
   return fastt::op_name(Op(op));
 }
 
-bool is_enabled() { return g_profiler_on; }
+bool is_enabled() { return g_profiling; }
 
 void start() {
   {
@@ -199,7 +209,8 @@ void start() {
     g_session_id.store(++s.id, std::memory_order_release);
   }
   join(thread_state());  // this thread's first tax counts from here
-  g_profiler_on = true;
+  g_profiling = true;
+  refresh_dispatch_hook();
 }
 
 std::vector<ProfileEvent> stop() {
@@ -210,7 +221,8 @@ std::vector<ProfileEvent> stop() {
     FASTT_CHECK(s.running, RuntimeError,
                 "profiler.stop: no profiling session is running");
     s.running = false;
-    g_profiler_on = false;
+    g_profiling = false;
+    refresh_dispatch_hook();
     buffers.swap(s.buffers);
   }
   std::vector<ProfileEvent> out;
@@ -220,13 +232,27 @@ std::vector<ProfileEvent> stop() {
 
 }  // namespace profiler
 
-KernelFn profiled_kernel(Op op, DeviceType dev, DType dtype) {
-  profiler::ThreadState& ts = profiler::thread_state();
-  ts.t_lookup = profiler::now_ns();
-  profiler::join(ts);
+KernelFn hooked_kernel(Op op, DeviceType dev, DType dtype) {
+  if (profiler::g_profiling) {
+    profiler::ThreadState& ts = profiler::thread_state();
+    ts.t_lookup = profiler::now_ns();
+    profiler::join(ts);
+  }
   return profiler::kTrampolines[(int(op) * kNumDeviceTypes + int(dev)) *
                                     kNumDTypes +
                                 int(dtype)];
+}
+
+void refresh_dispatch_hook() {
+  g_dispatch_hooked = profiler::g_profiling || g_capturing;
+}
+
+void run_kernel_entry(int entry, KernelArgs& a) {
+  if (profiler::g_profiling) {
+    profiler::run_profiled(entry, a);
+  } else {
+    (&g_dispatch[0][0][0])[entry](a);
+  }
 }
 
 }  // namespace fastt

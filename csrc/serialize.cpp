@@ -17,6 +17,8 @@
 #include <numeric>
 #include <set>
 
+#include "capture.h"
+
 namespace fastt {
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
@@ -443,6 +445,7 @@ struct Plan {
 };
 
 Plan plan_save(const NamedTensors& tensors, const StringMap& metadata) {
+  capture::host_read("saving tensors");
   const char* op = "save_safetensors";
   std::set<std::string> names;
   std::vector<Tensor> cpu(tensors.size());
@@ -619,6 +622,7 @@ void save_file(const std::string& path, const NamedTensors& tensors,
 }
 
 SafetensorsContents load_safetensors(const char* data, size_t size) {
+  capture::host_read("loading tensors");
   check_prefix(size);
   uint64_t n = check_header_length(read_u64_le(data), size);
   Header h = parse_header(data + 8, size_t(n), size - 8 - n);
@@ -632,6 +636,7 @@ SafetensorsContents load_safetensors(const char* data, size_t size) {
 }
 
 SafetensorsContents load_fd(int fd, bool mmap) {
+  capture::host_read("loading tensors");
   struct stat st;
   FASTT_CHECK(::fstat(fd, &st) == 0, RuntimeError, "load_file: fstat: {}",
               std::strerror(errno));

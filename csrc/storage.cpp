@@ -5,6 +5,7 @@
 #include <new>
 
 #include "allocator.h"
+#include "capture.h"
 #include "errors.h"
 
 namespace fastt {
@@ -26,6 +27,8 @@ const DeviceAllocatorHooks& device_hooks(DeviceType type) {
 }
 
 Storage* Storage::create(size_t nbytes, Device device) {
+  if (FASTT_UNLIKELY(g_capturing))  // a recording's memory: its pool's
+    if (Storage* s = capture::pool_storage(nbytes, device)) return s;
   if (FASTT_LIKELY(device.is_cpu())) {
     FASTT_CHECK(nbytes < (size_t(1) << 56), OutOfMemoryError,
                 "CPU out of memory: tried to allocate {} bytes", nbytes);

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "allocator.h"
+#include "capture.h"
 #include "dispatch.h"
 #include "mutation.h"
 #include "ops/loop_builder.h"
@@ -998,6 +999,7 @@ Scalar Tensor::item() const {
               "a Tensor with {} elements cannot be converted to Scalar",
               numel());
   if (!is_cpu()) return to(kCPU).item();
+  capture::host_read("item() (reading a tensor's value on the host)");
   return visit_dtype(dtype(), [&](auto tag) -> Scalar {
     using T = decltype(tag);
     return Scalar(*reinterpret_cast<const T*>(impl_->data));

@@ -198,17 +198,24 @@ def main():
     show = common.progress_enabled(args)
     bar = common.Progress(args.steps, "train", show)
     params = list(model.parameters())
-    t0 = time.perf_counter()
-    window = []
-    for step in range(args.steps):
-        x, y = batch(train_ids, rng)
-        timer.start()
+
+    def train_step(x, y):
         opt.zero_grad()
         _, loss = model(x, y)
         loss.backward()
         nn.utils.clip_grad_norm_(params, args.clip)
         opt.step()
         sched.step()
+        return loss
+
+    if args.compile:  # fastt: captured once, replayed after
+        train_step = lib.compile(train_step)
+    t0 = time.perf_counter()
+    window = []
+    for step in range(args.steps):
+        x, y = batch(train_ids, rng)
+        timer.start()
+        loss = train_step(x, y)
         value = loss.item()
         timer.stop()
         losses.append(value)
@@ -226,6 +233,8 @@ def main():
             window = []
     bar.close()
     train_s = time.perf_counter() - t0
+    if args.compile and hasattr(train_step, "stats"):
+        print(f"compiled step: {train_step.stats}")
     vloss = val_loss()
     print(f"validation loss {vloss:.4f} (perplexity {math.exp(vloss):.2f})")
 

@@ -31,6 +31,9 @@ def base_parser(description, epochs=10, batch_size=64, lr=1e-3):
                    help="write the loss curve and timings as JSON")
     p.add_argument("--device", default="cpu",
                    help="cpu, cuda or cuda:N (model and batches live there)")
+    p.add_argument("--compile", action="store_true",
+                   help="compile the training step (fastt.compile / "
+                        "torch.compile)")
     return p
 
 

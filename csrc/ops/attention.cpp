@@ -14,13 +14,7 @@
 namespace fastt {
 namespace {
 
-// The kernel's tensor slots (kernels/cpu/attention.cpp's FaFwdSlot and
-// FaBwdSlot).
-enum { kFaQ, kFaK, kFaV, kFaMask, kFaOut, kFaLse, kFaFwdN };
-enum {
-  kFbGrad, kFbQ, kFbK, kFbV, kFbMask, kFbOut, kFbLse, kFbDq, kFbDk, kFbDv,
-  kFbN
-};
+using namespace nn_args;  // the kernel's tensor slots
 
 // Checks q, k, v (and the mask) and returns the mask as an [N, H, L, S]
 // view (undefined when there is none).

@@ -54,8 +54,8 @@ std::string list_str(IntList v) {
 KernelFn kernel_for(Op op, const Tensor& t, const char* name) {
   KernelFn fn = g_dispatch[int(op)][int(t.device().type)][int(t.dtype())];
   if (FASTT_UNLIKELY(fn == nullptr)) throw_not_implemented(name, t);
-  if (FASTT_UNLIKELY(g_profiler_on))
-    return profiled_kernel(op, t.device().type, t.dtype());
+  if (FASTT_UNLIKELY(g_dispatch_hooked))
+    return hooked_kernel(op, t.device().type, t.dtype());
   return fn;
 }
 

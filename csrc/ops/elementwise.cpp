@@ -9,6 +9,7 @@
 
 #include "complex.h"
 #include "loop_builder.h"
+#include "../capture.h"
 #include "../mutation.h"
 #include "autograd/functions.h"
 #include "csrc/autograd.h"
@@ -127,6 +128,12 @@ void check_divisor(Op op, DType dt, const Tensor* t, const KernelArgs& args,
     // divisor instead of raising (torch's CUDA does not raise either).
     if (!t->is_cpu()) return;
     zero = has_zero(*t);
+    if (FASTT_UNLIKELY(g_capturing)) {  // a replay checks its divisor too
+      const Tensor divisor = *t;
+      capture::host_step([divisor, op] {
+        if (has_zero(divisor)) throw_zero_division(op);
+      });
+    }
   } else {
     zero = visit_dtype(dt, [&](auto tag) -> bool {
       using T = decltype(tag);

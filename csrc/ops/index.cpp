@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "../capture.h"
 #include "../dispatch.h"
 #include "../mutation.h"
 #include "autograd/functions.h"
@@ -124,6 +125,10 @@ Tensor int64_index(const Tensor& index, const char* op) {
 void check_index_range(const Tensor& index, int64_t size, int64_t dim,
                        const char* op) {
   if (index.numel() == 0 || index.device().type == DeviceType::CUDA) return;
+  if (FASTT_UNLIKELY(g_capturing))  // a replay checks its indices too
+    capture::host_step([index, size, dim, op] {
+      check_index_range(index, size, dim, op);
+    });
   int64_t lo, hi;
   int64_min_max(index, &lo, &hi);
   if (FASTT_LIKELY(lo >= -size &&

@@ -13,6 +13,7 @@
 
 #include "autograd/functions_lapack.h"
 #include "csrc/autograd.h"
+#include "csrc/capture.h"
 
 namespace fastt {
 using namespace lapack;
@@ -143,6 +144,7 @@ std::tuple<Tensor, Tensor, Tensor> lu_unpack(const Tensor& LU,
   if (unpack_pivots) {
     // Apply the row swaps to 0..m-1: row i of P^T A is row perm[i] of A,
     // so P^T is the one-hot rows of perm.
+    capture::host_read("lu_unpack of pivots (computed on the host)");
     Tensor pv = host(pivots).contiguous();
     const int32_t* pp = pv.data_ptr<int32_t>();
     Tensor perm = empty(with(batch, m), DType::Int64);

@@ -19,12 +19,16 @@
 
 #include "autograd/functions_lapack.h"
 #include "csrc/autograd.h"
+#include "csrc/capture.h"
 
 namespace fastt {
 using namespace lapack;
 
 void linalg_check_errors(const Tensor& info, const char* api,
                          LinalgFailure kind) {
+  if (FASTT_UNLIKELY(g_capturing))  // a replay checks its factorization too
+    capture::host_step(
+        [info, api, kind] { linalg_check_errors(info, api, kind); });
   int64_t v = 0;
   const int64_t b = first_failure(info, &v);
   if (b < 0) return;

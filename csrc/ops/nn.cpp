@@ -10,6 +10,7 @@
 
 #include <cstring>
 
+#include "../capture.h"
 #include "../dispatch.h"
 
 namespace fastt {
@@ -214,6 +215,13 @@ Tensor check_loss_args(const Tensor& input, const Tensor& target,
   loss_dims(input, tgt, reduction, ignore_index, op, dims);
   check_class_weight(weight, input, dims[kDimC], op);
   check_targets(tgt, dims[kDimC], ignore_index);
+  if (FASTT_UNLIKELY(g_capturing)) {  // a replay checks its targets too
+    const int64_t classes = dims[kDimC];
+    capture::host_step(
+        [tgt, classes, ignore_index] {
+          check_targets(tgt, classes, ignore_index);
+        });
+  }
   return tgt;
 }
 
@@ -579,11 +587,16 @@ Tensor embedding_backward(const Tensor& grad, const Tensor& indices,
   // lets an index outside [0, num_weights) match no row and reports it,
   // raised at the next synchronization (kernels/cuda/device_error.h).
   if (idx.device().is_cpu()) {
-    const int64_t* p = static_cast<const int64_t*>(idx.data_ptr());
-    for (int64_t i = 0, n = idx.numel(); i < n; ++i)
-      FASTT_CHECK(p[i] >= 0 && p[i] < num_weights, IndexError,
-                  "{}: index out of range in self (index {}, num_weights {})",
-                  op, p[i], num_weights);
+    auto check = [idx, num_weights, op] {
+      const int64_t* p = static_cast<const int64_t*>(idx.data_ptr());
+      for (int64_t i = 0, n = idx.numel(); i < n; ++i)
+        FASTT_CHECK(p[i] >= 0 && p[i] < num_weights, IndexError,
+                    "{}: index out of range in self (index {}, num_weights "
+                    "{})",
+                    op, p[i], num_weights);
+    };
+    check();
+    if (FASTT_UNLIKELY(g_capturing)) capture::host_step(check);
   }
   Tensor g = grad.contiguous();
   const int64_t dim = grad.size(grad.dim() - 1);

@@ -127,6 +127,13 @@ enum Loss { kLossInput, kLossTarget, kLossWeight, kLossOut, kLossAux, kLossN };
 enum LossBackward {
   kLbGrad, kLbInput, kLbTarget, kLbWeight, kLbAux, kLbOut, kLbN
 };
+// Flash attention (csrc/ops/attention.cpp; kernels/cpu/attention.cpp's
+// FaFwdSlot and FaBwdSlot).
+enum FlashAttention { kFaQ, kFaK, kFaV, kFaMask, kFaOut, kFaLse, kFaFwdN };
+enum FlashAttentionBackward {
+  kFbGrad, kFbQ, kFbK, kFbV, kFbMask, kFbOut, kFbLse, kFbDq, kFbDk, kFbDv,
+  kFbN
+};
 // args.dims of the loss rows.
 enum LossDims { kDimN, kDimC, kDimInner, kDimReduction, kDimIgnore, kDimCount };
 }  // namespace nn_args

@@ -8,6 +8,7 @@
 
 #include "autograd/node.h"
 #include "csrc/autograd.h"
+#include "csrc/capture.h"
 #include "elementwise.h"
 #include "factory.h"
 #include "index.h"
@@ -313,6 +314,7 @@ std::vector<Tensor> tensor_split(const Tensor& t, const Tensor& sections,
               sections.dim());
   const Tensor s = sections.to(kCPU).contiguous();
   if (s.dim() == 0) return tensor_split(t, s.item<int64_t>(), dim);
+  capture::host_read("tensor_split with a tensor of indices");
   std::vector<int64_t> idx(s.data_ptr<int64_t>(),
                            s.data_ptr<int64_t>() + s.numel());
   return tensor_split_indices(t, idx, dim);
@@ -476,6 +478,7 @@ Tensor repeat_interleave(const Tensor& repeats,
   FASTT_CHECK(repeats.dim() <= 1, RuntimeError,
               "repeat_interleave only accept 1D vector as repeat");
   const Tensor r = repeats.to(kCPU).to(DType::Int64).contiguous();
+  capture::host_read("repeat_interleave with a tensor of repeats");
   const int64_t* p = r.data_ptr<int64_t>();
   int64_t total = 0;
   for (int64_t i = 0; i < r.numel(); ++i) {
@@ -702,7 +705,7 @@ Tensor tri_indices(bool lower, int64_t row, int64_t col, int64_t offset,
         rs.push_back(i);
         cs.push_back(j);
       }
-  (void)op;
+  capture::host_read(op);  // written on the host
   const int64_t n = int64_t(rs.size());
   Tensor out = Tensor::empty({2, n}, DType::Int64);
   if (n) {

@@ -210,6 +210,8 @@ from . import amp, cpu, func  # noqa: E402,F401
 from . import distributed  # noqa: E402,F401
 from . import multiprocessing  # noqa: E402,F401
 from .amp import autocast  # noqa: E402,F401
+# Capture and replay of a step (torch.compile's name).
+from ._compile import compile  # noqa: E402,F401
 
 
 def is_autocast_enabled(device_type=None):

@@ -205,6 +205,8 @@ extern PyMethodDef g_optim_functions[];  // optim.cpp
 extern PyMethodDef g_autograd_functions[];  // autograd.cpp
 extern PyMethodDef g_serialize_functions[];  // serialize.cpp
 extern PyMethodDef g_profiler_functions[];  // profiler.cpp
+extern PyMethodDef g_capture_functions[];  // capture.cpp
+bool init_capture_type(PyObject* module);
 extern PyMethodDef g_autograd_methods[];
 bool init_autograd_types(PyObject* module);
 // fastt.Generator and fastt.default_generator (generator.cpp).

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common.h"
+#include "csrc/capture.h"
 #include "csrc/ops/index.h"
 #include "dlpack.h"
 
@@ -62,6 +63,7 @@ int tensor_getbuffer(PyObject* self, Py_buffer* view, int flags) {
     PyErr_SetString(PyExc_BufferError, "tensor is not contiguous");
     return -1;
   }
+  capture::host_read("the buffer protocol (NumPy sharing a tensor's memory)");
   view->buf = t.data_ptr();
   view->obj = self;
   Py_INCREF(self);
@@ -382,6 +384,7 @@ Tensor tensor_from_data(PyObject* data, PyObject* dtype_obj,
         natural = inf.py_cat == kNone ? inf.buffer_dtype
                                       : promote_types(inf.buffer_dtype, py);
       }
+      capture::host_read("tensor() from Python data (a host write)");
       t = Tensor::empty({inf.sizes, size_t(inf.ndim)}, build);
       visit_dtype(build, [&](auto tag) {
         using T = decltype(tag);
@@ -474,6 +477,7 @@ static PyObject* list_rec(const char* data, const Tensor& t, int dim) {
 
 PyObject* tensor_tolist(const Tensor& t0) {
   Tensor t = t0.is_cpu() ? t0 : t0.to(kCPU);
+  capture::host_read("tolist()");
   return visit_dtype(t.dtype(), [&](auto tag) {
     using T = decltype(tag);
     return list_rec<T>(static_cast<const char*>(t.data_ptr()), t, 0);
@@ -712,6 +716,7 @@ PyObject* tensor_dlpack(PyObject* self, PyObject* const* args,
   if (given(a[1]) && PyTuple_Check(a[1]) && PyTuple_GET_SIZE(a[1]) >= 1)
     versioned = to_int(PyTuple_GET_ITEM(a[1], 0), "max_version") >= 1;
   DLTensor& dl = versioned ? h->versioned.dl_tensor : h->managed.dl_tensor;
+  capture::host_read("DLPack export");
   dl.data = t.data_ptr();
   dl.device.device_type = t.is_cuda() ? kDLCUDA : kDLCPU;
   dl.device.device_id = t.is_cuda() ? t.device().index : 0;

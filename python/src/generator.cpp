@@ -4,6 +4,7 @@
 // generator type serves CPU and CUDA ops (the counters are device-free);
 // the device attribute records what the user asked for.
 #include "binder.h"
+#include "csrc/capture.h"
 #include "csrc/generator.h"
 
 namespace fastt {
@@ -76,6 +77,7 @@ static PyObject* gen_initial_seed(PyObject* self, PyObject*) {
 static PyObject* gen_get_state(PyObject* self, PyObject*) {
   FASTT_PY_BEGIN
   std::vector<uint8_t> b = gen_of(self).get_state();
+  capture::host_read("Generator.get_state()");
   Tensor t = Tensor::empty({int64_t(b.size())}, DType::UInt8);
   std::memcpy(t.data_ptr(), b.data(), b.size());
   return wrap(std::move(t));

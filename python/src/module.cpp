@@ -9,6 +9,7 @@
 #include "common.h"
 
 #include "csrc/allocator.h"
+#include "csrc/capture.h"
 
 #include "csrc/ops/elementwise.h"
 #include "csrc/ops/factory.h"
@@ -247,6 +248,7 @@ void parse_ints(PyObject* o, SmallInts* out, const char* what) {
   if (is_tensor(o) && unwrap(o).dim() == 1) {
     const Tensor& t = unwrap(o);
     Tensor c = t.to(kCPU).to(DType::Int64).contiguous();
+    capture::host_read("a size given as a tensor");
     FASTT_CHECK(c.numel() <= kMaxDims, ValueError,
                 "{}: at most {} dims are supported", what, kMaxDims);
     for (int64_t i = 0; i < c.numel(); ++i)
@@ -875,6 +877,7 @@ PyMODINIT_FUNC PyInit__C() {
       add_functions(m, g_autograd_functions) < 0 ||
       add_functions(m, g_serialize_functions) < 0 ||
       add_functions(m, g_profiler_functions) < 0 ||
+      add_functions(m, g_capture_functions) < 0 || !init_capture_type(m) ||
       add_functions(m, g_memory_functions) < 0 ||
       add_functions(m, g_cuda_functions) < 0 || !add_methods(g_cuda_methods) ||
       !add_methods(g_autograd_methods) || !init_autograd_types(m) ||

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "binder.h"
+#include "csrc/capture.h"
 #include "csrc/dispatch.h"
 #include "csrc/generator.h"
 #include "csrc/ops/elementwise.h"
@@ -947,6 +948,7 @@ static PyObject* m_reduce_ex(PyObject* self, PyObject*) {
   FASTT_PY_BEGIN
   const Tensor& t = unwrap(self);
   Tensor c = t.to(kCPU).contiguous();
+  capture::host_read("pickling a tensor");
   PyObject* data = PyBytes_FromStringAndSize(
       static_cast<const char*>(c.data_ptr()), Py_ssize_t(c.nbytes()));
   if (!data) return nullptr;
@@ -972,6 +974,7 @@ static PyObject* f_rebuild_tensor(PyObject*, PyObject* const* args,
     throw TypeError("_rebuild_tensor(bytes, dtype, shape, device)");
   SmallInts shape;
   parse_ints(args[2], &shape, "shape");
+  capture::host_read("unpickling a tensor (a host write)");
   Tensor t = Tensor::empty(shape.list(), to_dtype(args[1], DType::Float32));
   FASTT_CHECK(size_t(PyBytes_GET_SIZE(args[0])) == t.nbytes(), ValueError,
               "_rebuild_tensor: {} bytes for a tensor of {} bytes",

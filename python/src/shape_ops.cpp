@@ -3,6 +3,7 @@
 // take tensors either as separate arguments or as one sequence.
 #include "binder.h"
 
+#include "csrc/capture.h"
 #include "csrc/ops/complex.h"
 #include "csrc/ops/index.h"
 #include "csrc/ops/shape.h"
@@ -61,6 +62,7 @@ Tensor tensordot_any(const Tensor& a, const Tensor& b, PyObject* dims) {
     if (d.dim() == 0) return fastt::tensordot(a, b, d.item<int64_t>());
     FASTT_CHECK(d.dim() == 2 && d.size(0) == 2, RuntimeError,
                 "tensordot expects dims to be a pair of lists");
+    capture::host_read("tensordot with dims given as a tensor");
     const int64_t* p = d.data_ptr<int64_t>();
     std::vector<int64_t> da(p, p + d.size(1)), db(p + d.size(1), p + d.numel());
     return fastt::tensordot(a, b, da, db);

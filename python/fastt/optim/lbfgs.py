@@ -6,7 +6,7 @@ old_stps, ro, H_diag, prev_flat_grad, prev_loss (and al)."""
 
 import fastt
 
-from .optimizer import Optimizer, _as_float, _enable_grad
+from .optimizer import Optimizer, _as_float, _enable_grad, _host_call
 
 __all__ = ["LBFGS"]
 
@@ -192,6 +192,7 @@ class LBFGS(Optimizer):
         self._set_param(x)
         return loss, flat_grad
 
+    @_host_call
     def step(self, closure):
         if len(self.param_groups) != 1:
             raise AssertionError("Expected exactly one param_group, but got "

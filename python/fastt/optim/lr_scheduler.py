@@ -13,6 +13,7 @@ from functools import partial, wraps
 from math import inf
 
 import fastt
+from fastt._compile import host_call as _host_call
 
 from .optimizer import Optimizer
 
@@ -129,6 +130,7 @@ class LRScheduler:
     def get_lr(self):
         raise NotImplementedError
 
+    @_host_call
     def step(self, epoch=None):
         if self._step_count == 1:
             if not hasattr(self.optimizer.step, "_wrapped_by_lr_sched"):
@@ -569,6 +571,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
                 * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
                 for base_lr in self.base_lrs]
 
+    @_host_call
     def step(self, epoch=None):
         if epoch is None and self.last_epoch < 0:
             epoch = 0
@@ -799,6 +802,7 @@ class SequentialLR(_Composed):
         elif hasattr(scheds, "last_epoch"):
             scheds.last_epoch -= 1
 
+    @_host_call
     def step(self):
         self.last_epoch += 1
         idx = bisect_right(self._milestones, self.last_epoch)
@@ -823,6 +827,7 @@ class ChainedScheduler(_Composed):
         self._last_lr = _param_groups_val_list(
             self._schedulers[-1].optimizer, "lr")
 
+    @_host_call
     def step(self):
         for scheduler in self._schedulers:
             scheduler.step()
@@ -863,6 +868,7 @@ class ReduceLROnPlateau(LRScheduler):
         self.cooldown_counter = 0
         self.num_bad_epochs = 0
 
+    @_host_call
     def step(self, metrics, epoch=None):
         current = float(metrics)
         if epoch is None:

@@ -17,6 +17,7 @@ from copy import deepcopy
 from itertools import chain
 
 import fastt
+from fastt._compile import host_call as _host_call
 
 __all__ = ["Optimizer", "required"]
 
@@ -420,6 +421,7 @@ class Optimizer:
         self._optimizer_step_post_hooks[handle.id] = hook
         return handle
 
+    @_host_call
     def step(self, closure=None):
         if self._optimizer_step_pre_hooks or self._optimizer_step_post_hooks:
             return self._step_with_hooks(closure)

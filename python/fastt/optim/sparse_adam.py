@@ -6,7 +6,7 @@ SparseAdam rejects dense gradients: step() raises torch's error for them
 
 import fastt
 
-from .optimizer import Optimizer, _enable_grad
+from .optimizer import Optimizer, _enable_grad, _host_call
 
 __all__ = ["SparseAdam"]
 
@@ -37,6 +37,7 @@ class SparseAdam(Optimizer):
                 f"Complex params at indices {complex_params}: SparseAdam does "
                 "not support complex parameters")
 
+    @_host_call
     def step(self, closure=None):
         loss = None
         if closure is not None:

@@ -106,6 +106,10 @@ class _Registry(dict):
 
 
 _REGISTRIES = ("_parameters", "_buffers", "_modules")
+# Bumped by every attribute assignment on any module (training flags,
+# parameters, hyperparameters such as Dropout.p): fastt.compile re-checks
+# the modules a captured step used only when it moved.
+_STATE_EPOCH = [0]
 
 
 class RemovableHandle:
@@ -446,6 +450,7 @@ class Module:
 
     # ---- registration ----
     def register_buffer(self, name, tensor, persistent=True):
+        _STATE_EPOCH[0] += 1
         d = self.__dict__
         if "_buffers" not in d:
             raise AttributeError(
@@ -472,6 +477,7 @@ class Module:
             d["_non_persistent_buffers_set"].add(name)
 
     def register_parameter(self, name, param):
+        _STATE_EPOCH[0] += 1
         d = self.__dict__
         if "_parameters" not in d:
             raise AttributeError(
@@ -501,6 +507,7 @@ class Module:
         d["_parameters"][name] = param
 
     def add_module(self, name, module):
+        _STATE_EPOCH[0] += 1
         if not isinstance(module, Module) and module is not None:
             raise TypeError(f"{_typename(module)} is not a Module subclass")
         if not isinstance(name, str):
@@ -535,6 +542,7 @@ class Module:
             nps.discard(name)
 
     def __setattr__(self, name, value):
+        _STATE_EPOCH[0] += 1  # fastt.compile's guards re-check modules
         d = self.__dict__
         params = d.get("_parameters")
         if isinstance(value, Parameter):
@@ -915,6 +923,7 @@ class Module:
                 continue
             try:
                 if assign:
+                    _STATE_EPOCH[0] += 1
                     if isinstance(param, Parameter):
                         new = (input_param if isinstance(input_param,
                                                          Parameter)

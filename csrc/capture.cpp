@@ -1,0 +1,574 @@
+// Recording and replaying a step: see capture.h.
+#include "capture.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <type_traits>
+#include <unordered_map>
+#include <utility>
+
+#include "allocator.h"
+#include "autograd.h"
+#include "errors.h"
+#include "ops/nn.h"
+#include "storage.h"
+
+namespace fastt {
+
+bool g_capturing = false;
+
+namespace capture {
+namespace {
+
+static_assert(std::is_trivially_copyable_v<KernelArgs>,
+              "a recording copies KernelArgs bytewise");
+
+constexpr int kPerOp = kNumDeviceTypes * kNumDTypes;
+
+// The ops whose kernels read the Tensors block of KernelArgs (ops.def).
+constexpr bool kTensorsFamily[] = {
+#define FASTT_OP(name, family) sizeof(#family) == sizeof("Tensors"),
+#include "ops.def"
+#undef FASTT_OP
+};
+
+// How many tensors the pointer in slot in[k] names: the Tensors rows that
+// pass an array there (their layouts: ops.def, ops/nn.h's nn_args).
+int64_t tensors_at(Op op, int k, const KernelArgs& a) {
+  using namespace nn_args;
+  switch (op) {
+    case Op::cat: return k == 0 ? a.i0 : 1;
+    case Op::index_select:
+    case Op::gather:
+    case Op::scatter:
+    case Op::scatter_add:
+    case Op::index_add:
+    case Op::index:
+    case Op::index_put: return k == 1 && a.i1 >= 0 ? a.i1 : 1;
+    case Op::layer_norm: return k == 0 ? kLnN : 1;
+    case Op::layer_norm_backward: return k == 0 ? kLnbN : 1;
+    case Op::rms_norm: return k == 0 ? kRmsN : 1;
+    case Op::rms_norm_backward: return k == 0 ? kRmsbN : 1;
+    case Op::cross_entropy:
+    case Op::nll_loss: return k == 0 ? kLossN : 1;
+    case Op::cross_entropy_backward:
+    case Op::nll_loss_backward: return k == 0 ? kLbN : 1;
+    case Op::flash_attention: return k == 0 ? kFaFwdN : 1;
+    case Op::flash_attention_backward: return k == 0 ? kFbN : 1;
+    default: return 1;
+  }
+}
+
+// Ops a recording cannot replay: their output's shape depends on the data
+// (the kernel allocates it), or their arguments hold a host address (the
+// optimizer steps, replayed whole by Optimizer.step's host step).
+bool unrecordable(Op op) {
+  switch (op) {
+    case Op::masked_select:
+    case Op::nonzero:
+    case Op::sgd_step:
+    case Op::adam_step:
+    case Op::rmsprop_step:
+    case Op::adagrad_step:
+    case Op::adadelta_step:
+    case Op::adamax_step:
+    case Op::nadam_step:
+    case Op::radam_step:
+    case Op::asgd_step:
+    case Op::rprop_step: return true;
+    default: return false;
+  }
+}
+
+// ---------------------------------------------------------------- pool --
+// The memory of a recording: blocks handed out while it records and given
+// back to it (never to the caching allocator) when their storage dies, so
+// eager's reuse pattern is the replay's and no address a recorded kernel
+// uses can belong to anything else later. Alive while the graph or any
+// storage made from it is.
+struct Pool {
+  std::mutex mu;
+  std::unordered_map<size_t, std::vector<char*>> free_blocks;
+  std::vector<std::pair<char*, size_t>> blocks;  // sorted by seal()
+  std::atomic<int64_t> refs{1};
+  size_t bytes = 0;
+
+  static size_t rounded(size_t n) {
+    const size_t a = CachingAllocator::kAlignment;
+    return (std::max<size_t>(n, 1) + a - 1) / a * a;
+  }
+  char* take(size_t nbytes) {
+    const size_t n = rounded(nbytes);
+    std::lock_guard<std::mutex> lock(mu);
+    std::vector<char*>& fl = free_blocks[n];
+    if (!fl.empty()) {
+      char* p = fl.back();
+      fl.pop_back();
+      return p;
+    }
+    char* p = static_cast<char*>(CachingAllocator::allocate(n));
+    blocks.emplace_back(p, n);
+    bytes += n;
+    return p;
+  }
+  void give_back(char* p, size_t nbytes) {
+    std::lock_guard<std::mutex> lock(mu);
+    free_blocks[rounded(nbytes)].push_back(p);
+  }
+  void seal() {
+    std::lock_guard<std::mutex> lock(mu);
+    std::sort(blocks.begin(), blocks.end());
+  }
+  bool contains(const char* p) const {  // after seal()
+    auto it = std::upper_bound(
+        blocks.begin(), blocks.end(), p,
+        [](const char* q, const std::pair<char*, size_t>& b) {
+          return q < b.first;
+        });
+    if (it == blocks.begin()) return false;
+    --it;
+    return p < it->first + it->second;
+  }
+  void unref() {
+    if (refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+    for (auto& b : blocks) CachingAllocator::deallocate(b.first, b.second);
+    delete this;
+  }
+};
+
+void release_to_pool(void* ctx, void* data, size_t nbytes) {
+  Pool* pool = static_cast<Pool*>(ctx);
+  pool->give_back(static_cast<char*>(data), nbytes);
+  pool->unref();
+}
+
+void keep_memory(void*, void*, size_t) {}  // a shadow owns nothing
+
+// Tensor metadata over memory it does not own (the recorded Tensors-family
+// arguments: the memory is the pool's or a tensor the caller keeps).
+Tensor shadow(const Tensor& t) {
+  if (!t.defined()) return Tensor();
+  Storage* s = t.storage();
+  Storage* view = Storage::wrap(s->data(), s->nbytes(), s->device(),
+                                &keep_memory, nullptr);
+  Tensor out = Tensor::from_storage(view, t.sizes(), t.strides(),
+                                    t.storage_offset(), t.dtype());
+  view->decref();  // from_storage took its own reference
+  return out;
+}
+
+}  // namespace
+
+// --------------------------------------------------------------- graph --
+struct KernelNode {
+  KernelArgs args;
+  KernelFn fn;
+  int entry;
+  Generator* gen = nullptr;  // random: reserve again on replay
+  uint64_t blocks = 0;
+  // The scalar parameters before the call and after it (a kernel may
+  // report through them, like bernoulli's invalid-p flag): a replay whose
+  // kernel reports something else did not do what the capture did.
+  int64_t pre_i[3], post_i[3];
+  double pre_f[2], post_f[2];
+};
+
+struct Step {
+  KernelNode* kernel;  // null: a host step
+  size_t host;
+};
+
+struct GradGuard {
+  Tensor leaf;
+  Tensor grad;  // accumulated in place: still leaf's .grad on replay
+};
+
+struct Graph::Impl {
+  Pool* pool = new Pool();
+  std::deque<KernelNode> kernels;  // stable addresses (args point inside)
+  std::vector<std::function<void()>> hosts;
+  std::vector<Step> steps;
+  std::deque<std::unique_ptr<Tensor[]>> arrays;  // shadows, see own_tensors
+  std::deque<std::vector<int64_t>> dims;
+  std::vector<Tensor> touched;  // leaves and gradients the engine used
+  std::vector<GradGuard> grad_guards;
+  std::vector<Tensor> assigned;    // leaves whose .grad the step assigns
+  std::vector<Tensor> need_none;   // leaves whose .grad must be None
+  std::string reason;
+  bool fullgraph = false;
+  bool broken = false;
+  bool backward = false;
+  ~Impl() { pool->unref(); }
+};
+
+namespace {
+
+struct Recorder {
+  std::unique_ptr<Graph::Impl> impl;
+  int depth = 0;      // inside a recorded kernel
+  int suspended = 0;  // inside Suspend
+  Generator* pending_gen = nullptr;
+  uint64_t pending_blocks = 0;
+};
+
+thread_local Recorder* t_recorder = nullptr;
+std::mutex g_count_mu;
+int g_recorders = 0;
+
+void set_recording(Recorder* r) {
+  std::lock_guard<std::mutex> lock(g_count_mu);
+  g_recorders += r ? 1 : -1;
+  t_recorder = r;
+  g_capturing = g_recorders > 0;
+  refresh_dispatch_hook();
+}
+
+// The recorder of this thread when it records here (not suspended, no
+// break seen).
+Recorder* active() {
+  Recorder* r = t_recorder;
+  if (r == nullptr || r->suspended > 0 || r->impl->broken) return nullptr;
+  return r;
+}
+
+void copy_scalars(const KernelArgs& a, int64_t* i, double* f) {
+  i[0] = a.i0;
+  i[1] = a.i1;
+  i[2] = a.i2;
+  f[0] = a.f0;
+  f[1] = a.f1;
+}
+
+int64_t bits(uint64_t v) {
+  int64_t i;
+  std::memcpy(&i, &v, sizeof(i));
+  return i;
+}
+
+// Makes node's copy of the Tensors block own what it points to: shadows
+// of the tensors (one per distinct TensorImpl; an array as an array) and
+// the dims list.
+void own_tensors(Graph::Impl& g, KernelNode& n, Op op, const KernelArgs& a) {
+  std::vector<std::pair<const TensorImpl*, Tensor*>> seen;
+  auto one = [&](const Tensor& t) -> Tensor* {
+    if (t.defined())
+      for (auto& s : seen)
+        if (s.first == t.impl()) return s.second;
+    g.arrays.emplace_back(new Tensor[1]);
+    Tensor* p = g.arrays.back().get();
+    p[0] = shadow(t);
+    if (t.defined()) seen.emplace_back(t.impl(), p);
+    return p;
+  };
+  if (a.out) n.args.out = one(*a.out);
+  if (a.out2) n.args.out2 = one(*a.out2);
+  for (int k = 0; k < kMaxOperands; ++k) {
+    if (!a.in[k]) continue;
+    const int64_t count = tensors_at(op, k, a);
+    if (count == 1) {
+      n.args.in[k] = one(*a.in[k]);
+      continue;
+    }
+    g.arrays.emplace_back(new Tensor[size_t(std::max<int64_t>(count, 1))]);
+    Tensor* p = g.arrays.back().get();
+    for (int64_t j = 0; j < count; ++j) p[j] = shadow(a.in[k][j]);
+    n.args.in[k] = p;
+  }
+  if (a.dims.size() > 0) {
+    g.dims.emplace_back(a.dims.begin(), a.dims.end());
+    n.args.dims = IntList(g.dims.back().data(), g.dims.back().size());
+  }
+}
+
+// Points the node's loop operands that named the caller's scalar_buf at
+// the node's own copy.
+void own_scalars(KernelNode& n, const KernelArgs& a) {
+  const char* lo = &a.scalar_buf[0][0];
+  const char* hi = lo + sizeof(a.scalar_buf);
+  for (int k = 0; k < kMaxOperands; ++k) {
+    const char* p = a.data[k];
+    if (p >= lo && p < hi)
+      n.args.data[k] = &n.args.scalar_buf[0][0] + (p - lo);
+  }
+}
+
+[[noreturn]] FASTT_NOINLINE void throw_diverged(const KernelNode& n) {
+  throw RuntimeError(fmt::format(
+      "compiled step: the '{}' kernel reported a different outcome than "
+      "when the step was captured (an input it checks is invalid this "
+      "time, such as a probability outside [0, 1]); run the step eagerly "
+      "to get the op's own error",
+      op_name(Op(n.entry / kPerOp))));
+}
+
+void run_node(KernelNode& n) {
+  KernelArgs& a = n.args;
+  a.i0 = n.pre_i[0];
+  a.i1 = n.pre_i[1];
+  a.i2 = n.pre_i[2];
+  a.f0 = n.pre_f[0];
+  a.f1 = n.pre_f[1];
+  if (n.gen) {
+    const Generator::Range r = n.gen->reserve(n.blocks);
+    a.i0 = bits(r.seed);
+    a.i1 = bits(r.offset);
+  }
+  n.fn(a);
+  const bool same_ints = n.gen ? a.i2 == n.post_i[2]
+                               : (a.i0 == n.post_i[0] &&
+                                  a.i1 == n.post_i[1] && a.i2 == n.post_i[2]);
+  if (FASTT_UNLIKELY(!same_ints ||
+                     std::memcmp(&a.f0, &n.post_f[0], sizeof(double)) != 0 ||
+                     std::memcmp(&a.f1, &n.post_f[1], sizeof(double)) != 0))
+    throw_diverged(n);
+}
+
+}  // namespace
+
+// ------------------------------------------------------------ recording --
+void begin(bool fullgraph) {
+  FASTT_CHECK(t_recorder == nullptr, RuntimeError,
+              "compile: this thread is already capturing a step (a "
+              "compiled function called while another one is captured)");
+  auto* r = new Recorder();
+  r->impl = std::make_unique<Graph::Impl>();
+  r->impl->fullgraph = fullgraph;
+  set_recording(r);
+}
+
+std::shared_ptr<Graph> end() {
+  Recorder* r = t_recorder;
+  FASTT_CHECK(r != nullptr, RuntimeError,
+              "compile: this thread is not capturing a step");
+  set_recording(nullptr);
+  std::unique_ptr<Graph::Impl> impl = std::move(r->impl);
+  delete r;
+  impl->pool->seal();
+  return std::make_shared<Graph>(std::move(impl));
+}
+
+void abort() noexcept {
+  Recorder* r = t_recorder;
+  if (r == nullptr) return;
+  set_recording(nullptr);
+  delete r;
+}
+
+bool recording() { return active() != nullptr; }
+
+Suspend::Suspend() : active_(t_recorder != nullptr) {
+  if (active_) ++t_recorder->suspended;
+}
+Suspend::~Suspend() {
+  if (active_ && t_recorder) --t_recorder->suspended;
+}
+
+void graph_break(const char* what) {
+  Recorder* r = active();
+  if (r == nullptr) return;
+  Graph::Impl& g = *r->impl;
+  if (g.fullgraph)
+    throw RuntimeError(fmt::format(
+        "compile(fullgraph=True): {} cannot be captured (a graph break: "
+        "the step reads or computes data on the host, or its result's "
+        "shape depends on the data); move it out of the compiled function "
+        "or compile without fullgraph",
+        what));
+  g.broken = true;
+  g.reason = what;
+}
+
+void host_step(std::function<void()> fn) {
+  Recorder* r = active();
+  if (r == nullptr || r->depth > 0) return;
+  Graph::Impl& g = *r->impl;
+  g.hosts.push_back(std::move(fn));
+  g.steps.push_back(Step{nullptr, g.hosts.size() - 1});
+}
+
+void note_reserve(Generator* gen, uint64_t blocks) {
+  Recorder* r = active();
+  if (r == nullptr || r->depth > 0) return;
+  if (gen != &default_generator()) {
+    graph_break("a random op with an explicit generator");
+    return;
+  }
+  r->pending_gen = gen;
+  r->pending_blocks = blocks;
+}
+
+Storage* pool_storage(size_t nbytes, Device device) {
+  Recorder* r = active();
+  if (r == nullptr || !device.is_cpu()) return nullptr;
+  Pool* pool = r->impl->pool;
+  char* p = pool->take(nbytes);
+  pool->refs.fetch_add(1, std::memory_order_relaxed);
+  return Storage::wrap(p, nbytes, device, &release_to_pool, pool);
+}
+
+void note_grad(const Tensor& leaf, const Tensor& before,
+               const Tensor& after) {
+  Recorder* r = active();
+  if (r == nullptr) return;
+  Graph::Impl& g = *r->impl;
+  g.touched.push_back(leaf);
+  if (before.defined()) g.touched.push_back(before);
+  if (after.is_same(before)) {
+    g.grad_guards.push_back(GradGuard{leaf, before});
+    return;
+  }
+  Tensor l = leaf, grad = after;
+  host_step([l, grad] { fastt::set_grad(l, grad); });
+  g.assigned.push_back(leaf);
+}
+
+void note_backward() {
+  if (Recorder* r = active()) r->impl->backward = true;
+}
+
+bool record_and_run(int entry, KernelArgs& a) {
+  Recorder* r = active();
+  if (r == nullptr || r->depth > 0) return false;
+  const Op op = Op(entry / kPerOp);
+  const auto dev = DeviceType((entry / kNumDTypes) % kNumDeviceTypes);
+  if (dev != DeviceType::CPU) {
+    graph_break("work on a CUDA device (capturing CUDA work is not "
+                "supported yet)");
+    return false;
+  }
+  if (unrecordable(op)) {
+    graph_break(op_name(op));
+    return false;
+  }
+  Graph::Impl& g = *r->impl;
+  KernelNode& n = g.kernels.emplace_back();
+  std::memcpy(static_cast<void*>(&n.args), &a, sizeof(KernelArgs));
+  n.fn = (&g_dispatch[0][0][0])[entry];
+  n.entry = entry;
+  if (r->pending_gen) {
+    n.gen = r->pending_gen;
+    n.blocks = r->pending_blocks;
+    r->pending_gen = nullptr;
+  }
+  own_scalars(n, a);
+  const bool tensors = kTensorsFamily[int(op)];
+  const TensorImpl* out_before = a.out ? a.out->impl() : nullptr;
+  if (tensors) own_tensors(g, n, op, a);
+  copy_scalars(a, n.pre_i, n.pre_f);
+  ++r->depth;
+  try {
+    run_kernel_entry(entry, a);
+  } catch (...) {
+    --r->depth;
+    g.kernels.pop_back();
+    throw;
+  }
+  --r->depth;
+  copy_scalars(a, n.post_i, n.post_f);
+  if (tensors && a.out && a.out->impl() != out_before) {
+    g.kernels.pop_back();
+    graph_break(op_name(op));
+    return true;
+  }
+  g.steps.push_back(Step{&n, 0});
+  return true;
+}
+
+// ---------------------------------------------------------------- graph --
+Graph::Graph(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Graph::~Graph() = default;
+
+bool Graph::replayable() const { return !impl_->broken; }
+const std::string& Graph::break_reason() const { return impl_->reason; }
+bool Graph::ran_backward() const { return impl_->backward; }
+size_t Graph::num_kernels() const { return impl_->kernels.size(); }
+size_t Graph::num_host_steps() const { return impl_->hosts.size(); }
+size_t Graph::pool_bytes() const { return impl_->pool->bytes; }
+
+std::string Graph::check_addresses(std::vector<Tensor>& known) const {
+  const Impl& g = *impl_;
+  for (const Tensor& t : g.touched) known.push_back(t);
+  std::vector<std::pair<const char*, const char*>> ranges;
+  for (const Tensor& t : known) {
+    if (!t.defined() || !t.storage()) continue;
+    const char* p = static_cast<const char*>(t.storage()->data());
+    ranges.emplace_back(p, p + t.storage()->nbytes());
+  }
+  auto owned = [&](const char* p) {
+    if (g.pool->contains(p)) return true;
+    for (const auto& r : ranges)
+      if (p >= r.first && p < r.second) return true;
+    return false;
+  };
+  for (const KernelNode& n : g.kernels) {
+    const Op op = Op(n.entry / kPerOp);
+    const char* what = nullptr;
+    if (kTensorsFamily[int(op)]) {
+      auto check = [&](const Tensor* t) {
+        if (t && t->defined() && t->numel() > 0 &&
+            !owned(static_cast<const char*>(t->data_ptr())))
+          what = "a tensor";
+      };
+      check(n.args.out);
+      check(n.args.out2);
+      for (int k = 0; k < kMaxOperands; ++k) {
+        if (!n.args.in[k]) continue;
+        const int64_t count = tensors_at(op, k, n.args);
+        for (int64_t j = 0; j < count; ++j) check(&n.args.in[k][j]);
+      }
+    } else {
+      const char* lo = &n.args.scalar_buf[0][0];
+      const char* hi = lo + sizeof(n.args.scalar_buf);
+      for (int k = 0; k < n.args.nops && k < kMaxOperands; ++k) {
+        const char* p = n.args.data[k];
+        if (n.args.numel == 0 || (p >= lo && p < hi)) continue;
+        if (!owned(p)) what = "an operand";
+      }
+    }
+    if (what)
+      return fmt::format(
+          "the '{}' kernel uses {} that is neither an input of the step "
+          "nor a parameter, buffer, gradient or optimizer state of a "
+          "module or optimizer it can see (pass that tensor as an "
+          "argument)",
+          op_name(op), what);
+  }
+  return std::string();
+}
+
+bool Graph::grads_unchanged() const {
+  for (const GradGuard& gg : impl_->grad_guards)
+    if (fastt::grad(gg.leaf).impl() != gg.grad.impl()) return false;
+  for (const Tensor& leaf : impl_->need_none)
+    if (fastt::grad(leaf).defined()) return false;
+  return true;
+}
+
+void Graph::guard_assigned_grads(const std::vector<Tensor>& had_grad) {
+  impl_->need_none.clear();
+  for (const Tensor& leaf : impl_->assigned) {
+    bool had = false;
+    for (const Tensor& t : had_grad) had = had || t.is_same(leaf);
+    if (!had) impl_->need_none.push_back(leaf);
+  }
+}
+
+void Graph::replay() {
+  if (FASTT_UNLIKELY(g_capturing) && t_recorder != nullptr)
+    graph_break("a compiled step replayed while another one is captured");
+  const Impl& g = *impl_;
+  for (const Step& s : g.steps) {
+    if (FASTT_LIKELY(s.kernel != nullptr))
+      run_node(*s.kernel);
+    else
+      g.hosts[s.host]();
+  }
+}
+
+}  // namespace capture
+}  // namespace fastt

@@ -1,0 +1,496 @@
+"""fastt.compile: capture a step once, replay its kernels afterwards.
+
+The first call of a compiled function runs eagerly (a warm-up: what a
+first step creates lazily, gradients and optimizer state, then exists);
+the second runs eagerly too while fastt records every kernel it calls at
+the dispatch table (forward, the autograd engine's backward, gradient
+accumulation, ``clip_grad_norm_``...), with the step's intermediates in a
+private memory pool (csrc/capture.h).
+Later calls whose guards hold replay that list from C: no Python for the
+captured part, no argument parsing, no dispatch, no allocation beyond the
+returned outputs, no autograd bookkeeping. ``Optimizer.step`` and
+``LRScheduler.step`` run again on each replay as host steps, so learning
+rates read from ``param_groups`` and Adam's step counts are current.
+
+Guards (checked by ``_CapturedStep.run`` in C, plus a module re-check
+when any module attribute changed): positional and keyword arguments
+(tensor shape, strides, dtype, device, requires_grad; other values by
+type and ==), grad mode, CPU autocast, the address and requires_grad of
+every parameter, buffer, gradient and optimizer state the step can see,
+the ``training`` flags, parameters and plain attributes of its modules,
+and the gradients it accumulates into in place. A miss captures again
+(``cache_size_limit`` entries at most, then eager with a warning).
+
+What cannot be captured is a graph break: a host read (``.item()``,
+``tolist()``, printing a tensor, ``bool(t)``), an op whose output shape
+depends on the data (``nonzero``, ``masked_select``), Python data turned
+into a tensor inside the step, CUDA work (not yet), a gradient hook. The
+function then stays eager (``verbose=True`` says why); with
+``fullgraph=True`` the break raises naming the op and the line (and the
+first call is the capture, without a warm-up, so it raises at once).
+
+As with torch.compile and CUDA graphs, Python side effects inside the
+captured function (printing, appending to a list, forward hooks) happen
+during the capture only, and Python values the function reads from
+places the guards do not see (a global of another function, an attribute
+of a non-module object) are frozen at capture.
+"""
+import functools
+import sys
+import types
+import warnings
+
+from . import _C
+
+__all__ = ["compile", "CompiledFunction", "host_call"]
+
+cache_size_limit = 8  # entries per function, as torch._dynamo.config
+
+
+_TYPES = []
+
+
+def _module_types():
+    """(Module, Optimizer, the modules' state epoch), imported once (they
+    import this module)."""
+    if not _TYPES:
+        from .nn.modules.module import Module, _STATE_EPOCH
+        from .optim.optimizer import Optimizer
+        _TYPES.extend((Module, Optimizer, _STATE_EPOCH))
+    return _TYPES
+
+
+_ATOMS = (type(None), bool, int, float, complex, str, bytes)
+
+
+def _flatten(obj, leaves):
+    """Leaves (tensors and atoms) of nested tuples/lists/dicts, and the
+    structure (hashable) to rebuild them."""
+    if isinstance(obj, _C.Tensor):
+        leaves.append(obj)
+        return 0
+    t = type(obj)
+    if t is tuple or t is list:
+        return (t, tuple(_flatten(x, leaves) for x in obj))
+    if isinstance(obj, tuple):  # a namedtuple or a return type (structseq)
+        return (_named(t), tuple(_flatten(x, leaves) for x in obj))
+    if t is dict:
+        keys = tuple(obj)
+        return (dict, keys, tuple(_flatten(obj[k], leaves) for k in keys))
+    leaves.append(obj)
+    return 1
+
+
+def _named(t):
+    """A constructor from an iterable for a tuple subclass."""
+    if hasattr(t, "_fields"):
+        return lambda xs: t(*xs)
+    return t  # a structseq takes a sequence
+
+
+def _unflatten(spec, it):
+    if spec == 0 or spec == 1:
+        return next(it)
+    if spec[0] is dict:
+        return {k: _unflatten(s, it) for k, s in zip(spec[1], spec[2])}
+    return spec[0]([_unflatten(s, it) for s in spec[1]])
+
+
+class _Spec:
+    """A guard on the structure of the call's arguments."""
+    __slots__ = ("spec",)
+
+    def __init__(self, spec):
+        self.spec = spec
+
+    def __eq__(self, other):
+        return type(other) is _Spec and other.spec == self.spec
+
+    def __hash__(self):
+        return hash(self.spec)
+
+
+def _flat_args(args, kwargs):
+    """The tuple run() guards: the arguments themselves when they are
+    tensors and atoms, else their leaves after a structure guard."""
+    if not kwargs:
+        for a in args:
+            if not (isinstance(a, _C.Tensor) or type(a) in _ATOMS):
+                break
+        else:
+            return args, None
+    leaves = []
+    spec = _flatten((args, kwargs), leaves)
+    return (_Spec(spec),) + tuple(leaves), spec
+
+
+def _rebuild_args(spec, flat):
+    if spec is None:
+        return flat, {}
+    args, kwargs = _unflatten(spec, iter(flat[1:]))
+    return args, kwargs
+
+
+# ---- what the step can see: modules, optimizers, tensors ----
+def _reachable(fn, flat):
+    """Modules, optimizers and tensors reachable from fn (bound self,
+    closure cells, the globals its code names, recursively through the
+    functions found there) and the arguments."""
+    Module, Optimizer, _ = _module_types()
+    modules, optims, tensors = {}, {}, {}
+    seen = set()
+
+    def visit(o, depth):
+        if id(o) in seen or depth > 4:
+            return
+        seen.add(id(o))
+        if isinstance(o, _C.Tensor):
+            tensors[id(o)] = o
+        elif isinstance(o, Module):
+            for m in o.modules():
+                modules[id(m)] = m
+        elif isinstance(o, Optimizer):
+            optims[id(o)] = o
+        elif isinstance(o, (types.FunctionType, types.MethodType)):
+            if isinstance(o, types.MethodType):
+                visit(o.__self__, depth + 1)
+                o = o.__func__
+            for c in o.__closure__ or ():
+                try:
+                    visit(c.cell_contents, depth + 1)
+                except ValueError:  # an empty cell
+                    pass
+            g = o.__globals__
+            for name in o.__code__.co_names:
+                if name in g:
+                    visit(g[name], depth + 1)
+            for const in o.__code__.co_consts:
+                if isinstance(const, types.CodeType):
+                    for name in const.co_names:
+                        if name in g:
+                            visit(g[name], depth + 1)
+        elif isinstance(o, (list, tuple)):
+            for x in o:
+                visit(x, depth + 1)
+        elif isinstance(o, dict):
+            for x in o.values():
+                visit(x, depth + 1)
+        elif hasattr(o, "optimizer") and isinstance(
+                getattr(o, "optimizer", None), Optimizer):
+            visit(o.optimizer, depth + 1)  # an LR scheduler
+        elif (depth <= 1 and hasattr(o, "__dict__")
+              and not isinstance(o, (type, types.ModuleType))):
+            for x in vars(o).values():
+                visit(x, depth + 1)
+
+    visit(fn, 0)
+    for a in flat:
+        visit(a, 1)
+    return list(modules.values()), list(optims.values()), tensors
+
+
+def _state_tensors(modules, optims, tensors):
+    out = {}
+
+    def add(t):
+        if isinstance(t, _C.Tensor):
+            out[id(t)] = t
+            g = t.grad
+            if g is not None:
+                out[id(g)] = g
+
+    for m in modules:
+        for t in m._parameters.values():
+            add(t)
+        for t in m._buffers.values():
+            add(t)
+    for o in optims:
+        for group in o.param_groups:
+            for p in group["params"]:
+                add(p)
+        for st in o.state.values():
+            for v in st.values():
+                add(v)
+    for t in tensors.values():
+        add(t)
+    return list(out.values())
+
+
+def _snapshot(modules):
+    """What of the step's modules a replay depends on besides addresses."""
+    snap = []
+    for m in modules:
+        attrs = tuple(sorted(
+            (k, v) for k, v in vars(m).items()
+            if type(v) in _ATOMS and not k.startswith("__")))
+        snap.append((id(m), m.training, attrs,
+                     tuple(id(p) for p in m._parameters.values()),
+                     tuple(id(b) for b in m._buffers.values()),
+                     tuple(id(c) for c in m._modules.values())))
+    return snap
+
+
+class _Entry:
+    __slots__ = ("step", "epoch", "modules", "snapshot", "out_spec",
+                 "single")
+
+
+class CompiledFunction:
+    """What fastt.compile returns for a function: call it like the
+    function. ``stats`` counts captures, replays, eager calls and graph
+    breaks; ``reset()`` drops the recorded steps."""
+
+    def __init__(self, fn, fullgraph=False, verbose=False):
+        self._fn = fn
+        self._fullgraph = bool(fullgraph)
+        self._verbose = bool(verbose)
+        self._entries = []
+        self._eager_reason = None
+        self._warm = False
+        self.stats = {"captures": 0, "replays": 0, "eager_calls": 0,
+                      "graph_breaks": 0}
+        functools.update_wrapper(self, fn, updated=())
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        return types.MethodType(self, obj)
+
+    def reset(self):
+        self._entries = []
+        self._eager_reason = None
+        self._warm = False
+
+    @property
+    def eager_reason(self):
+        """Why the function runs eagerly (None while it replays)."""
+        return self._eager_reason
+
+    def _go_eager(self, reason):
+        self._eager_reason = reason
+        if self._verbose:
+            print(f"fastt.compile: {_name(self._fn)} runs eagerly: {reason}",
+                  file=sys.stderr)
+
+    def __call__(self, *args, **kwargs):
+        if self._eager_reason is not None or _C._capture_recording():
+            self.stats["eager_calls"] += 1
+            return self._fn(*args, **kwargs)
+        flat, spec = _flat_args(args, kwargs)
+        epoch = (_TYPES or _module_types())[2][0]
+        for e in self._entries:
+            if e.epoch != epoch:
+                if _snapshot(e.modules) != e.snapshot:
+                    continue
+                e.epoch = epoch
+            out = e.step.run(flat)
+            if out is not None:
+                self.stats["replays"] += 1
+                return out[0] if e.single else _unflatten(e.out_spec,
+                                                          iter(out))
+        if len(self._entries) >= cache_size_limit:
+            warnings.warn(
+                f"fastt.compile: {_name(self._fn)} hit cache_size_limit "
+                f"({cache_size_limit}) captured steps (its guards keep "
+                "failing: changing shapes or arguments?); running it "
+                "eagerly from now on", stacklevel=2)
+            self._go_eager("cache_size_limit reached")
+            self.stats["eager_calls"] += 1
+            return self._fn(*args, **kwargs)
+        if not self._warm and not self._fullgraph:
+            # A warm-up call, eager: what a first step creates lazily
+            # (gradients, optimizer state) exists when the next one is
+            # captured, so the capture needs no guard on it.
+            self._warm = True
+            self.stats["eager_calls"] += 1
+            return self._fn(*args, **kwargs)
+        return self._capture(flat, spec, epoch)
+
+    def _capture(self, flat, spec, epoch):
+        args, kwargs = _rebuild_args(spec, flat)
+        for a in flat:
+            if isinstance(a, _C.Tensor) and a.requires_grad:
+                self._go_eager("an input requires grad (capture the whole "
+                               "step, with the parameters as leaves)")
+                self.stats["eager_calls"] += 1
+                return self._fn(*args, **kwargs)
+        # The step runs on private copies of its tensor inputs: a replay
+        # copies new inputs into them.
+        from . import no_grad
+        with no_grad():
+            bindings = [a.detach().clone() if isinstance(a, _C.Tensor)
+                        else None for a in flat]
+        cflat = tuple(b if b is not None else a
+                      for a, b in zip(flat, bindings))
+        cargs, ckwargs = _rebuild_args(spec, cflat)
+        versions = [b._version if b is not None else 0 for b in bindings]
+        modules_before, optims, tensors = _reachable(self._fn, flat)
+        snapshot = _snapshot(modules_before)
+        had_grad = [t for t in _state_tensors(modules_before, optims,
+                                              tensors)
+                    if t.grad is not None]
+        self.stats["captures"] += 1
+        _C._capture_begin(self._fullgraph)
+        try:
+            out = self._fn(*cargs, **ckwargs)
+        except RuntimeError as e:
+            _C._capture_abort()
+            if self._fullgraph and "fullgraph=True" in str(e):
+                raise _with_user_line(e) from None
+            raise
+        except BaseException:
+            _C._capture_abort()
+            raise
+        step = _C._capture_end()
+        copy_back = [b is not None and b._version != v
+                     for b, v in zip(bindings, versions)]
+        # A step that wrote its inputs: the caller's tensors see it too.
+        if any(copy_back):
+            with no_grad():
+                for a, b, c in zip(flat, bindings, copy_back):
+                    if c:
+                        a.copy_(b)
+        if not step.replayable:
+            self.stats["graph_breaks"] += 1
+            self._go_eager(f"graph break: {step.break_reason}")
+            return out
+        leaves = []
+        out_spec = _flatten(out, leaves)
+        outputs = [x for x in leaves if isinstance(x, _C.Tensor)]
+        if any(x.requires_grad for x in outputs) and not step.ran_backward:
+            self._go_eager(
+                "its outputs require grad and it runs no backward (a "
+                "replay returns plain tensors): compile the whole training "
+                "step, or run it under no_grad")
+            return out
+        if len(outputs) != len(leaves):
+            self._go_eager("it returns values other than tensors")
+            return out
+        modules, optims, tensors = _reachable(self._fn, flat)
+        state = _state_tensors(modules, optims, tensors)
+        known = [b for b in bindings if b is not None] + state
+        why = step.check_addresses(known)
+        if why is not None:
+            self._go_eager(why)
+            return out
+        step.guard_assigned_grads(had_grad)
+        step.bind(flat, list(bindings), copy_back, outputs, state)
+        e = _Entry()
+        e.step = step
+        # The state before the capture: a step that changes its modules'
+        # attributes is re-checked (and captured again) on the next call.
+        e.epoch = epoch
+        e.modules = modules_before
+        e.snapshot = snapshot
+        e.out_spec = out_spec
+        e.single = out_spec == 0
+        self._entries.append(e)
+        if self._verbose:
+            print(f"fastt.compile: captured {_name(self._fn)}: "
+                  f"{step.num_kernels} kernels, {step.num_host_steps} host "
+                  f"steps, {step.pool_bytes} bytes of intermediates",
+                  file=sys.stderr)
+        res = step.outputs()
+        return res[0] if e.single else _unflatten(out_spec, iter(res))
+
+
+def _name(fn):
+    return getattr(fn, "__qualname__", None) or repr(fn)
+
+
+def _with_user_line(err):
+    """The fullgraph error, naming the line of user code that broke."""
+    tb = err.__traceback__
+    where = None
+    pkg = __file__.rsplit("/", 1)[0]
+    while tb is not None:
+        f = tb.tb_frame.f_code.co_filename
+        if not f.startswith(pkg):
+            where = (f, tb.tb_lineno)
+        tb = tb.tb_next
+    msg = str(err)
+    if where:
+        msg += f" (at {where[0]}:{where[1]})"
+    return type(err)(msg)
+
+
+_OPTIMIZED_MODULE = []
+
+
+def _optimized_module_type():
+    """torch's OptimizedModule: a Module whose calls go through the
+    compiled original (``_orig_mod``); other attributes are the
+    original's. Made on first use (nn imports this module)."""
+    if _OPTIMIZED_MODULE:
+        return _OPTIMIZED_MODULE[0]
+    Module = _module_types()[0]
+
+    class OptimizedModule(Module):
+        def __init__(self, mod, **options):
+            super().__init__()
+            self._orig_mod = mod
+            self.__dict__["_compiled"] = CompiledFunction(mod, **options)
+
+        def forward(self, *args, **kwargs):
+            return self.__dict__["_compiled"](*args, **kwargs)
+
+        def __getattr__(self, name):
+            try:
+                return super().__getattr__(name)
+            except AttributeError:
+                return getattr(self._orig_mod, name)
+
+    _OPTIMIZED_MODULE.append(OptimizedModule)
+    return OptimizedModule
+
+
+def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor",
+            mode=None, options=None, disable=False, verbose=False):
+    """Compiles a function or module (torch.compile's signature): the first
+    call captures its kernels, later calls with the same guards replay
+    them. ``backend``, ``mode``, ``dynamic`` and ``options`` are accepted
+    for torch compatibility (there is one way to compile here; a new
+    shape captures again). ``disable=True`` returns the function as is.
+    """
+    if model is None:
+        return functools.partial(compile, fullgraph=fullgraph,
+                                 dynamic=dynamic, backend=backend, mode=mode,
+                                 options=options, disable=disable,
+                                 verbose=verbose)
+    if not callable(model):
+        raise TypeError(f"compile: expected a callable, got "
+                        f"{type(model).__name__}")
+    if mode is not None and mode not in (
+            "default", "reduce-overhead", "max-autotune",
+            "max-autotune-no-cudagraphs"):
+        raise RuntimeError(f"Unrecognized mode={mode}, should be one of: "
+                           "default, reduce-overhead, max-autotune, "
+                           "max-autotune-no-cudagraphs")
+    if disable:
+        return model
+    Module = _module_types()[0]
+    if isinstance(model, Module):
+        return _optimized_module_type()(model, fullgraph=fullgraph,
+                                        verbose=verbose)
+    return CompiledFunction(model, fullgraph=fullgraph, verbose=verbose)
+
+
+def host_call(method):
+    """Makes a method a host step of a captured function: while a step is
+    recorded, the call runs with recording suspended and the replay calls
+    it again (Optimizer.step, LRScheduler.step). A call with arguments is
+    a graph break (their values would be frozen)."""
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        if not _C._capture_recording():
+            return method(self, *args, **kwargs)
+        if any(a is not None for a in args) or any(
+                v is not None for v in kwargs.values()):
+            _C._capture_break(
+                f"{type(self).__name__}.{method.__name__} with arguments")
+            return method(self, *args, **kwargs)
+        _C._capture_host_step(functools.partial(method, self))
+        return _C._capture_suspended(method, self)
+
+    return wrapper

@@ -1,0 +1,401 @@
+// Bindings of csrc/capture.h for python/fastt/_compile.py: begin/end a
+// recording, host steps and breaks from Python, and the _CapturedStep
+// type whose run() is a compiled call's whole fast path: the guards, the
+// inputs copied into the recorded buffers, the replay and fresh outputs,
+// in one C call.
+#include <memory>
+#include <vector>
+
+#include "common.h"
+
+#include "csrc/autocast.h"
+#include "csrc/autograd.h"
+#include "csrc/capture.h"
+
+namespace fastt {
+namespace py {
+namespace {
+
+// A strong reference that std::function can copy (the GIL is held
+// wherever a recording or a replay runs).
+struct PyRef {
+  PyObject* o;
+  explicit PyRef(PyObject* p) : o(p) { Py_XINCREF(o); }
+  PyRef(const PyRef& r) : o(r.o) { Py_XINCREF(o); }
+  PyRef& operator=(const PyRef& r) {
+    Py_XINCREF(r.o);
+    Py_XDECREF(o);
+    o = r.o;
+    return *this;
+  }
+  ~PyRef() { Py_XDECREF(o); }
+};
+
+// What one positional argument of the captured call was.
+struct ArgGuard {
+  PyRef value{nullptr};  // a non-tensor argument (compared with ==)
+  bool tensor = false;
+  DType dtype = DType::Float32;
+  Device device;
+  int ndim = 0;
+  bool requires_grad = false;
+  int64_t sizes[kMaxDims] = {};
+  int64_t strides[kMaxDims] = {};
+  Tensor binding;          // the recorded buffer the argument is copied to
+  bool copy_back = false;  // the step wrote its input: copy it back
+};
+
+struct StepObject {
+  PyObject_HEAD
+  std::shared_ptr<capture::Graph> graph;
+  std::vector<ArgGuard> args;
+  // Tensors the step reads by address: still there, requires_grad as was.
+  std::vector<std::pair<Tensor, void*>> externals;
+  std::vector<bool> externals_grad;
+  std::vector<Tensor> outputs;
+  bool bound;
+  bool grad_mode;
+  bool cpu_autocast;
+  DType cpu_autocast_dtype;
+};
+
+extern PyTypeObject StepType;
+
+StepObject& step_of(PyObject* self) {
+  return *reinterpret_cast<StepObject*>(self);
+}
+
+bool same_meta(const ArgGuard& g, const Tensor& t) {
+  if (t.dtype() != g.dtype || t.device() != g.device || t.dim() != g.ndim ||
+      t.impl()->requires_grad != g.requires_grad)
+    return false;
+  for (int d = 0; d < g.ndim; ++d)
+    if (t.impl()->sizes[d] != g.sizes[d] ||
+        t.impl()->strides[d] != g.strides[d])
+      return false;
+  return true;
+}
+
+// ---- module functions ----
+PyObject* f_begin(PyObject*, PyObject* fullgraph) {
+  FASTT_PY_BEGIN
+  capture::begin(PyObject_IsTrue(fullgraph) == 1);
+  Py_RETURN_NONE;
+  FASTT_PY_END
+}
+
+PyObject* f_end(PyObject*, PyObject*) {
+  FASTT_PY_BEGIN
+  std::shared_ptr<capture::Graph> g = capture::end();
+  auto* o = PyObject_New(StepObject, &StepType);
+  if (!o) return nullptr;
+  new (&o->graph) std::shared_ptr<capture::Graph>(std::move(g));
+  new (&o->args) std::vector<ArgGuard>();
+  new (&o->externals) std::vector<std::pair<Tensor, void*>>();
+  new (&o->externals_grad) std::vector<bool>();
+  new (&o->outputs) std::vector<Tensor>();
+  o->bound = false;
+  o->grad_mode = autograd::grad_enabled();
+  o->cpu_autocast = autocast::is_enabled(DeviceType::CPU);
+  o->cpu_autocast_dtype = autocast::dtype(DeviceType::CPU);
+  return reinterpret_cast<PyObject*>(o);
+  FASTT_PY_END
+}
+
+PyObject* f_abort(PyObject*, PyObject*) {
+  capture::abort();
+  Py_RETURN_NONE;
+}
+
+PyObject* f_recording(PyObject*, PyObject*) {
+  return PyBool_FromLong(capture::recording());
+}
+
+// Records fn (a callable taking no arguments) to run again on replay; the
+// caller has run its work already (suspended).
+PyObject* f_host_step(PyObject*, PyObject* fn) {
+  FASTT_PY_BEGIN
+  if (!PyCallable_Check(fn)) throw TypeError("_capture_host_step(callable)");
+  PyRef ref(fn);
+  capture::host_step([ref] {
+    PyObject* r = PyObject_CallNoArgs(ref.o);
+    if (!r) throw_py();
+    Py_DECREF(r);
+  });
+  Py_RETURN_NONE;
+  FASTT_PY_END
+}
+
+// fn(*args) with nothing recorded inside (its host step replays it).
+PyObject* f_suspended(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  FASTT_PY_BEGIN
+  if (nargs < 1) throw TypeError("_capture_suspended(fn, *args)");
+  capture::Suspend s;
+  return PyObject_Vectorcall(args[0], args + 1, size_t(nargs - 1), nullptr);
+  FASTT_PY_END
+}
+
+PyObject* f_break(PyObject*, PyObject* what) {
+  FASTT_PY_BEGIN
+  const char* s = PyUnicode_AsUTF8(what);
+  if (!s) return nullptr;
+  capture::graph_break(s);
+  Py_RETURN_NONE;
+  FASTT_PY_END
+}
+
+// ---- _CapturedStep ----
+void step_dealloc(PyObject* self) {
+  StepObject& s = step_of(self);
+  s.graph.~shared_ptr();
+  s.args.~vector();
+  s.externals.~vector();
+  s.externals_grad.~vector();
+  s.outputs.~vector();
+  Py_TYPE(self)->tp_free(self);
+}
+
+PyObject* step_check_addresses(PyObject* self, PyObject* known) {
+  FASTT_PY_BEGIN
+  if (!PyList_Check(known)) throw TypeError("check_addresses(list)");
+  std::vector<Tensor> ts;
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(known); ++i) {
+    PyObject* o = PyList_GET_ITEM(known, i);
+    if (is_tensor(o)) ts.push_back(unwrap(o));
+  }
+  std::string why = step_of(self).graph->check_addresses(ts);
+  if (why.empty()) Py_RETURN_NONE;
+  return PyUnicode_FromStringAndSize(why.data(), Py_ssize_t(why.size()));
+  FASTT_PY_END
+}
+
+// bind(args, bindings, copy_back, outputs, externals): the guards. args:
+// the call's flat positional values; bindings: per argument the tensor
+// the capture ran on (None for non-tensors); copy_back: per argument
+// whether the step wrote it; outputs: the tensors run() returns fresh
+// copies of; externals: tensors whose address must not change.
+PyObject* step_bind(PyObject* self, PyObject* const* a, Py_ssize_t n) {
+  FASTT_PY_BEGIN
+  if (n != 5 || !PyTuple_Check(a[0]) || !PyList_Check(a[1]) ||
+      !PyList_Check(a[2]) || !PyList_Check(a[3]) || !PyList_Check(a[4]) ||
+      PyList_GET_SIZE(a[1]) != PyTuple_GET_SIZE(a[0]) ||
+      PyList_GET_SIZE(a[2]) != PyTuple_GET_SIZE(a[0]))
+    throw TypeError(
+        "bind(args: tuple, bindings: list, copy_back: list, outputs: list, "
+        "externals: list)");
+  StepObject& s = step_of(self);
+  s.args.clear();
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(a[0]); ++i) {
+    PyObject* v = PyTuple_GET_ITEM(a[0], i);
+    ArgGuard g;
+    if (is_tensor(v)) {
+      const Tensor& t = unwrap(v);
+      PyObject* b = PyList_GET_ITEM(a[1], i);
+      if (!is_tensor(b)) throw TypeError("bind: a tensor argument's binding");
+      g.tensor = true;
+      g.dtype = t.dtype();
+      g.device = t.device();
+      g.ndim = int(t.dim());
+      g.requires_grad = t.impl()->requires_grad;
+      for (int d = 0; d < g.ndim; ++d) {
+        g.sizes[d] = t.impl()->sizes[d];
+        g.strides[d] = t.impl()->strides[d];
+      }
+      g.binding = unwrap(b);
+      g.copy_back = PyObject_IsTrue(PyList_GET_ITEM(a[2], i)) == 1;
+    } else {
+      g.value = PyRef(v);
+    }
+    s.args.push_back(g);
+  }
+  s.outputs.clear();
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(a[3]); ++i) {
+    PyObject* o = PyList_GET_ITEM(a[3], i);
+    if (!is_tensor(o)) throw TypeError("bind: outputs must be tensors");
+    s.outputs.push_back(detach(unwrap(o)));  // not the capture's graph
+  }
+  s.externals.clear();
+  s.externals_grad.clear();
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(a[4]); ++i) {
+    PyObject* o = PyList_GET_ITEM(a[4], i);
+    if (!is_tensor(o)) continue;
+    const Tensor& t = unwrap(o);
+    s.externals.emplace_back(t, t.data_ptr());
+    s.externals_grad.push_back(t.impl()->requires_grad);
+  }
+  s.bound = true;
+  Py_RETURN_NONE;
+  FASTT_PY_END
+}
+
+// Fresh copies of the recorded outputs, as a list.
+PyObject* fresh_outputs(StepObject& s) {
+  NoGradGuard no_grad;
+  PyObject* list = PyList_New(Py_ssize_t(s.outputs.size()));
+  if (!list) return nullptr;
+  for (size_t i = 0; i < s.outputs.size(); ++i) {
+    PyObject* t = wrap(s.outputs[i].clone());
+    PyList_SET_ITEM(list, Py_ssize_t(i), t);
+  }
+  return list;
+}
+
+// run(args): None when a guard fails, else the outputs (fresh tensors).
+PyObject* step_run(PyObject* self, PyObject* args) {
+  FASTT_PY_BEGIN
+  StepObject& s = step_of(self);
+  if (!s.bound || !PyTuple_Check(args) ||
+      PyTuple_GET_SIZE(args) != Py_ssize_t(s.args.size()))
+    Py_RETURN_NONE;
+  if (autograd::grad_enabled() != s.grad_mode ||
+      autocast::is_enabled(DeviceType::CPU) != s.cpu_autocast ||
+      (s.cpu_autocast &&
+       autocast::dtype(DeviceType::CPU) != s.cpu_autocast_dtype))
+    Py_RETURN_NONE;
+  for (size_t i = 0; i < s.args.size(); ++i) {
+    PyObject* v = PyTuple_GET_ITEM(args, Py_ssize_t(i));
+    const ArgGuard& g = s.args[i];
+    if (g.tensor) {
+      if (!is_tensor(v) || !same_meta(g, unwrap(v))) Py_RETURN_NONE;
+    } else if (v != g.value.o) {
+      if (Py_TYPE(v) != Py_TYPE(g.value.o)) Py_RETURN_NONE;
+      const int eq = PyObject_RichCompareBool(v, g.value.o, Py_EQ);
+      if (eq < 0) return nullptr;
+      if (eq == 0) Py_RETURN_NONE;
+    }
+  }
+  for (size_t i = 0; i < s.externals.size(); ++i) {
+    const Tensor& t = s.externals[i].first;
+    if (t.data_ptr() != s.externals[i].second ||
+        t.impl()->requires_grad != s.externals_grad[i])
+      Py_RETURN_NONE;
+  }
+  if (!s.graph->grads_unchanged()) Py_RETURN_NONE;
+  {
+    NoGradGuard no_grad;
+    for (size_t i = 0; i < s.args.size(); ++i)
+      if (s.args[i].tensor)
+        s.args[i].binding.copy_(unwrap(PyTuple_GET_ITEM(args, Py_ssize_t(i))));
+    s.graph->replay();
+    for (size_t i = 0; i < s.args.size(); ++i)
+      if (s.args[i].copy_back)
+        unwrap_mut(PyTuple_GET_ITEM(args, Py_ssize_t(i)))
+            .copy_(s.args[i].binding);
+  }
+  return fresh_outputs(s);
+  FASTT_PY_END
+}
+
+PyObject* step_guard_assigned_grads(PyObject* self, PyObject* had) {
+  FASTT_PY_BEGIN
+  if (!PyList_Check(had)) throw TypeError("guard_assigned_grads(list)");
+  std::vector<Tensor> ts;
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(had); ++i) {
+    PyObject* o = PyList_GET_ITEM(had, i);
+    if (is_tensor(o)) ts.push_back(unwrap(o));
+  }
+  step_of(self).graph->guard_assigned_grads(ts);
+  Py_RETURN_NONE;
+  FASTT_PY_END
+}
+
+PyObject* step_outputs(PyObject* self, PyObject*) {
+  FASTT_PY_BEGIN
+  return fresh_outputs(step_of(self));
+  FASTT_PY_END
+}
+
+PyObject* step_replayable(PyObject* self, void*) {
+  return PyBool_FromLong(step_of(self).graph->replayable());
+}
+PyObject* step_break_reason(PyObject* self, void*) {
+  const std::string& r = step_of(self).graph->break_reason();
+  return PyUnicode_FromStringAndSize(r.data(), Py_ssize_t(r.size()));
+}
+PyObject* step_ran_backward(PyObject* self, void*) {
+  return PyBool_FromLong(step_of(self).graph->ran_backward());
+}
+PyObject* step_num_kernels(PyObject* self, void*) {
+  return PyLong_FromSize_t(step_of(self).graph->num_kernels());
+}
+PyObject* step_num_host_steps(PyObject* self, void*) {
+  return PyLong_FromSize_t(step_of(self).graph->num_host_steps());
+}
+PyObject* step_pool_bytes(PyObject* self, void*) {
+  return PyLong_FromSize_t(step_of(self).graph->pool_bytes());
+}
+
+PyMethodDef g_step_methods[] = {
+    {"check_addresses", step_check_addresses, METH_O,
+     "None when every address the recorded kernels use is the step's own "
+     "memory or one of the given tensors'; else why not."},
+    {"bind", reinterpret_cast<PyCFunction>(reinterpret_cast<void*>(step_bind)),
+     METH_FASTCALL,
+     "bind(args, bindings, copy_back, outputs, externals): the guards."},
+    {"run", step_run, METH_O,
+     "run(args: tuple): replays the step on new arguments; None when a "
+     "guard fails."},
+    {"guard_assigned_grads", step_guard_assigned_grads, METH_O,
+     "The leaves that had a .grad before the capture (the step clears "
+     "theirs); the other leaves it assigns must have none on replay."},
+    {"outputs", step_outputs, METH_NOARGS,
+     "Fresh copies of the recorded outputs."},
+    {nullptr, nullptr, 0, nullptr}};
+
+PyGetSetDef g_step_getset[] = {
+    {"replayable", step_replayable, nullptr, "No graph break was seen.",
+     nullptr},
+    {"break_reason", step_break_reason, nullptr, "The first graph break.",
+     nullptr},
+    {"ran_backward", step_ran_backward, nullptr,
+     "A backward walk ran while recording.", nullptr},
+    {"num_kernels", step_num_kernels, nullptr, "Recorded kernel calls.",
+     nullptr},
+    {"num_host_steps", step_num_host_steps, nullptr,
+     "Recorded host steps (checks, .grad assignments, optimizer steps).",
+     nullptr},
+    {"pool_bytes", step_pool_bytes, nullptr,
+     "Bytes of the step's private memory pool.", nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr}};
+
+PyTypeObject StepType = [] {
+  PyTypeObject t{PyVarObject_HEAD_INIT(nullptr, 0)};
+  t.tp_name = "fastt._C._CapturedStep";
+  t.tp_basicsize = sizeof(StepObject);
+  t.tp_dealloc = step_dealloc;
+  t.tp_flags = Py_TPFLAGS_DEFAULT;
+  t.tp_doc = "A recorded step (fastt.compile): its kernels and host steps.";
+  t.tp_methods = g_step_methods;
+  t.tp_getset = g_step_getset;
+  return t;
+}();
+
+}  // namespace
+
+PyMethodDef g_capture_functions[] = {
+    {"_capture_begin", f_begin, METH_O,
+     "Starts recording this thread's kernels (argument: fullgraph)."},
+    {"_capture_end", f_end, METH_NOARGS,
+     "Stops recording; returns the _CapturedStep."},
+    {"_capture_abort", f_abort, METH_NOARGS,
+     "Stops recording and drops it."},
+    {"_capture_recording", f_recording, METH_NOARGS,
+     "Whether this thread records (not suspended, no break seen)."},
+    {"_capture_host_step", f_host_step, METH_O,
+     "Records a callable for the replay to call."},
+    {"_capture_suspended",
+     reinterpret_cast<PyCFunction>(reinterpret_cast<void*>(f_suspended)),
+     METH_FASTCALL, "fn(*args) with nothing recorded inside."},
+    {"_capture_break", f_break, METH_O,
+     "A graph break (raises under fullgraph)."},
+    {nullptr, nullptr, 0, nullptr}};
+
+bool init_capture_type(PyObject* m) {
+  if (PyType_Ready(&StepType) < 0) return false;
+  Py_INCREF(&StepType);
+  return PyModule_AddObject(m, "_CapturedStep",
+                            reinterpret_cast<PyObject*>(&StepType)) == 0;
+}
+
+}  // namespace py
+}  // namespace fastt
