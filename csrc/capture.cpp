@@ -17,6 +17,7 @@
 #include "errors.h"
 #include "ops/nn.h"
 #include "storage.h"
+#include "thread_state.h"
 
 namespace fastt {
 
@@ -206,8 +207,6 @@ struct Graph::Impl {
   ~Impl() { pool->unref(); }
 };
 
-namespace {
-
 struct Recorder {
   std::unique_ptr<Graph::Impl> impl;
   int depth = 0;      // inside a recorded kernel
@@ -216,14 +215,15 @@ struct Recorder {
   uint64_t pending_blocks = 0;
 };
 
-thread_local Recorder* t_recorder = nullptr;
+namespace {
+
 std::mutex g_count_mu;
 int g_recorders = 0;
 
 void set_recording(Recorder* r) {
   std::lock_guard<std::mutex> lock(g_count_mu);
   g_recorders += r ? 1 : -1;
-  t_recorder = r;
+  thread_state().recorder = r;
   g_capturing = g_recorders > 0;
   refresh_dispatch_hook();
 }
@@ -231,7 +231,7 @@ void set_recording(Recorder* r) {
 // The recorder of this thread when it records here (not suspended, no
 // break seen).
 Recorder* active() {
-  Recorder* r = t_recorder;
+  Recorder* r = thread_state().recorder;
   if (r == nullptr || r->suspended > 0 || r->impl->broken) return nullptr;
   return r;
 }
@@ -332,7 +332,7 @@ void run_node(KernelNode& n) {
 
 // ------------------------------------------------------------ recording --
 void begin(bool fullgraph) {
-  FASTT_CHECK(t_recorder == nullptr, RuntimeError,
+  FASTT_CHECK(thread_state().recorder == nullptr, RuntimeError,
               "compile: this thread is already capturing a step (a "
               "compiled function called while another one is captured)");
   auto* r = new Recorder();
@@ -342,7 +342,7 @@ void begin(bool fullgraph) {
 }
 
 std::shared_ptr<Graph> end() {
-  Recorder* r = t_recorder;
+  Recorder* r = thread_state().recorder;
   FASTT_CHECK(r != nullptr, RuntimeError,
               "compile: this thread is not capturing a step");
   set_recording(nullptr);
@@ -353,7 +353,7 @@ std::shared_ptr<Graph> end() {
 }
 
 void abort() noexcept {
-  Recorder* r = t_recorder;
+  Recorder* r = thread_state().recorder;
   if (r == nullptr) return;
   set_recording(nullptr);
   delete r;
@@ -361,11 +361,12 @@ void abort() noexcept {
 
 bool recording() { return active() != nullptr; }
 
-Suspend::Suspend() : active_(t_recorder != nullptr) {
-  if (active_) ++t_recorder->suspended;
+Suspend::Suspend() : active_(thread_state().recorder != nullptr) {
+  if (active_) ++thread_state().recorder->suspended;
 }
 Suspend::~Suspend() {
-  if (active_ && t_recorder) --t_recorder->suspended;
+  Recorder* r = thread_state().recorder;
+  if (active_ && r) --r->suspended;
 }
 
 void graph_break(const char* what) {
@@ -559,7 +560,7 @@ void Graph::guard_assigned_grads(const std::vector<Tensor>& had_grad) {
 }
 
 void Graph::replay() {
-  if (FASTT_UNLIKELY(g_capturing) && t_recorder != nullptr)
+  if (FASTT_UNLIKELY(g_capturing) && thread_state().recorder != nullptr)
     graph_break("a compiled step replayed while another one is captured");
   const Impl& g = *impl_;
   for (const Step& s : g.steps) {

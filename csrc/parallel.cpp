@@ -2,6 +2,10 @@
 #include "parallel.h"
 
 #include <cblas.h>
+#if defined(__SSE__) || defined(__x86_64__)
+#include <xmmintrin.h>
+#define FASTT_HAVE_MXCSR 1
+#endif
 
 #include "errors.h"
 
@@ -22,6 +26,28 @@ void set_num_threads(int n) {
               "set_num_threads expects a positive integer, got {}", n);
 }
 bool in_parallel_region() { return false; }
+#endif
+
+#if defined(FASTT_HAVE_MXCSR)
+namespace {
+constexpr unsigned kFlushDenormal = 0x8040;  // MXCSR FTZ (bit 15), DAZ (6)
+void set_mxcsr(bool on) {
+  const unsigned csr = _mm_getcsr();
+  _mm_setcsr(on ? csr | kFlushDenormal : csr & ~kFlushDenormal);
+}
+}  // namespace
+
+bool set_flush_denormal(bool on) {
+  set_mxcsr(on);
+#if defined(_OPENMP)
+  // The pool's threads run the parallel kernels: each has its own MXCSR.
+#pragma omp parallel num_threads(get_num_threads())
+  set_mxcsr(on);
+#endif
+  return true;
+}
+#else
+bool set_flush_denormal(bool on) { return !on; }
 #endif
 
 ParallelInfo parallel_info() {

@@ -13,6 +13,10 @@ namespace fastt {
 int get_num_threads();
 void set_num_threads(int n);  // n >= 1
 bool in_parallel_region();
+// Float denormals read and written as zero (torch.set_flush_denormal): on
+// the calling thread and the threads of the pool as it is now. False
+// where the CPU has no such mode.
+bool set_flush_denormal(bool on);
 
 // What runs fastt's threads, for fastt.__config__.parallel_info(): the
 // OpenMP version (0 without OpenMP) and the BLAS's build and threading

@@ -17,8 +17,13 @@
 #include "csrc/tensor.h"
 
 namespace fastt {
+namespace capture {
+struct Recorder;
+}
 
 struct ThreadState {
+  // csrc/capture.cpp: the recording this thread runs (null: none).
+  capture::Recorder* recorder = nullptr;
   // autograd/engine.cpp: the saved-tensor hooks stack (innermost last),
   // the epochs of the backward walks running in this thread (outermost
   // first) and, per walk, whether it accumulates into every leaf.

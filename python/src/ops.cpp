@@ -1009,6 +1009,11 @@ static PyObject* f_set_num_threads(PyObject*, PyObject* o) {
   Py_RETURN_NONE;
   FASTT_PY_END
 }
+static PyObject* f_set_flush_denormal(PyObject*, PyObject* o) {
+  const int on = PyObject_IsTrue(o);
+  if (on < 0) return nullptr;
+  return PyBool_FromLong(fastt::set_flush_denormal(on == 1));
+}
 static PyObject* f_get_num_threads(PyObject*, PyObject*) {
   return PyLong_FromLong(fastt::get_num_threads());
 }
@@ -1311,6 +1316,7 @@ PyMethodDef g_module_functions[] = {
     FASTT_NOARGS("get_default_dtype", f_get_default_dtype, nullptr),
     FASTT_O("set_default_dtype", f_set_default_dtype, nullptr),
     FASTT_O("set_num_threads", f_set_num_threads, nullptr),
+    FASTT_O("set_flush_denormal", f_set_flush_denormal, nullptr),
     FASTT_NOARGS("get_num_threads", f_get_num_threads, nullptr),
     FASTT_NOARGS("_parallel_info", f_parallel_info, nullptr),
     FASTT_NOARGS("_cpu_isa", f_cpu_isa, nullptr),

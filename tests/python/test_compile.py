@@ -427,3 +427,13 @@ def test_recording_leaves_other_threads_alone():
     assert bits(c(x)) == bits(x)
     assert results == [6.0] * 200
     assert c.stats["graph_breaks"] == 0
+
+
+def test_set_flush_denormal():
+    x = fastt.tensor([1e-39])
+    try:
+        assert fastt.set_flush_denormal(True)
+        assert (x * 1).item() == 0.0
+    finally:
+        fastt.set_flush_denormal(False)
+    assert (x * 1).item() != 0.0
