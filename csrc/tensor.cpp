@@ -890,6 +890,7 @@ Tensor& copy_across_devices(Tensor& dst, const Tensor& src,
               src.device().str(), dst.device().str(),
               device_type_name(other.type));
   if (dst.numel() == 0) return dst;
+  capture::host_read("a copy between devices");
   Tensor dense = src.expand(dst.sizes()).contiguous().to(dst.dtype());
   Tensor target = dst.is_contiguous()
                       ? dst

@@ -53,6 +53,15 @@ def main():
         model.train()
         return acc
 
+    def train_step(xb, yb):
+        opt.zero_grad()
+        loss = loss_fn(model(xb), yb)
+        loss.backward()
+        opt.step()
+        return loss
+
+    if args.compile:  # captured once per batch shape, replayed after
+        train_step = lib.compile(train_step)
     timer, losses, epochs = common.StepTimer(), [], []
     t0 = time.perf_counter()
     show = common.progress_enabled(args)
@@ -62,10 +71,7 @@ def main():
         for xb, yb in loader:
             xb, yb = xb.to(dev), yb.to(dev)
             timer.start()
-            opt.zero_grad()
-            loss = loss_fn(model(xb), yb)
-            loss.backward()
-            opt.step()
+            loss = train_step(xb, yb)
             value = loss.item()
             timer.stop()
             ep_losses.append(value)

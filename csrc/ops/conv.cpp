@@ -11,8 +11,10 @@
 #include "csrc/autograd.h"
 
 #include <algorithm>
+#include <functional>
 #include <string>
 
+#include "../capture.h"
 #include "../dispatch.h"
 #include "reduce.h"
 
@@ -47,6 +49,17 @@ std::string list_str(IntList v) {
   throw NotImplementedError(
       fmt::format("\"{}\" not implemented for '{}' on device '{}'", name,
                   dtype_name(t.dtype()), t.device().str()));
+}
+
+// A call of a convolution library's hook (not a kernel of the table) that a
+// captured step must make again on replay: a host step holding the call's
+// tensors (csrc/capture.h).
+void replayed(std::function<bool()> call) {
+  capture::host_step([call] {
+    FASTT_CHECK(call(), RuntimeError,
+                "compiled step: the convolution library declined a call it "
+                "took when the step was captured");
+  });
 }
 
 // The kernel of `op` for t's device and dtype; the error names the user's
@@ -337,8 +350,14 @@ Tensor conv_forward(const Tensor& x, const Tensor& weight, const Tensor& bias,
   {
     const ConvHooks& h = x.device().is_cuda() ? g_conv_hooks : g_cpu_conv_hooks;
     if (h.forward && h.forward(x, weight, bias.defined() ? &bias : nullptr,
-                               conv_desc(g), y))
+                               conv_desc(g), y)) {
+      if (FASTT_UNLIKELY(g_capturing))
+        replayed([f = h.forward, x, weight, bias, d = conv_desc(g),
+                  y]() mutable {
+          return f(x, weight, bias.defined() ? &bias : nullptr, d, y);
+        });
       return y;
+    }
   }
   const int64_t G = g.G, Og = g.Og(), CKg = g.Cg() * g.kk(), L = g.L();
   const Tensor w = weight.contiguous().view({G, Og, CKg});
@@ -405,8 +424,14 @@ Tensor conv_input_grad(const Tensor& gy, const Tensor& weight,
         gy.device().is_cuda() ? g_conv_hooks : g_cpu_conv_hooks;
     if (h.input_grad &&
         h.input_grad(gy, weight, bias.defined() ? &bias : nullptr,
-                     conv_desc(g), gx))
+                     conv_desc(g), gx)) {
+      if (FASTT_UNLIKELY(g_capturing))
+        replayed([f = h.input_grad, gy, weight, bias, d = conv_desc(g),
+                  gx]() mutable {
+          return f(gy, weight, bias.defined() ? &bias : nullptr, d, gx);
+        });
       return gx;
+    }
   }
   const int64_t G = g.G, Og = g.Og(), CKg = g.Cg() * g.kk(), L = g.L();
   const Tensor w = weight.contiguous().view({G, Og, CKg});
@@ -451,7 +476,13 @@ Tensor conv_weight_grad(const Tensor& gy, const Tensor& x, const Geom& g,
   if (g.N == 0) return gw.zero_();
   {
     const ConvHooks& h = x.device().is_cuda() ? g_conv_hooks : g_cpu_conv_hooks;
-    if (h.weight_grad && h.weight_grad(gy, x, conv_desc(g), gw)) return gw;
+    if (h.weight_grad && h.weight_grad(gy, x, conv_desc(g), gw)) {
+      if (FASTT_UNLIKELY(g_capturing))
+        replayed([f = h.weight_grad, gy, x, d = conv_desc(g), gw]() mutable {
+          return f(gy, x, d, gw);
+        });
+      return gw;
+    }
   }
   const int64_t G = g.G, Og = g.Og(), CKg = g.Cg() * g.kk(), L = g.L();
   Tensor gw3 = gw.view({G, Og, CKg});
