@@ -146,13 +146,39 @@ def kernel_ns(fn, args, calls=200):
     return sum(e[4] - e[3] for e in ev) / calls
 
 
+def per_kernel_ns(repeats):
+    """The replay's cost per recorded kernel: compiled chains of 1 and 65
+    in-place adds on 16 floats, the slope (kernel included), and the
+    fixed cost of a call (guards, input copy, fresh output)."""
+    def chain(k):
+        def f(x):
+            y = x * 1.0
+            for _ in range(k - 1):
+                y.add_(1.0)
+            return y
+        c = fastt.compile(f)
+        x = fastt.randn(16)
+        for _ in range(3):
+            c(x)
+        return common.loop_sampler(lambda: c(x))
+    st = common.interleaved({1: chain(1), 65: chain(65)}, repeats, 0.02)
+    t1, t65 = st[1]["median"] * 1e9, st[65]["median"] * 1e9
+    return {"per_kernel_ns": (t65 - t1) / 64, "call_ns": t1}
+
+
 def run(quick=False, torch_compile=True):
     libs = curves._libs()  # one thread, both libraries
-    del libs
+    # Denormals (Adam's decaying moments of parameters that get no
+    # gradient) would make a training step's time depend on how many
+    # steps ran before: flushed, for both libraries (MXCSR is per thread).
+    fastt.set_flush_denormal(True)
+    if "torch" in libs:
+        libs["torch"].set_flush_denormal(True)
     repeats = 5 if quick else 11
     target = 0.01 if quick else 0.05
     cases = CASES[:2] + CASES[6:7] if quick else CASES
-    res = {"rows": [], "repeats": repeats}
+    res = {"rows": [], "repeats": repeats,
+           "replay": per_kernel_ns(repeats)}
     for model, batch in cases:
         for mode in ("train", "infer"):
             tc = torch_compile and not (quick and model != "mlp")
@@ -173,7 +199,7 @@ def run(quick=False, torch_compile=True):
             row["eager_peak"] = peak_bytes(*vs["fastt"])
             row["compiled_peak"] = peak_bytes(*vs["fastt compiled"]) + (
                 entry.step.pool_bytes if entry else 0)
-            if mode == "infer" and entry:
+            if mode == "infer" and entry and batch == 1:
                 k = kernel_ns(*vs["fastt"])
                 row["kernel_us"] = k / 1e3
                 row["replay_ns_per_kernel"] = (
@@ -194,8 +220,13 @@ def markdown(res):
              "repeats, 1 thread (`python -m bench.compile`). "
              "*compiled/eager*: fastt compiled over fastt eager; "
              "*vs torch.compile*: fastt compiled over torch.compile. "
-             "Peak memory per step in KiB (compiled: its pool plus the "
-             "replay's own peak).", "",
+             "Peak memory per step in KiB: eager, the allocator's peak "
+             "during a step above what it held before (the previous step's "
+             "gradients included there, not here); compiled, its pool "
+             "(intermediates and the gradients it assigns, reused by size "
+             "as eager's allocator does, not yet planned by liveness) plus "
+             "the replay's own peak. Denormals flushed in both libraries.",
+             "",
              "| model | batch | step | " + " | ".join(cols) +
              " | compiled/eager | vs torch.compile | kernels | peak eager "
              "| peak compiled | losses equal |",
@@ -213,6 +244,12 @@ def markdown(res):
             " | ".join(cells) + f" | {ce:.2f} | {vt} | {r['kernels']} | "
             f"{r['eager_peak'] / 1024:.0f} | {r['compiled_peak'] / 1024:.0f}"
             f" | {eq} |")
+    rp = res["replay"]
+    lines += ["", f"Replay cost per recorded kernel: {rp['per_kernel_ns']:.1f}"
+              " ns (a chain of in-place adds on 16 floats, the kernel "
+              f"included); a call's fixed cost: {rp['call_ns']:.0f} ns "
+              "(Python wrapper, guards, input copy, fresh output, one "
+              "kernel)."]
     per = [r for r in res["rows"] if "replay_ns_per_kernel" in r]
     if per:
         lines += ["", "Replay cost beyond the kernels (inference: compiled "
@@ -223,7 +260,9 @@ def markdown(res):
                   f"{r['replay_ns_per_kernel']:.0f} ns per kernel "
                   f"({r['kernels']} kernels, {r['kernel_us']:.1f} µs in "
                   "kernels)" for r in per]
-    lines += ["", "Machine: " + common.machine().get("cpu", "?")]
+    m = res.get("machine") or common.machine()
+    lines += ["", f"Machine: {m.get('cpu_model', '?')}, torch "
+              f"{m.get('torch')}, fastt {m.get('git')}"]
     return "\n".join(lines) + "\n"
 
 

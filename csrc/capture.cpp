@@ -360,13 +360,15 @@ void abort() noexcept {
 }
 
 bool recording() { return active() != nullptr; }
+bool in_capture() { return thread_state().recorder != nullptr; }
 
 Suspend::Suspend() : active_(thread_state().recorder != nullptr) {
   if (active_) ++thread_state().recorder->suspended;
 }
-Suspend::~Suspend() {
-  Recorder* r = thread_state().recorder;
-  if (active_ && r) --r->suspended;
+void Suspend::release() {
+  if (!active_) return;
+  active_ = false;
+  if (Recorder* r = thread_state().recorder) --r->suspended;
 }
 
 void graph_break(const char* what) {
@@ -423,6 +425,10 @@ void note_grad(const Tensor& leaf, const Tensor& before,
     g.grad_guards.push_back(GradGuard{leaf, before});
     return;
   }
+  if (before.defined()) {  // a new sum of the old .grad (create_graph)
+    graph_break("a gradient accumulated out of place (create_graph)");
+    return;
+  }
   Tensor l = leaf, grad = after;
   host_step([l, grad] { fastt::set_grad(l, grad); });
   g.assigned.push_back(leaf);
@@ -467,6 +473,9 @@ bool record_and_run(int entry, KernelArgs& a) {
   } catch (...) {
     --r->depth;
     g.kernels.pop_back();
+    // Caught inside the step, the error would leave a list that does not
+    // do what eager did (a check that fails, a reservation spent).
+    graph_break("an error raised inside the step");
     throw;
   }
   --r->depth;

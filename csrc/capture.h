@@ -49,6 +49,8 @@ std::shared_ptr<Graph> end();
 void abort() noexcept;
 // This thread records (and is not inside a suspended call).
 bool recording();
+// This thread runs a capture (recording, suspended or broken).
+bool in_capture();
 
 // Inside, nothing is recorded and storages come from the normal
 // allocator: for a call that a host step replays as a whole (an
@@ -56,7 +58,8 @@ bool recording();
 class Suspend {
  public:
   Suspend();
-  ~Suspend();
+  ~Suspend() { release(); }
+  void release();  // ends it early
   Suspend(const Suspend&) = delete;
   Suspend& operator=(const Suspend&) = delete;
 

@@ -4,11 +4,13 @@
 #include <chrono>
 #include <random>
 
+#include "capture.h"
 #include "errors.h"
 
 namespace fastt {
 
 Generator& Generator::manual_seed(uint64_t seed) {
+  capture::host_read("seeding a generator");
   std::lock_guard<std::mutex> lock(mu_);
   state_.seed = seed;
   state_.offset = 0;
@@ -37,6 +39,7 @@ Generator::State Generator::state() const {
 }
 
 void Generator::set_state(State s) {
+  capture::host_read("setting a generator's state");
   std::lock_guard<std::mutex> lock(mu_);
   state_ = s;
 }

@@ -244,6 +244,10 @@ KernelFn hooked_kernel(Op op, DeviceType dev, DType dtype) {
 }
 
 void refresh_dispatch_hook() {
+  // One lock for every writer, so the last one to refresh sees both flags
+  // as the others left them.
+  static std::mutex mu;
+  std::lock_guard<std::mutex> lock(mu);
   g_dispatch_hooked = profiler::g_profiling || g_capturing;
 }
 

@@ -349,8 +349,10 @@ Tensor conv_forward(const Tensor& x, const Tensor& weight, const Tensor& bias,
   if (y.numel() == 0) return y;
   {
     const ConvHooks& h = x.device().is_cuda() ? g_conv_hooks : g_cpu_conv_hooks;
+    capture::Suspend whole;  // replayed as a whole (replayed() below)
     if (h.forward && h.forward(x, weight, bias.defined() ? &bias : nullptr,
                                conv_desc(g), y)) {
+      whole.release();
       if (FASTT_UNLIKELY(g_capturing))
         replayed([f = h.forward, x, weight, bias, d = conv_desc(g),
                   y]() mutable {
@@ -422,9 +424,11 @@ Tensor conv_input_grad(const Tensor& gy, const Tensor& weight,
   {
     const ConvHooks& h =
         gy.device().is_cuda() ? g_conv_hooks : g_cpu_conv_hooks;
+    capture::Suspend whole;  // replayed as a whole (replayed() below)
     if (h.input_grad &&
         h.input_grad(gy, weight, bias.defined() ? &bias : nullptr,
                      conv_desc(g), gx)) {
+      whole.release();
       if (FASTT_UNLIKELY(g_capturing))
         replayed([f = h.input_grad, gy, weight, bias, d = conv_desc(g),
                   gx]() mutable {
@@ -476,7 +480,9 @@ Tensor conv_weight_grad(const Tensor& gy, const Tensor& x, const Geom& g,
   if (g.N == 0) return gw.zero_();
   {
     const ConvHooks& h = x.device().is_cuda() ? g_conv_hooks : g_cpu_conv_hooks;
+    capture::Suspend whole;  // replayed as a whole (replayed() below)
     if (h.weight_grad && h.weight_grad(gy, x, conv_desc(g), gw)) {
+      whole.release();
       if (FASTT_UNLIKELY(g_capturing))
         replayed([f = h.weight_grad, gy, x, d = conv_desc(g), gw]() mutable {
           return f(gy, x, d, gw);

@@ -125,15 +125,16 @@ Tensor int64_index(const Tensor& index, const char* op) {
 void check_index_range(const Tensor& index, int64_t size, int64_t dim,
                        const char* op) {
   if (index.numel() == 0 || index.device().type == DeviceType::CUDA) return;
-  if (FASTT_UNLIKELY(g_capturing))  // a replay checks its indices too
-    capture::host_step([index, size, dim, op] {
-      check_index_range(index, size, dim, op);
-    });
   int64_t lo, hi;
   int64_min_max(index, &lo, &hi);
   if (FASTT_LIKELY(lo >= -size &&
-                   hi < size + FASTT_MUTANT(IndexRangeOffByOne)))
+                   hi < size + FASTT_MUTANT(IndexRangeOffByOne))) {
+    if (FASTT_UNLIKELY(g_capturing))  // a replay checks its indices too
+      capture::host_step([index, size, dim, op] {
+        check_index_range(index, size, dim, op);
+      });
     return;
+  }
   int64_t bad = 0;
   bool found = false;
   for_each_int64(index.to(kCPU), [&](int64_t v) {
@@ -820,6 +821,7 @@ Tensor one_hot(const Tensor& indices, int64_t num_classes) {
     FASTT_CHECK(num_classes != -1, RuntimeError,
                 "Can not infer total number of classes from empty tensor.");
   } else {
+    capture::host_read("one_hot (reads its class values on the host)");
     int64_t lo, hi;
     int64_min_max(indices, &lo, &hi);
     FASTT_CHECK(lo >= 0, RuntimeError, "Class values must be non-negative.");

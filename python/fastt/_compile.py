@@ -273,7 +273,7 @@ class CompiledFunction:
                   file=sys.stderr)
 
     def __call__(self, *args, **kwargs):
-        if self._eager_reason is not None or _C._capture_recording():
+        if self._eager_reason is not None or _C._capture_in_capture():
             self.stats["eager_calls"] += 1
             return self._fn(*args, **kwargs)
         flat, spec = _flat_args(args, kwargs)
@@ -308,6 +308,15 @@ class CompiledFunction:
 
     def _capture(self, flat, spec, epoch):
         args, kwargs = _rebuild_args(spec, flat)
+        seen = set()
+        for a in flat:
+            if not isinstance(a, _C.Tensor):
+                continue
+            if _base(a) in seen:
+                self._go_eager("two tensor arguments share memory")
+                self.stats["eager_calls"] += 1
+                return self._fn(*args, **kwargs)
+            seen.add(_base(a))
         for a in flat:
             if isinstance(a, _C.Tensor) and a.requires_grad:
                 self._go_eager("an input requires grad (capture the whole "
@@ -392,6 +401,11 @@ class CompiledFunction:
                   file=sys.stderr)
         res = step.outputs()
         return res[0] if e.single else _unflatten(out_spec, iter(res))
+
+
+def _base(t):
+    """The address of t's storage (views of one storage share it)."""
+    return t.data_ptr() - t.storage_offset() * t.element_size()
 
 
 def _name(fn):

@@ -111,6 +111,10 @@ PyObject* f_recording(PyObject*, PyObject*) {
   return PyBool_FromLong(capture::recording());
 }
 
+PyObject* f_in_capture(PyObject*, PyObject*) {
+  return PyBool_FromLong(capture::in_capture());
+}
+
 // Records fn (a callable taking no arguments) to run again on replay; the
 // caller has run its work already (suspended).
 PyObject* f_host_step(PyObject*, PyObject* fn) {
@@ -260,8 +264,8 @@ PyObject* step_run(PyObject* self, PyObject* args) {
     } else if (v != g.value.o) {
       if (Py_TYPE(v) != Py_TYPE(g.value.o)) Py_RETURN_NONE;
       const int eq = PyObject_RichCompareBool(v, g.value.o, Py_EQ);
-      if (eq < 0) return nullptr;
-      if (eq == 0) Py_RETURN_NONE;
+      if (eq < 0) PyErr_Clear();  // not comparable (an array): a miss
+      if (eq != 1) Py_RETURN_NONE;
     }
   }
   for (size_t i = 0; i < s.externals.size(); ++i) {
@@ -381,6 +385,8 @@ PyMethodDef g_capture_functions[] = {
      "Stops recording and drops it."},
     {"_capture_recording", f_recording, METH_NOARGS,
      "Whether this thread records (not suspended, no break seen)."},
+    {"_capture_in_capture", f_in_capture, METH_NOARGS,
+     "Whether this thread runs a capture (even a broken or suspended one)."},
     {"_capture_host_step", f_host_step, METH_O,
      "Records a callable for the replay to call."},
     {"_capture_suspended",

@@ -459,3 +459,59 @@ def test_library_convolutions_replay(channels):
         got, want = c(x), f(x)
         assert [bits(t) for t in got] == [bits(t) for t in want]
     assert c.stats["replays"] == 2
+
+
+def test_aliased_arguments_stay_eager():
+    def f(x, y):
+        x.add_(1)
+        return y * 2
+
+    c = fastt.compile(f)
+    for _ in range(3):
+        a = fastt.zeros(4)
+        b = fastt.zeros(4)
+        assert bits(c(a, a)) == bits(f(b, b))
+    assert "share memory" in c.eager_reason
+
+
+def test_seeding_inside_the_step_is_a_break():
+    drop = nn.Dropout(0.5)
+
+    def f(x):
+        fastt.manual_seed(0)
+        return drop(x)
+
+    c = fastt.compile(f)
+    x = fastt.ones(32)
+    for _ in range(3):
+        assert bits(c(x)) == bits(f(x))
+    assert "seeding" in c.eager_reason
+
+
+def test_a_compiled_function_inside_a_broken_capture_runs_eagerly():
+    inner = fastt.compile(lambda x: x * 3)
+
+    def outer(x):
+        _ = float(x.sum())  # breaks the outer capture
+        return inner(x) + 1
+
+    c = fastt.compile(outer)
+    x = fastt.randn(4)
+    for _ in range(3):
+        assert bits(c(x)) == bits(x * 3 + 1)
+    assert c.stats["graph_breaks"] == 1
+
+
+def test_out_of_place_accumulation_is_a_break():
+    w = fastt.randn(3, requires_grad=True)
+
+    def f(x):
+        (w * x).sum().backward(create_graph=True)
+        return w.grad.detach().clone()
+
+    c = fastt.compile(f)
+    x = fastt.randn(3)
+    for _ in range(4):
+        got = c(x)
+        assert bits(got) == bits(w.grad.detach())
+    assert "out of place" in c.eager_reason
