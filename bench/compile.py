@@ -4,8 +4,10 @@ inference (eval, no_grad) of the MLP, the digits CNN, a transformer
 encoder layer (bench/curves.py's models) and the char-GPT of
 examples/char_gpt.py, at batch 1 and a large batch; 1 thread, interleaved
 repeats, medians. Also: that compiled and eager training give bitwise the
-same losses, each step's peak memory (eager: the allocator's peak during
-a step; compiled: its pool plus the replay's peak), and the replay's cost
+same losses (1,000 steps at batch 1), each step's peak memory with the
+gradients counted in both (eager: the allocator's peak during a step plus
+the gradients held before it; compiled: its pool, planned by liveness,
+plus the replay's peak), and the replay's cost
 per recorded kernel beyond the kernels' own time (inference, where the
 list is kernels only).
 
@@ -124,15 +126,32 @@ def same_losses(model, batch, steps=8):
     return e == r and c.stats["replays"] == steps - 2
 
 
-def peak_bytes(fn, args):
-    """The allocator's peak above what was allocated, over one call."""
+def held_grad_bytes(fn, args):
+    """Bytes of the .grad tensors of the modules fn can reach."""
+    from fastt._compile import _reachable
+    fn = getattr(fn, "_compiled", fn)
+    fn = getattr(fn, "_fn", fn)
+    grads = {}
+    for m in _reachable(fn, list(args))[0]:
+        for p in m.parameters():
+            if p.grad is not None:
+                g = p.grad
+                grads[g.data_ptr()] = g.numel() * g.element_size()
+    return sum(grads.values())
+
+
+def peak_bytes(fn, args, grads_held=True):
+    """The allocator's peak over one call above what was allocated before
+    it, plus the gradients held before it (a step that sets them to None
+    frees them first; a compiled step keeps its gradients in its pool)."""
     fn(*args)
     fn(*args)
     fn(*args)
+    held = held_grad_bytes(fn, args) if grads_held else 0
     base = fastt._C._memory_stats()["allocated_bytes"]
     fastt._C._reset_peak_memory_stats()
     fn(*args)
-    return fastt._C._memory_stats()["peak_allocated_bytes"] - base
+    return fastt._C._memory_stats()["peak_allocated_bytes"] - base + held
 
 
 def kernel_ns(fn, args, calls=200):
@@ -197,15 +216,21 @@ def run(quick=False, torch_compile=True):
             row["stats"] = dict(c.stats)
             row["kernels"] = entry.step.num_kernels if entry else 0
             row["eager_peak"] = peak_bytes(*vs["fastt"])
-            row["compiled_peak"] = peak_bytes(*vs["fastt compiled"]) + (
+            row["compiled_peak"] = peak_bytes(*vs["fastt compiled"],
+                                              grads_held=False) + (
                 entry.step.pool_bytes if entry else 0)
+            row["unplanned"] = (entry.step.unplanned_bytes
+                                or entry.step.pool_bytes) if entry else 0
             if mode == "infer" and entry and batch == 1:
                 k = kernel_ns(*vs["fastt"])
                 row["kernel_us"] = k / 1e3
                 row["replay_ns_per_kernel"] = (
                     row["us"]["fastt compiled"] * 1e3 - k) / row["kernels"]
             if mode == "train":
-                row["bitwise_equal_losses"] = same_losses(model, batch)
+                # The issue's 1,000 steps where a step is cheap.
+                row["loss_steps"] = 1000 if batch == 1 and not quick else 8
+                row["bitwise_equal_losses"] = same_losses(
+                    model, batch, row["loss_steps"])
             res["rows"].append(row)
             common.log(f"{model} b{batch} {mode}: " + ", ".join(
                 f"{k} {v:.1f}" for k, v in row["us"].items()))
@@ -220,30 +245,34 @@ def markdown(res):
              "repeats, 1 thread (`python -m bench.compile`). "
              "*compiled/eager*: fastt compiled over fastt eager; "
              "*vs torch.compile*: fastt compiled over torch.compile. "
-             "Peak memory per step in KiB: eager, the allocator's peak "
-             "during a step above what it held before (the previous step's "
-             "gradients included there, not here); compiled, its pool "
-             "(intermediates and the gradients it assigns, reused by size "
-             "as eager's allocator does, not yet planned by liveness) plus "
-             "the replay's own peak. Denormals flushed in both libraries.",
+             "Peak memory per step in KiB, gradients included in both: "
+             "eager, the allocator's peak during a step above what it held "
+             "before, plus the gradients it held before (the step's "
+             "zero_grad frees them); compiled, its pool (the gradients it "
+             "assigns, and the intermediates laid out by liveness in an "
+             "arena and in the gradients' blocks before those are written) "
+             "plus the replay's own peak (its fresh outputs); *unplanned*: "
+             "the pool as recorded, before the plan. Parameters, optimizer "
+             "state and inputs count in neither. Denormals flushed in both "
+             "libraries.",
              "",
              "| model | batch | step | " + " | ".join(cols) +
              " | compiled/eager | vs torch.compile | kernels | peak eager "
-             "| peak compiled | losses equal |",
-             "|---|---:|---|" + "---:|" * (len(cols) + 6)]
+             "| peak compiled | unplanned | losses equal |",
+             "|---|---:|---|" + "---:|" * (len(cols) + 7)]
     for r in res["rows"]:
         us = r["us"]
         cells = [f"{us[c]:.1f}" if c in us else "—" for c in cols]
         ce = us["fastt compiled"] / us["fastt"]
         vt = (f"{us['fastt compiled'] / us['torch.compile']:.2f}"
               if "torch.compile" in us else "—")
-        eq = ("yes" if r.get("bitwise_equal_losses") else "NO") \
-            if r["mode"] == "train" else ""
+        eq = (("yes" if r.get("bitwise_equal_losses") else "NO") +
+              f" ({r['loss_steps']} steps)") if r["mode"] == "train" else ""
         lines.append(
             f"| {r['model']} | {r['batch']} | {r['mode']} | " +
             " | ".join(cells) + f" | {ce:.2f} | {vt} | {r['kernels']} | "
             f"{r['eager_peak'] / 1024:.0f} | {r['compiled_peak'] / 1024:.0f}"
-            f" | {eq} |")
+            f" | {r.get('unplanned', 0) / 1024:.0f} | {eq} |")
     rp = res["replay"]
     lines += ["", f"Replay cost per recorded kernel: {rp['per_kernel_ns']:.1f}"
               " ns (a chain of in-place adds on 16 floats, the kernel "

@@ -89,15 +89,30 @@ bool unrecordable(Op op) {
 // ---------------------------------------------------------------- pool --
 // The memory of a recording: blocks handed out while it records and given
 // back to it (never to the caching allocator) when their storage dies, so
-// eager's reuse pattern is the replay's and no address a recorded kernel
-// uses can belong to anything else later. Alive while the graph or any
-// storage made from it is.
+// no address a recorded kernel uses can belong to anything else later.
+// While it records, each block's lifetimes are noted against the kernel
+// clock; plan() then lays the lifetimes that ended inside the step out in
+// one arena (see Graph::Impl::plan). Alive while the graph or any storage
+// made from it is.
 struct Pool {
+  // One lifetime of a block: taken before kernel t0 ran, given back
+  // before kernel t1 ran (t1 < 0: still alive when the recording ended).
+  struct Life {
+    char* block;
+    size_t size;
+    int64_t t0, t1;
+    size_t offset = 0;  // in the arena
+  };
   std::mutex mu;
   std::unordered_map<size_t, std::vector<char*>> free_blocks;
   std::vector<std::pair<char*, size_t>> blocks;  // sorted by seal()
+  std::vector<std::pair<char*, size_t>> poisoned;  // see set_poison
   std::atomic<int64_t> refs{1};
   size_t bytes = 0;
+  bool noting = true;            // lifetimes are noted until seal()
+  std::atomic<int64_t> clock{0};  // kernels recorded so far
+  std::vector<Life> lives;
+  std::unordered_map<char*, size_t> open;  // block -> its live Life
 
   static size_t rounded(size_t n) {
     const size_t a = CachingAllocator::kAlignment;
@@ -107,40 +122,62 @@ struct Pool {
     const size_t n = rounded(nbytes);
     std::lock_guard<std::mutex> lock(mu);
     std::vector<char*>& fl = free_blocks[n];
+    char* p;
     if (!fl.empty()) {
-      char* p = fl.back();
+      p = fl.back();
       fl.pop_back();
-      return p;
+    } else {
+      p = static_cast<char*>(CachingAllocator::allocate(n));
+      blocks.emplace_back(p, n);
+      bytes += n;
     }
-    char* p = static_cast<char*>(CachingAllocator::allocate(n));
-    blocks.emplace_back(p, n);
-    bytes += n;
+    if (noting) {
+      open[p] = lives.size();
+      lives.push_back(Life{p, n, clock.load(std::memory_order_relaxed), -1});
+    }
     return p;
   }
   void give_back(char* p, size_t nbytes) {
     std::lock_guard<std::mutex> lock(mu);
     free_blocks[rounded(nbytes)].push_back(p);
+    if (!noting) return;
+    auto it = open.find(p);
+    if (it == open.end()) return;
+    lives[it->second].t1 = clock.load(std::memory_order_relaxed);
+    open.erase(it);
   }
   void seal() {
     std::lock_guard<std::mutex> lock(mu);
+    noting = false;
     std::sort(blocks.begin(), blocks.end());
   }
-  bool contains(const char* p) const {  // after seal()
+  // The block holding p (blocks sorted), or null.
+  static const std::pair<char*, size_t>* find(
+      const std::vector<std::pair<char*, size_t>>& bs, const char* p) {
     auto it = std::upper_bound(
-        blocks.begin(), blocks.end(), p,
+        bs.begin(), bs.end(), p,
         [](const char* q, const std::pair<char*, size_t>& b) {
           return q < b.first;
         });
-    if (it == blocks.begin()) return false;
+    if (it == bs.begin()) return nullptr;
     --it;
-    return p < it->first + it->second;
+    return p < it->first + it->second ? &*it : nullptr;
+  }
+  bool contains(const char* p) const {  // after seal()
+    return find(blocks, p) != nullptr;
   }
   void unref() {
     if (refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
     for (auto& b : blocks) CachingAllocator::deallocate(b.first, b.second);
+    for (auto& b : poisoned) CachingAllocator::deallocate(b.first, b.second);
     delete this;
   }
 };
+
+// Tests: blocks the plan frees are filled with 0xff bytes (NaN, -1) and
+// kept instead, so a kernel argument the plan failed to move reads
+// garbage instead of memory that happens to hold the right values.
+std::atomic<bool> g_poison{false};
 
 void release_to_pool(void* ctx, void* data, size_t nbytes) {
   Pool* pool = static_cast<Pool*>(ctx);
@@ -192,7 +229,13 @@ struct GradGuard {
 struct Graph::Impl {
   Pool* pool = new Pool();
   std::deque<KernelNode> kernels;  // stable addresses (args point inside)
-  std::vector<std::function<void()>> hosts;
+  // A host step and the shadows of the tensors it is given (non-owning,
+  // like the kernels' arguments: the plan may move them).
+  struct Host {
+    std::function<void(Tensor*)> fn;
+    std::vector<Tensor> tensors;
+  };
+  std::vector<Host> hosts;
   std::vector<Step> steps;
   std::deque<std::unique_ptr<Tensor[]>> arrays;  // shadows, see own_tensors
   std::deque<std::vector<int64_t>> dims;
@@ -204,6 +247,8 @@ struct Graph::Impl {
   bool fullgraph = false;
   bool broken = false;
   bool backward = false;
+  size_t unplanned_bytes = 0;  // the pool before plan(), 0: not planned
+  size_t arena_bytes = 0;
   ~Impl() { pool->unref(); }
 };
 
@@ -328,6 +373,174 @@ void run_node(KernelNode& n) {
     throw_diverged(n);
 }
 
+// ------------------------------------------------------------- planning --
+// Calls fn(n, p) for each address step n uses (as check_addresses reads
+// them: loop operands, the storages of the Tensors family's shadows and of
+// a host step's); fn returns where that address is now, and a shadow whose
+// storage moved is made again over the new address.
+template <class Fn>
+void for_each_address(Graph::Impl& g, Fn&& fn) {
+  int64_t n = 0;
+  auto one = [&](Tensor* t) {
+    if (!t || !t->defined() || !t->storage()) return;
+    Storage* s = t->storage();
+    char* base = static_cast<char*>(s->data());
+    char* to = fn(n, base);
+    if (to == base) return;
+    Storage* view =
+        Storage::wrap(to, s->nbytes(), s->device(), &keep_memory, nullptr);
+    Tensor moved = Tensor::from_storage(view, t->sizes(), t->strides(),
+                                        t->storage_offset(), t->dtype());
+    view->decref();
+    *t = std::move(moved);
+  };
+  for (const Step& step : g.steps) {
+    if (step.kernel == nullptr) {
+      for (Tensor& t : g.hosts[step.host].tensors) one(&t);
+      ++n;
+      continue;
+    }
+    KernelArgs& a = step.kernel->args;
+    const Op op = Op(step.kernel->entry / kPerOp);
+    if (kTensorsFamily[int(op)]) {
+      one(a.out);
+      one(a.out2);
+      for (int k = 0; k < kMaxOperands; ++k) {
+        if (!a.in[k]) continue;
+        const int64_t count = tensors_at(op, k, a);
+        for (int64_t j = 0; j < count; ++j)
+          one(const_cast<Tensor*>(&a.in[k][j]));
+      }
+    } else if (a.numel > 0) {
+      const char* lo = &a.scalar_buf[0][0];
+      const char* hi = lo + sizeof(a.scalar_buf);
+      for (int k = 0; k < a.nops && k < kMaxOperands; ++k)
+        if (a.data[k] && !(a.data[k] >= lo && a.data[k] < hi))
+          a.data[k] = fn(n, a.data[k]);
+    }
+    ++n;
+  }
+}
+
+// Lays the intermediates out by liveness. Each block lifetime that ended
+// inside the step gets a place such that lifetimes that overlap in time
+// never overlap in memory (largest first, at the lowest offset that
+// fits): in the block of a lifetime that is still alive at the end
+// (gradients the step assigns, outputs, what host steps hold), before that
+// lifetime starts, or else in one arena. The recorded arguments that named
+// such a lifetime move there, and the blocks that hold nothing alive any
+// more go back to the allocator; the live lifetimes stay where they are.
+// All or nothing: an address a step used at a time none of its block's
+// lifetimes covers, or a plan that frees nothing, leaves the pool as it
+// was recorded.
+void plan(Graph::Impl& g) {
+  Pool& pool = *g.pool;
+  std::lock_guard<std::mutex> lock(pool.mu);
+  std::vector<size_t> dead;
+  std::unordered_map<char*, std::vector<size_t>> by_block;
+  // Where dead lifetimes can go: the free time of each live lifetime's
+  // block (its size, until it starts), then the arena (last, unbounded).
+  struct Region {
+    char* base;
+    size_t size;
+    int64_t until;
+    std::vector<size_t> lives;
+  };
+  std::vector<Region> regions;
+  for (size_t i = 0; i < pool.lives.size(); ++i) {
+    const Pool::Life& l = pool.lives[i];
+    by_block[l.block].push_back(i);
+    if (l.t1 > l.t0) dead.push_back(i);
+    if (l.t1 < 0 && l.t0 > 0)
+      regions.push_back(Region{l.block, l.size, l.t0, {}});
+  }
+  std::sort(regions.begin(), regions.end(),
+            [](const Region& a, const Region& b) { return a.size < b.size; });
+  regions.push_back(Region{nullptr, SIZE_MAX, INT64_MAX, {}});
+  std::sort(dead.begin(), dead.end(), [&](size_t a, size_t b) {
+    const Pool::Life& x = pool.lives[a];
+    const Pool::Life& y = pool.lives[b];
+    return x.size != y.size ? x.size > y.size : x.t0 < y.t0;
+  });
+  std::vector<int> region_of(pool.lives.size(), -1);
+  size_t arena_bytes = 0;
+  std::vector<std::pair<size_t, size_t>> busy;
+  for (size_t i : dead) {
+    Pool::Life& l = pool.lives[i];
+    for (size_t r = 0; r < regions.size(); ++r) {
+      Region& reg = regions[r];
+      if (l.size > reg.size || l.t1 > reg.until) continue;
+      busy.clear();
+      for (size_t j : reg.lives) {
+        const Pool::Life& o = pool.lives[j];
+        if (o.t0 < l.t1 && l.t0 < o.t1)
+          busy.emplace_back(o.offset, o.offset + o.size);
+      }
+      std::sort(busy.begin(), busy.end());
+      size_t off = 0;
+      for (const auto& b : busy) {
+        if (b.first >= off + l.size) break;
+        off = std::max(off, b.second);
+      }
+      if (off + l.size > reg.size) continue;
+      l.offset = off;
+      reg.lives.push_back(i);
+      region_of[i] = int(r);
+      if (reg.base == nullptr)
+        arena_bytes = std::max(arena_bytes, off + l.size);
+      break;
+    }
+  }
+  size_t freed = 0;
+  for (const auto& b : pool.blocks)
+    if (!pool.open.count(b.first)) freed += b.second;
+  if (freed == 0 || arena_bytes >= freed) return;
+
+  // Where address p used by step n lives after the plan (the same
+  // address while only checking that every address has a lifetime).
+  char* arena = nullptr;
+  bool applying = false, ok = true;
+  auto moved = [&](int64_t n, char* p) -> char* {
+    const auto* b = Pool::find(pool.blocks, p);
+    if (b == nullptr) return p;
+    for (size_t i : by_block[b->first]) {
+      const Pool::Life& l = pool.lives[i];
+      if (l.t0 > n || (l.t1 >= 0 && n >= l.t1)) continue;
+      if (l.t1 < 0 || !applying) return p;  // alive at the end: stays
+      const Region& reg = regions[size_t(region_of[i])];
+      return (reg.base ? reg.base : arena) + l.offset + (p - b->first);
+    }
+    ok = false;
+    return p;
+  };
+  for_each_address(g, moved);
+  if (!ok) return;
+  if (arena_bytes > 0)
+    arena = static_cast<char*>(CachingAllocator::allocate(arena_bytes));
+  applying = true;
+  for_each_address(g, moved);
+
+  std::vector<std::pair<char*, size_t>> kept;
+  for (const auto& b : pool.blocks) {
+    if (pool.open.count(b.first)) {
+      kept.push_back(b);
+    } else if (g_poison.load(std::memory_order_relaxed)) {
+      std::memset(b.first, 0xff, b.second);
+      pool.poisoned.push_back(b);
+    } else {
+      CachingAllocator::deallocate(b.first, b.second);
+    }
+  }
+  if (arena) kept.emplace_back(arena, arena_bytes);
+  std::sort(kept.begin(), kept.end());
+  pool.blocks = std::move(kept);
+  pool.free_blocks.clear();  // nothing takes from the pool any more
+  g.unplanned_bytes = pool.bytes;
+  pool.bytes = 0;
+  for (const auto& b : pool.blocks) pool.bytes += b.second;
+  g.arena_bytes = arena_bytes;
+}
+
 }  // namespace
 
 // ------------------------------------------------------------ recording --
@@ -349,6 +562,7 @@ std::shared_ptr<Graph> end() {
   std::unique_ptr<Graph::Impl> impl = std::move(r->impl);
   delete r;
   impl->pool->seal();
+  if (!impl->broken) plan(*impl);
   return std::make_shared<Graph>(std::move(impl));
 }
 
@@ -362,7 +576,9 @@ void abort() noexcept {
 bool recording() { return active() != nullptr; }
 bool in_capture() { return thread_state().recorder != nullptr; }
 
-Suspend::Suspend() : active_(thread_state().recorder != nullptr) {
+Suspend::Suspend()
+    : active_(FASTT_UNLIKELY(g_capturing) &&
+              thread_state().recorder != nullptr) {
   if (active_) ++thread_state().recorder->suspended;
 }
 void Suspend::release() {
@@ -390,8 +606,21 @@ void host_step(std::function<void()> fn) {
   Recorder* r = active();
   if (r == nullptr || r->depth > 0) return;
   Graph::Impl& g = *r->impl;
-  g.hosts.push_back(std::move(fn));
+  g.hosts.push_back(Graph::Impl::Host{
+      [f = std::move(fn)](Tensor*) { f(); }, {}});
   g.steps.push_back(Step{nullptr, g.hosts.size() - 1});
+  g.pool->clock.store(int64_t(g.steps.size()), std::memory_order_relaxed);
+}
+
+void host_step(std::vector<Tensor> tensors,
+               std::function<void(Tensor*)> fn) {
+  Recorder* r = active();
+  if (r == nullptr || r->depth > 0) return;
+  Graph::Impl& g = *r->impl;
+  for (Tensor& t : tensors) t = shadow(t);
+  g.hosts.push_back(Graph::Impl::Host{std::move(fn), std::move(tensors)});
+  g.steps.push_back(Step{nullptr, g.hosts.size() - 1});
+  g.pool->clock.store(int64_t(g.steps.size()), std::memory_order_relaxed);
 }
 
 void note_reserve(Generator* gen, uint64_t blocks) {
@@ -454,6 +683,11 @@ bool record_and_run(int entry, KernelArgs& a) {
   }
   Graph::Impl& g = *r->impl;
   KernelNode& n = g.kernels.emplace_back();
+  // The pool's clock counts steps (kernels and host steps) recorded so
+  // far: memory taken or given back while this kernel runs is stamped
+  // after it.
+  g.steps.push_back(Step{&n, 0});
+  g.pool->clock.store(int64_t(g.steps.size()), std::memory_order_relaxed);
   std::memcpy(static_cast<void*>(&n.args), &a, sizeof(KernelArgs));
   n.fn = (&g_dispatch[0][0][0])[entry];
   n.entry = entry;
@@ -473,6 +707,7 @@ bool record_and_run(int entry, KernelArgs& a) {
   } catch (...) {
     --r->depth;
     g.kernels.pop_back();
+    g.steps.pop_back();
     // Caught inside the step, the error would leave a list that does not
     // do what eager did (a check that fails, a reservation spent).
     graph_break("an error raised inside the step");
@@ -482,10 +717,9 @@ bool record_and_run(int entry, KernelArgs& a) {
   copy_scalars(a, n.post_i, n.post_f);
   if (tensors && a.out && a.out->impl() != out_before) {
     g.kernels.pop_back();
+    g.steps.pop_back();
     graph_break(op_name(op));
-    return true;
   }
-  g.steps.push_back(Step{&n, 0});
   return true;
 }
 
@@ -499,6 +733,9 @@ bool Graph::ran_backward() const { return impl_->backward; }
 size_t Graph::num_kernels() const { return impl_->kernels.size(); }
 size_t Graph::num_host_steps() const { return impl_->hosts.size(); }
 size_t Graph::pool_bytes() const { return impl_->pool->bytes; }
+size_t Graph::unplanned_bytes() const { return impl_->unplanned_bytes; }
+size_t Graph::arena_bytes() const { return impl_->arena_bytes; }
+void set_poison(bool on) { g_poison.store(on); }
 
 std::string Graph::check_addresses(std::vector<Tensor>& known) const {
   const Impl& g = *impl_;
@@ -515,38 +752,22 @@ std::string Graph::check_addresses(std::vector<Tensor>& known) const {
       if (p >= r.first && p < r.second) return true;
     return false;
   };
-  for (const KernelNode& n : g.kernels) {
-    const Op op = Op(n.entry / kPerOp);
-    const char* what = nullptr;
-    if (kTensorsFamily[int(op)]) {
-      auto check = [&](const Tensor* t) {
-        if (t && t->defined() && t->numel() > 0 &&
-            !owned(static_cast<const char*>(t->data_ptr())))
-          what = "a tensor";
-      };
-      check(n.args.out);
-      check(n.args.out2);
-      for (int k = 0; k < kMaxOperands; ++k) {
-        if (!n.args.in[k]) continue;
-        const int64_t count = tensors_at(op, k, n.args);
-        for (int64_t j = 0; j < count; ++j) check(&n.args.in[k][j]);
-      }
-    } else {
-      const char* lo = &n.args.scalar_buf[0][0];
-      const char* hi = lo + sizeof(n.args.scalar_buf);
-      for (int k = 0; k < n.args.nops && k < kMaxOperands; ++k) {
-        const char* p = n.args.data[k];
-        if (n.args.numel == 0 || (p >= lo && p < hi)) continue;
-        if (!owned(p)) what = "an operand";
-      }
-    }
-    if (what)
-      return fmt::format(
-          "the '{}' kernel uses {} that is neither an input of the step "
-          "nor a parameter, buffer, gradient or optimizer state of a "
-          "module or optimizer it can see (pass that tensor as an "
-          "argument)",
-          op_name(op), what);
+  int64_t bad = -1;
+  for_each_address(const_cast<Impl&>(g), [&](int64_t n, char* p) {
+    if (bad < 0 && p != nullptr && !owned(p)) bad = n;
+    return p;
+  });
+  if (bad >= 0) {
+    const Step& st = g.steps[size_t(bad)];
+    const std::string what =
+        st.kernel ? fmt::format("the '{}' kernel",
+                                op_name(Op(st.kernel->entry / kPerOp)))
+                  : std::string("a check replayed on the host");
+    return fmt::format(
+        "{} uses a tensor that is neither an input of the step nor a "
+        "parameter, buffer, gradient or optimizer state of a module or "
+        "optimizer it can see (pass that tensor as an argument)",
+        what);
   }
   return std::string();
 }
@@ -571,12 +792,12 @@ void Graph::guard_assigned_grads(const std::vector<Tensor>& had_grad) {
 void Graph::replay() {
   if (FASTT_UNLIKELY(g_capturing) && thread_state().recorder != nullptr)
     graph_break("a compiled step replayed while another one is captured");
-  const Impl& g = *impl_;
+  Impl& g = *impl_;
   for (const Step& s : g.steps) {
     if (FASTT_LIKELY(s.kernel != nullptr))
       run_node(*s.kernel);
     else
-      g.hosts[s.host]();
+      g.hosts[s.host].fn(g.hosts[s.host].tensors.data());
   }
 }
 

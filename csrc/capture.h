@@ -77,6 +77,12 @@ inline void host_read(const char* what) {
 }
 // Records fn (which the caller has just run) to run again on replay.
 void host_step(std::function<void()> fn);
+// The same over tensors: the recording keeps non-owning shadows of them,
+// as it does of a kernel's arguments (holding them would keep the step's
+// intermediates alive, and the memory plan may move them), and fn gets
+// those on each replay, in order.
+void host_step(std::vector<Tensor> tensors,
+               std::function<void(Tensor* tensors)> fn);
 // A Generator::reserve: the next recorded kernel takes its (seed, offset)
 // from a fresh reservation of `blocks` on each replay.
 void note_reserve(Generator* g, uint64_t blocks);
@@ -88,6 +94,10 @@ Storage* pool_storage(size_t nbytes, Device device);
 void note_grad(const Tensor& leaf, const Tensor& before, const Tensor& after);
 // A backward walk started (the step trains: its outputs may require grad).
 void note_backward();
+
+// Tests: memory the plan frees is filled with 0xff bytes and kept, so a
+// kernel argument it failed to move reads garbage (Graph::Impl's plan).
+void set_poison(bool on);
 
 // Called by the dispatch hook (profiler.cpp) with the flat table entry.
 // Returns false when this thread does not record here (the hook then runs
@@ -107,7 +117,12 @@ class Graph {
   bool ran_backward() const;
   size_t num_kernels() const;
   size_t num_host_steps() const;
+  // The pool: lifetimes still alive at the end, and the arena the others
+  // were laid out in (arena_bytes; 0 when the plan did not pay or could
+  // not move an address); unplanned_bytes: the pool before the plan.
   size_t pool_bytes() const;
+  size_t arena_bytes() const;
+  size_t unplanned_bytes() const;
 
   // "" when every address the kernels use belongs to the pool or to one of
   // `known` (tensors the caller keeps: inputs, parameters, buffers,

@@ -52,11 +52,12 @@ std::string list_str(IntList v) {
 }
 
 // A call of a convolution library's hook (not a kernel of the table) that a
-// captured step must make again on replay: a host step holding the call's
-// tensors (csrc/capture.h).
-void replayed(std::function<bool()> call) {
-  capture::host_step([call] {
-    FASTT_CHECK(call(), RuntimeError,
+// captured step must make again on replay: a host step over the call's
+// tensors (csrc/capture.h), which `call` gets in the order given.
+void replayed(std::vector<Tensor> tensors,
+              std::function<bool(Tensor* t)> call) {
+  capture::host_step(std::move(tensors), [call](Tensor* t) {
+    FASTT_CHECK(call(t), RuntimeError,
                 "compiled step: the convolution library declined a call it "
                 "took when the step was captured");
   });
@@ -354,10 +355,11 @@ Tensor conv_forward(const Tensor& x, const Tensor& weight, const Tensor& bias,
                                conv_desc(g), y)) {
       whole.release();
       if (FASTT_UNLIKELY(g_capturing))
-        replayed([f = h.forward, x, weight, bias, d = conv_desc(g),
-                  y]() mutable {
-          return f(x, weight, bias.defined() ? &bias : nullptr, d, y);
-        });
+        replayed({x, weight, bias, y},
+                 [f = h.forward, d = conv_desc(g)](Tensor* t) {
+                   return f(t[0], t[1], t[2].defined() ? &t[2] : nullptr,
+                            d, t[3]);
+                 });
       return y;
     }
   }
@@ -430,10 +432,11 @@ Tensor conv_input_grad(const Tensor& gy, const Tensor& weight,
                      conv_desc(g), gx)) {
       whole.release();
       if (FASTT_UNLIKELY(g_capturing))
-        replayed([f = h.input_grad, gy, weight, bias, d = conv_desc(g),
-                  gx]() mutable {
-          return f(gy, weight, bias.defined() ? &bias : nullptr, d, gx);
-        });
+        replayed({gy, weight, bias, gx},
+                 [f = h.input_grad, d = conv_desc(g)](Tensor* t) {
+                   return f(t[0], t[1], t[2].defined() ? &t[2] : nullptr,
+                            d, t[3]);
+                 });
       return gx;
     }
   }
@@ -484,9 +487,10 @@ Tensor conv_weight_grad(const Tensor& gy, const Tensor& x, const Geom& g,
     if (h.weight_grad && h.weight_grad(gy, x, conv_desc(g), gw)) {
       whole.release();
       if (FASTT_UNLIKELY(g_capturing))
-        replayed([f = h.weight_grad, gy, x, d = conv_desc(g), gw]() mutable {
-          return f(gy, x, d, gw);
-        });
+        replayed({gy, x, gw},
+                 [f = h.weight_grad, d = conv_desc(g)](Tensor* t) {
+                   return f(t[0], t[1], d, t[2]);
+                 });
       return gw;
     }
   }

@@ -129,9 +129,8 @@ void check_divisor(Op op, DType dt, const Tensor* t, const KernelArgs& args,
     if (!t->is_cpu()) return;
     zero = has_zero(*t);
     if (FASTT_UNLIKELY(g_capturing)) {  // a replay checks its divisor too
-      const Tensor divisor = *t;
-      capture::host_step([divisor, op] {
-        if (has_zero(divisor)) throw_zero_division(op);
+      capture::host_step({*t}, [op](Tensor* divisor) {
+        if (has_zero(divisor[0])) throw_zero_division(op);
       });
     }
   } else {

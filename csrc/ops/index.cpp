@@ -130,8 +130,8 @@ void check_index_range(const Tensor& index, int64_t size, int64_t dim,
   if (FASTT_LIKELY(lo >= -size &&
                    hi < size + FASTT_MUTANT(IndexRangeOffByOne))) {
     if (FASTT_UNLIKELY(g_capturing))  // a replay checks its indices too
-      capture::host_step([index, size, dim, op] {
-        check_index_range(index, size, dim, op);
+      capture::host_step({index}, [size, dim, op](Tensor* t) {
+        check_index_range(t[0], size, dim, op);
       });
     return;
   }

@@ -27,8 +27,9 @@ using namespace lapack;
 void linalg_check_errors(const Tensor& info, const char* api,
                          LinalgFailure kind) {
   if (FASTT_UNLIKELY(g_capturing))  // a replay checks its factorization too
-    capture::host_step(
-        [info, api, kind] { linalg_check_errors(info, api, kind); });
+    capture::host_step({info}, [api, kind](Tensor* t) {
+      linalg_check_errors(t[0], api, kind);
+    });
   int64_t v = 0;
   const int64_t b = first_failure(info, &v);
   if (b < 0) return;

@@ -217,10 +217,9 @@ Tensor check_loss_args(const Tensor& input, const Tensor& target,
   check_targets(tgt, dims[kDimC], ignore_index);
   if (FASTT_UNLIKELY(g_capturing)) {  // a replay checks its targets too
     const int64_t classes = dims[kDimC];
-    capture::host_step(
-        [tgt, classes, ignore_index] {
-          check_targets(tgt, classes, ignore_index);
-        });
+    capture::host_step({tgt}, [classes, ignore_index](Tensor* t) {
+      check_targets(t[0], classes, ignore_index);
+    });
   }
   return tgt;
 }
@@ -587,16 +586,16 @@ Tensor embedding_backward(const Tensor& grad, const Tensor& indices,
   // lets an index outside [0, num_weights) match no row and reports it,
   // raised at the next synchronization (kernels/cuda/device_error.h).
   if (idx.device().is_cpu()) {
-    auto check = [idx, num_weights, op] {
-      const int64_t* p = static_cast<const int64_t*>(idx.data_ptr());
-      for (int64_t i = 0, n = idx.numel(); i < n; ++i)
+    auto check = [num_weights, op](const Tensor* t) {
+      const int64_t* p = static_cast<const int64_t*>(t->data_ptr());
+      for (int64_t i = 0, n = t->numel(); i < n; ++i)
         FASTT_CHECK(p[i] >= 0 && p[i] < num_weights, IndexError,
                     "{}: index out of range in self (index {}, num_weights "
                     "{})",
                     op, p[i], num_weights);
     };
-    check();
-    if (FASTT_UNLIKELY(g_capturing)) capture::host_step(check);
+    check(&idx);
+    if (FASTT_UNLIKELY(g_capturing)) capture::host_step({idx}, check);
   }
   Tensor g = grad.contiguous();
   const int64_t dim = grad.size(grad.dim() - 1);

@@ -395,9 +395,11 @@ class CompiledFunction:
         e.single = out_spec == 0
         self._entries.append(e)
         if self._verbose:
+            before = step.unplanned_bytes or step.pool_bytes
             print(f"fastt.compile: captured {_name(self._fn)}: "
                   f"{step.num_kernels} kernels, {step.num_host_steps} host "
-                  f"steps, {step.pool_bytes} bytes of intermediates",
+                  f"steps, {step.pool_bytes} bytes of memory (gradients "
+                  f"and intermediates; {before} before the liveness plan)",
                   file=sys.stderr)
         res = step.outputs()
         return res[0] if e.single else _unflatten(out_spec, iter(res))

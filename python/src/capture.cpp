@@ -107,6 +107,11 @@ PyObject* f_abort(PyObject*, PyObject*) {
   Py_RETURN_NONE;
 }
 
+PyObject* f_poison(PyObject*, PyObject* on) {
+  capture::set_poison(PyObject_IsTrue(on) == 1);
+  Py_RETURN_NONE;
+}
+
 PyObject* f_recording(PyObject*, PyObject*) {
   return PyBool_FromLong(capture::recording());
 }
@@ -328,6 +333,12 @@ PyObject* step_num_host_steps(PyObject* self, void*) {
 PyObject* step_pool_bytes(PyObject* self, void*) {
   return PyLong_FromSize_t(step_of(self).graph->pool_bytes());
 }
+PyObject* step_arena_bytes(PyObject* self, void*) {
+  return PyLong_FromSize_t(step_of(self).graph->arena_bytes());
+}
+PyObject* step_unplanned_bytes(PyObject* self, void*) {
+  return PyLong_FromSize_t(step_of(self).graph->unplanned_bytes());
+}
 
 PyMethodDef g_step_methods[] = {
     {"check_addresses", step_check_addresses, METH_O,
@@ -359,7 +370,15 @@ PyGetSetDef g_step_getset[] = {
      "Recorded host steps (checks, .grad assignments, optimizer steps).",
      nullptr},
     {"pool_bytes", step_pool_bytes, nullptr,
-     "Bytes of the step's private memory pool.", nullptr},
+     "Bytes of the step's private memory pool (the arena included).",
+     nullptr},
+    {"arena_bytes", step_arena_bytes, nullptr,
+     "Bytes of the arena the intermediates were laid out in by liveness "
+     "(0: not planned).",
+     nullptr},
+    {"unplanned_bytes", step_unplanned_bytes, nullptr,
+     "Bytes of the pool as recorded, before the plan (0: not planned).",
+     nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr}};
 
 PyTypeObject StepType = [] {
@@ -383,6 +402,8 @@ PyMethodDef g_capture_functions[] = {
      "Stops recording; returns the _CapturedStep."},
     {"_capture_abort", f_abort, METH_NOARGS,
      "Stops recording and drops it."},
+    {"_capture_poison", f_poison, METH_O,
+     "Tests: memory a plan frees is filled with 0xff and kept."},
     {"_capture_recording", f_recording, METH_NOARGS,
      "Whether this thread records (not suspended, no break seen)."},
     {"_capture_in_capture", f_in_capture, METH_NOARGS,
