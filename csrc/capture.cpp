@@ -103,6 +103,7 @@ struct Pool {
     int64_t t0, t1;
     size_t offset = 0;  // in the arena
   };
+  Device device;  // CPU memory, or a device's (not planned)
   std::mutex mu;
   std::unordered_map<size_t, std::vector<char*>> free_blocks;
   std::vector<std::pair<char*, size_t>> blocks;  // sorted by seal()
@@ -127,7 +128,7 @@ struct Pool {
       p = fl.back();
       fl.pop_back();
     } else {
-      p = static_cast<char*>(CachingAllocator::allocate(n));
+      p = raw_alloc(n);
       blocks.emplace_back(p, n);
       bytes += n;
     }
@@ -166,10 +167,22 @@ struct Pool {
   bool contains(const char* p) const {  // after seal()
     return find(blocks, p) != nullptr;
   }
+  char* raw_alloc(size_t n) {
+    if (device.is_cpu())
+      return static_cast<char*>(CachingAllocator::allocate(n));
+    return static_cast<char*>(
+        device_hooks(device.type).allocate(n, device.index));
+  }
+  void raw_free(char* p, size_t n) {
+    if (device.is_cpu())
+      CachingAllocator::deallocate(p, n);
+    else
+      device_hooks(device.type).deallocate(p, n, device.index);
+  }
   void unref() {
     if (refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-    for (auto& b : blocks) CachingAllocator::deallocate(b.first, b.second);
-    for (auto& b : poisoned) CachingAllocator::deallocate(b.first, b.second);
+    for (auto& b : blocks) raw_free(b.first, b.second);
+    for (auto& b : poisoned) raw_free(b.first, b.second);
     delete this;
   }
 };
@@ -219,6 +232,10 @@ struct KernelNode {
 struct Step {
   KernelNode* kernel;  // null: a host step
   size_t host;
+  // The first step of a run captured into device graph `graph` (an index
+  // in Impl::device_graphs) that ends before step `end`; -1: none.
+  int32_t graph = -1;
+  uint32_t end = 0;
 };
 
 struct GradGuard {
@@ -226,14 +243,21 @@ struct GradGuard {
   Tensor grad;  // accumulated in place: still leaf's .grad on replay
 };
 
+DeviceGraphHooks g_graph_hooks;
+
 struct Graph::Impl {
   Pool* pool = new Pool();
+  Pool* device_pool = nullptr;  // the CUDA device's memory, if any
+  std::vector<void*> device_graphs;
   std::deque<KernelNode> kernels;  // stable addresses (args point inside)
   // A host step and the shadows of the tensors it is given (non-owning,
   // like the kernels' arguments: the plan may move them).
   struct Host {
     std::function<void(Tensor*)> fn;
     std::vector<Tensor> tensors;
+    // Touches no tensor data (a .grad assignment): may run after the
+    // device graph of a run of CUDA kernels around it.
+    bool metadata_only = false;
   };
   std::vector<Host> hosts;
   std::vector<Step> steps;
@@ -249,7 +273,11 @@ struct Graph::Impl {
   bool backward = false;
   size_t unplanned_bytes = 0;  // the pool before plan(), 0: not planned
   size_t arena_bytes = 0;
-  ~Impl() { pool->unref(); }
+  ~Impl() {
+    for (void* dg : device_graphs) g_graph_hooks.destroy(dg);
+    pool->unref();
+    if (device_pool) device_pool->unref();
+  }
 };
 
 struct Recorder {
@@ -541,6 +569,55 @@ void plan(Graph::Impl& g) {
   g.arena_bytes = arena_bytes;
 }
 
+// Captures each run of consecutive CUDA kernels (random ones excepted:
+// their counters are patched on each replay) into a device graph that the
+// replay launches instead of the run's kernels. A run whose capture fails
+// (a kernel that synchronizes with the host, say) replays kernel by
+// kernel as before.
+void capture_device_runs(Graph::Impl& g) {
+  if (g_graph_hooks.begin == nullptr || g.device_pool == nullptr) return;
+  auto graphable = [&g](const Step& s) {
+    if (s.kernel == nullptr) return g.hosts[s.host].metadata_only;
+    if (s.kernel->gen != nullptr) return false;
+    const int entry = s.kernel->entry;
+    return DeviceType((entry / kNumDTypes) % kNumDeviceTypes) ==
+           DeviceType::CUDA;
+  };
+  const size_t n = g.steps.size();
+  for (size_t i = 0; i < n;) {
+    if (!graphable(g.steps[i])) {
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    while (j < n && graphable(g.steps[j])) ++j;
+    while (j > i && g.steps[j - 1].kernel == nullptr) --j;
+    if (g.steps[i].kernel == nullptr) {  // a run starts with a kernel
+      ++i;
+      continue;
+    }
+    void* capture = g_graph_hooks.begin(g.device_pool->device.index);
+    if (capture != nullptr) {
+      bool ok = true;
+      try {
+        for (size_t k = i; k < j; ++k)
+          if (g.steps[k].kernel) run_node(*g.steps[k].kernel);
+      } catch (...) {
+        ok = false;
+      }
+      void* dg = g_graph_hooks.end(capture);
+      if (ok && dg) {
+        g.steps[i].graph = int32_t(g.device_graphs.size());
+        g.steps[i].end = uint32_t(j);
+        g.device_graphs.push_back(dg);
+      } else if (dg) {
+        g_graph_hooks.destroy(dg);
+      }
+    }
+    i = j;
+  }
+}
+
 }  // namespace
 
 // ------------------------------------------------------------ recording --
@@ -562,7 +639,11 @@ std::shared_ptr<Graph> end() {
   std::unique_ptr<Graph::Impl> impl = std::move(r->impl);
   delete r;
   impl->pool->seal();
-  if (!impl->broken) plan(*impl);
+  if (impl->device_pool) impl->device_pool->seal();
+  if (!impl->broken) {
+    plan(*impl);
+    capture_device_runs(*impl);
+  }
   return std::make_shared<Graph>(std::move(impl));
 }
 
@@ -636,8 +717,21 @@ void note_reserve(Generator* gen, uint64_t blocks) {
 
 Storage* pool_storage(size_t nbytes, Device device) {
   Recorder* r = active();
-  if (r == nullptr || !device.is_cpu()) return nullptr;
-  Pool* pool = r->impl->pool;
+  if (r == nullptr) return nullptr;
+  Graph::Impl& g = *r->impl;
+  Pool* pool = g.pool;
+  if (!device.is_cpu()) {
+    if (g.device_pool == nullptr) {
+      g.device_pool = new Pool();
+      g.device_pool->device = device;
+      g.device_pool->noting = false;  // device memory is not planned
+    }
+    if (g.device_pool->device != device) {
+      graph_break("work on two CUDA devices");
+      return nullptr;
+    }
+    pool = g.device_pool;
+  }
   char* p = pool->take(nbytes);
   pool->refs.fetch_add(1, std::memory_order_relaxed);
   return Storage::wrap(p, nbytes, device, &release_to_pool, pool);
@@ -659,7 +753,9 @@ void note_grad(const Tensor& leaf, const Tensor& before,
     return;
   }
   Tensor l = leaf, grad = after;
+  const size_t before_hosts = g.hosts.size();
   host_step([l, grad] { fastt::set_grad(l, grad); });
+  if (g.hosts.size() > before_hosts) g.hosts.back().metadata_only = true;
   g.assigned.push_back(leaf);
 }
 
@@ -672,9 +768,8 @@ bool record_and_run(int entry, KernelArgs& a) {
   if (r == nullptr || r->depth > 0) return false;
   const Op op = Op(entry / kPerOp);
   const auto dev = DeviceType((entry / kNumDTypes) % kNumDeviceTypes);
-  if (dev != DeviceType::CPU) {
-    graph_break("work on a CUDA device (capturing CUDA work is not "
-                "supported yet)");
+  if (dev != DeviceType::CPU && dev != DeviceType::CUDA) {
+    graph_break("work on a device other than the CPU and CUDA");
     return false;
   }
   if (unrecordable(op)) {
@@ -733,6 +828,12 @@ bool Graph::ran_backward() const { return impl_->backward; }
 size_t Graph::num_kernels() const { return impl_->kernels.size(); }
 size_t Graph::num_host_steps() const { return impl_->hosts.size(); }
 size_t Graph::pool_bytes() const { return impl_->pool->bytes; }
+size_t Graph::num_device_graphs() const {
+  return impl_->device_graphs.size();
+}
+void set_device_graph_hooks(DeviceGraphHooks hooks) {
+  g_graph_hooks = hooks;
+}
 size_t Graph::unplanned_bytes() const { return impl_->unplanned_bytes; }
 size_t Graph::arena_bytes() const { return impl_->arena_bytes; }
 void set_poison(bool on) { g_poison.store(on); }
@@ -748,6 +849,7 @@ std::string Graph::check_addresses(std::vector<Tensor>& known) const {
   }
   auto owned = [&](const char* p) {
     if (g.pool->contains(p)) return true;
+    if (g.device_pool && g.device_pool->contains(p)) return true;
     for (const auto& r : ranges)
       if (p >= r.first && p < r.second) return true;
     return false;
@@ -793,11 +895,24 @@ void Graph::replay() {
   if (FASTT_UNLIKELY(g_capturing) && thread_state().recorder != nullptr)
     graph_break("a compiled step replayed while another one is captured");
   Impl& g = *impl_;
-  for (const Step& s : g.steps) {
+  const size_t n = g.steps.size();
+  for (size_t i = 0; i < n;) {
+    const Step& s = g.steps[i];
+    if (FASTT_UNLIKELY(s.graph >= 0)) {  // a run of CUDA kernels
+      g_graph_hooks.launch(g.device_graphs[size_t(s.graph)]);
+      for (size_t k = i; k < s.end; ++k) {  // its .grad assignments
+        if (g.steps[k].kernel != nullptr) continue;
+        Impl::Host& h = g.hosts[g.steps[k].host];
+        h.fn(h.tensors.data());
+      }
+      i = s.end;
+      continue;
+    }
     if (FASTT_LIKELY(s.kernel != nullptr))
       run_node(*s.kernel);
     else
       g.hosts[s.host].fn(g.hosts[s.host].tensors.data());
+    ++i;
   }
 }
 

@@ -15,8 +15,16 @@
 //    replay, so replayed dropout draws what eager would draw;
 //  - a graph break: reading a tensor's value on the host (item, tolist,
 //    printing), data-dependent output shapes, host computations (FFT),
-//    CUDA work. A break stops the recording (the step stays eager) or,
-//    under fullgraph, raises naming the op.
+//    work on two CUDA devices. A break stops the recording (the step stays
+//    eager) or, under fullgraph, raises naming the op.
+//
+// CUDA kernels are recorded like the CPU's (their storages come from a
+// device pool of the recording). At the end, each run of consecutive CUDA
+// kernels (random ones excepted: their counters are patched per replay)
+// is captured once into a device graph (DeviceGraphHooks, installed by
+// the CUDA backend: stream capture, kernels/cuda/graph.h) that a replay
+// launches with one call; a run whose capture fails replays kernel by
+// kernel.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -99,6 +107,21 @@ void note_backward();
 // kernel argument it failed to move reads garbage (Graph::Impl's plan).
 void set_poison(bool on);
 
+// Device graphs for the recorded CUDA kernels (installed by the CUDA
+// backend; absent, the kernels replay one by one).
+struct DeviceGraphHooks {
+  // Starts capturing this thread's launches on `device`; null when that is
+  // not possible here.
+  void* (*begin)(int device) = nullptr;
+  // Ends the capture: a launchable graph, or null when it failed (the
+  // error is cleared).
+  void* (*end)(void* capture) = nullptr;
+  // Launches a graph on the current stream of its device.
+  void (*launch)(void* graph) = nullptr;
+  void (*destroy)(void* graph) = nullptr;
+};
+void set_device_graph_hooks(DeviceGraphHooks hooks);
+
 // Called by the dispatch hook (profiler.cpp) with the flat table entry.
 // Returns false when this thread does not record here (the hook then runs
 // the kernel as usual).
@@ -121,6 +144,8 @@ class Graph {
   // were laid out in (arena_bytes; 0 when the plan did not pay or could
   // not move an address); unplanned_bytes: the pool before the plan.
   size_t pool_bytes() const;
+  // Device graphs the recorded CUDA kernels were captured into.
+  size_t num_device_graphs() const;
   size_t arena_bytes() const;
   size_t unplanned_bytes() const;
 

@@ -215,7 +215,8 @@ Tensor check_loss_args(const Tensor& input, const Tensor& target,
   loss_dims(input, tgt, reduction, ignore_index, op, dims);
   check_class_weight(weight, input, dims[kDimC], op);
   check_targets(tgt, dims[kDimC], ignore_index);
-  if (FASTT_UNLIKELY(g_capturing)) {  // a replay checks its targets too
+  // A replay checks its targets too (CUDA targets: the kernel does).
+  if (FASTT_UNLIKELY(g_capturing) && tgt.device().is_cpu()) {
     const int64_t classes = dims[kDimC];
     capture::host_step({tgt}, [classes, ignore_index](Tensor* t) {
       check_targets(t[0], classes, ignore_index);

@@ -12,6 +12,7 @@
 
 #include "csrc/errors.h"
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/graph.h"
 #include "kernels/cuda/runtime.h"
 
 namespace fastt {
@@ -109,6 +110,9 @@ DeviceCachingAllocator& device_allocator(int device) {
 
 void* device_alloc(size_t nbytes, int device) {
   if (nbytes == 0) return nullptr;
+  // A thread that captures a CUDA graph allocates from its private pool.
+  if (FASTT_UNLIKELY(graph_capture_active()))
+    if (void* p = graph_pool_alloc(nbytes, device)) return p;
   return device_allocator(device).allocate(
       nbytes, reinterpret_cast<StreamHandle>(current_stream(device)));
 }
@@ -116,6 +120,7 @@ void* device_alloc(size_t nbytes, int device) {
 void device_free(void* p, size_t, int device) {
   if (!p) return;
   try {
+    if (graph_pool_free(p)) return;  // back to its graph's pool
     device_allocator(device).free(p);
   } catch (...) {
     // Storage destruction must not throw; a failure here means a CUDA

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernels/cuda/device_error.cuh"
+#include "kernels/cuda/graph.h"
 #include "kernels/cuda/loop.cuh"
 #include "kernels/cuda/rn.cuh"
 #include "kernels/factory_common.h"
@@ -193,6 +194,9 @@ template <class V, int K, class Gen, class Elem>
 void launch_counter(const KernelArgs& a, Gen gen, Elem elem,
                     const char* what) {
   if (a.numel == 0) return;
+  // The (seed, offset) pair is a kernel argument: a replayed CUDA graph
+  // would draw the capture's numbers again.
+  check_no_random_capture(what);
   const uint64_t seed = arg_u64(a.i0), offset = arg_u64(a.i1);
   const int64_t nblk = (a.numel + K - 1) / K;
   counter_kernel<V, K, Gen, Elem>

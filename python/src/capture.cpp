@@ -333,6 +333,9 @@ PyObject* step_num_host_steps(PyObject* self, void*) {
 PyObject* step_pool_bytes(PyObject* self, void*) {
   return PyLong_FromSize_t(step_of(self).graph->pool_bytes());
 }
+PyObject* step_num_device_graphs(PyObject* self, void*) {
+  return PyLong_FromSize_t(step_of(self).graph->num_device_graphs());
+}
 PyObject* step_arena_bytes(PyObject* self, void*) {
   return PyLong_FromSize_t(step_of(self).graph->arena_bytes());
 }
@@ -371,6 +374,10 @@ PyGetSetDef g_step_getset[] = {
      nullptr},
     {"pool_bytes", step_pool_bytes, nullptr,
      "Bytes of the step's private memory pool (the arena included).",
+     nullptr},
+    {"num_device_graphs", step_num_device_graphs, nullptr,
+     "CUDA graphs the recorded CUDA kernels were captured into (one per "
+     "run of consecutive CUDA kernels).",
      nullptr},
     {"arena_bytes", step_arena_bytes, nullptr,
      "Bytes of the arena the intermediates were laid out in by liveness "

@@ -7,6 +7,7 @@
 #include "csrc/storage.h"
 #ifdef FASTT_WITH_CUDA
 #include "kernels/cuda/allocator.h"
+#include "kernels/cuda/graph.h"
 #include "kernels/cuda/runtime.h"
 #include "kernels/cuda/stream.h"
 #endif
@@ -392,6 +393,74 @@ FASTT_METHOD(record_stream) {
   FASTT_PY_END
 }
 
+// ---- CUDA graphs (kernels/cuda/graph.h) ----
+// A graph crosses as the integer address of a heap cuda::Graph, a memory
+// pool as that of a heap shared_ptr<GraphPool> (python/fastt/cuda owns
+// both and destroys them).
+#ifdef FASTT_WITH_CUDA
+using PoolRef = std::shared_ptr<cuda::GraphPool>;
+cuda::Graph* to_graph(PyObject* o) {
+  auto* g = static_cast<cuda::Graph*>(to_handle(o));
+  if (!g) throw ValueError("CUDAGraph: a null graph handle");
+  return g;
+}
+PyObject* pool_handle(PoolRef pool) {
+  if (!pool) Py_RETURN_NONE;
+  return from_handle(new PoolRef(std::move(pool)));
+}
+#endif
+
+FASTT_CUDA_FN(graph_create, "CUDAGraph", {
+  (void)arg;
+  return from_handle(new cuda::Graph());
+})
+FASTT_CUDA_FN(graph_destroy, "CUDAGraph", {
+  delete static_cast<cuda::Graph*>(to_handle(arg));
+  Py_RETURN_NONE;
+})
+// _cuda_graph_capture_begin(graph, pool or None, mode)
+FASTT_CUDA_FN(graph_capture_begin, "CUDAGraph.capture_begin", {
+  Args a("_cuda_graph_capture_begin", arg, 3);
+  cuda::Graph* g = to_graph(a.a[0]);
+  PoolRef pool;
+  if (a.a[1] != Py_None) pool = *static_cast<PoolRef*>(to_handle(a.a[1]));
+  g->capture_begin(std::move(pool), int(to_int(a.a[2], "mode")));
+  Py_RETURN_NONE;
+})
+FASTT_CUDA_FN(graph_capture_end, "CUDAGraph.capture_end", {
+  to_graph(arg)->capture_end();
+  Py_RETURN_NONE;
+})
+FASTT_CUDA_FN(graph_replay, "CUDAGraph.replay", {
+  cuda::Graph* g = to_graph(arg);
+  without_gil([&] {
+    g->replay();
+    return 0;
+  });
+  Py_RETURN_NONE;
+})
+FASTT_CUDA_FN(graph_reset, "CUDAGraph.reset", {
+  to_graph(arg)->reset();
+  Py_RETURN_NONE;
+})
+// _cuda_graph_pool(graph) -> a new pool handle (None before a capture)
+FASTT_CUDA_FN(graph_pool, "CUDAGraph.pool", {
+  return pool_handle(to_graph(arg)->pool());
+})
+FASTT_CUDA_FN(graph_pool_create, "graph_pool_handle", {
+  return pool_handle(cuda::new_graph_pool(device_arg(arg)));
+})
+FASTT_CUDA_FN(graph_pool_destroy, "graph_pool_handle", {
+  delete static_cast<PoolRef*>(to_handle(arg));
+  Py_RETURN_NONE;
+})
+// _cuda_is_capturing(device): whether its current stream is capturing
+FASTT_CUDA_FN(is_capturing, "is_current_stream_capturing", {
+  const int d = device_arg(arg);
+  cuda::check_device(d, "is_current_stream_capturing");
+  return PyBool_FromLong(cuda::stream_is_capturing(cuda::current_stream(d)));
+})
+
 }  // namespace
 
 #define FASTT_CUDA_NOARGS(name, fn) {name, fn, METH_NOARGS, nullptr}
@@ -428,6 +497,16 @@ PyMethodDef g_cuda_functions[] = {
     FASTT_CUDA_O("_cuda_mem_get_info", f_mem_get_info),
     FASTT_CUDA_NOARGS("_cuda_host_memory_stats", f_host_memory_stats),
     FASTT_CUDA_O("_cuda_get_device_properties", f_device_properties),
+    FASTT_CUDA_NOARGS("_cuda_graph_create", f_graph_create),
+    FASTT_CUDA_O("_cuda_graph_destroy", f_graph_destroy),
+    FASTT_CUDA_VA("_cuda_graph_capture_begin", f_graph_capture_begin),
+    FASTT_CUDA_O("_cuda_graph_capture_end", f_graph_capture_end),
+    FASTT_CUDA_O("_cuda_graph_replay", f_graph_replay),
+    FASTT_CUDA_O("_cuda_graph_reset", f_graph_reset),
+    FASTT_CUDA_O("_cuda_graph_pool", f_graph_pool),
+    FASTT_CUDA_O("_cuda_graph_pool_create", f_graph_pool_create),
+    FASTT_CUDA_O("_cuda_graph_pool_destroy", f_graph_pool_destroy),
+    FASTT_CUDA_O("_cuda_is_capturing", f_is_capturing),
     {nullptr, nullptr, 0, nullptr}};
 
 PyMethodDef g_cuda_methods[] = {

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -76,6 +77,20 @@ extern bool g_null_kernels;
 // checks its configuration (run_grid does otherwise).
 void count_launch(const Config& c, const char* name);
 
+// Stream capture (cuda_runtime.h): true while one runs; defer() records
+// op when `stream` is the capturing one (and refuses work on the legacy
+// default stream, invalidating the capture) instead of the caller running
+// it now. False: run it now.
+extern bool g_capture_active;
+bool defer(cudaStream_t stream, std::function<void()> op);
+
+template <class F, class Tup>
+void run_launch(const Config& c, const char* name, F& f, Tup& args) {
+  auto call = [&]() { std::apply(f, args); };
+  using Call = decltype(call);
+  run_grid(c, name, [](void* p) { (*static_cast<Call*>(p))(); }, &call);
+}
+
 template <class F, class... A>
 void launch(const Config& c, const char* name, F&& f, A&&... a) {
   count_launch(c, name);
@@ -89,9 +104,12 @@ void launch(const Config& c, const char* name, F&& f, A&&... a) {
     ((bad = (bad < 0 && !arg_ok(v)) ? k : bad, ++k), ...);
   }, args);
   if (bad >= 0) return host_pointer_arg(name, bad);
-  auto call = [&]() { std::apply(f, args); };
-  using Call = decltype(call);
-  run_grid(c, name, [](void* p) { (*static_cast<Call*>(p))(); }, &call);
+  if (g_capture_active &&
+      defer(c.stream, [c, name, fn = std::decay_t<F>(f), args]() mutable {
+        run_launch(c, name, fn, args);
+      }))
+    return;
+  run_launch(c, name, f, args);
 }
 
 void syncthreads();

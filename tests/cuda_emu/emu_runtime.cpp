@@ -96,7 +96,10 @@ namespace {
   X(cudaEventSynchronize) X(cudaEventElapsedTime) X(cudaGetLastError)      \
   X(cudaPeekAtLastError) X(cudaGetErrorString) X(cudaGetErrorName)         \
   X(memcpy_HostToHost) X(memcpy_HostToDevice) X(memcpy_DeviceToHost)       \
-  X(memcpy_DeviceToDevice) X(memcpy_Default) X(launch) X(cub)
+  X(memcpy_DeviceToDevice) X(memcpy_Default) X(launch) X(cub)            \
+  X(cudaStreamBeginCapture) X(cudaStreamEndCapture)                        \
+  X(cudaStreamIsCapturing) X(cudaGraphInstantiate) X(cudaGraphLaunch)      \
+  X(cudaGraphExecDestroy) X(cudaGraphDestroy)
 #define FASTT_EMU_ENUM(n) k_##n,
 enum Api { FASTT_EMU_APIS(FASTT_EMU_ENUM) kNumApis };
 #undef FASTT_EMU_ENUM
@@ -643,6 +646,37 @@ cudaError_t fail_call(cudaError_t err, const std::string& msg) {
 }
 // Asynchronous errors of earlier launches surface at the next sync point.
 cudaError_t pending() { return g_last_error; }
+
+// ---- stream capture (one at a time) ----
+struct EmuGraph {
+  std::vector<std::function<void()>> ops;
+};
+struct CaptureState {
+  cudaStream_t stream = nullptr;
+  std::vector<std::function<void()>> ops;
+  bool invalid = false;
+  std::string why;  // what invalidated it
+};
+std::mutex g_capture_mutex;
+CaptureState g_cap;  // under g_capture_mutex
+
+// A call that would synchronize with the host while a capture runs fails
+// and invalidates the capture (cudaStreamEndCapture then says so), as on
+// a GPU in the global capture mode.
+// `on`: a stream the call waits for or queries (other streams than the
+// capturing one and the legacy default stream are allowed).
+bool refused_in_capture(const char* what, const cudaStream_t* on = nullptr) {
+  if (!emu::g_capture_active) return false;
+  std::lock_guard<std::mutex> lock(g_capture_mutex);
+  if (!emu::g_capture_active) return false;
+  if (on && *on != nullptr && *on != g_cap.stream) return false;
+  if (!g_cap.invalid) g_cap.why = what;
+  g_cap.invalid = true;
+  emu::set_error(cudaErrorStreamCaptureUnsupported,
+                 std::string(what) +
+                     ": operation not permitted when stream is capturing");
+  return true;
+}
 // Bodies shared by a call and its shorthands (each call counts once).
 cudaError_t host_alloc(void** p, size_t nbytes, unsigned flags);
 cudaError_t memset_async(void* p, int v, size_t n, cudaStream_t);
@@ -651,6 +685,104 @@ cudaError_t event_create(cudaEvent_t* e, unsigned flags);
 }  // namespace
 
 #define EMU_COUNT(name) emu::count(emu::k_##name)
+
+bool emu::g_capture_active = false;
+
+bool emu::defer(cudaStream_t stream, std::function<void()> op) {
+  std::lock_guard<std::mutex> lock(g_capture_mutex);
+  if (!g_capture_active) return false;
+  if (stream == g_cap.stream) {
+    if (!g_cap.invalid) g_cap.ops.push_back(std::move(op));
+    return true;
+  }
+  if (stream == nullptr) {
+    if (!g_cap.invalid) g_cap.why = "work queued on the legacy stream";
+    g_cap.invalid = true;
+    set_error(cudaErrorStreamCaptureImplicit,
+              "work queued on the legacy default stream while a stream is "
+              "capturing");
+    return true;
+  }
+  return false;
+}
+
+cudaError_t cudaStreamBeginCapture(cudaStream_t s, cudaStreamCaptureMode) {
+  EMU_COUNT(cudaStreamBeginCapture);
+  if (s == nullptr)
+    return fail_call(cudaErrorStreamCaptureUnsupported,
+                     "cudaStreamBeginCapture: the legacy default stream "
+                     "cannot be captured");
+  std::lock_guard<std::mutex> lock(g_capture_mutex);
+  if (emu::g_capture_active)
+    return fail_call(cudaErrorIllegalState,
+                     "cudaStreamBeginCapture: the emulator captures one "
+                     "stream at a time");
+  g_cap = CaptureState();
+  g_cap.stream = s;
+  emu::g_capture_active = true;
+  return cudaSuccess;
+}
+cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t* graph) {
+  EMU_COUNT(cudaStreamEndCapture);
+  std::lock_guard<std::mutex> lock(g_capture_mutex);
+  *graph = nullptr;
+  if (!emu::g_capture_active || s != g_cap.stream)
+    return fail_call(cudaErrorIllegalState,
+                     "cudaStreamEndCapture: the stream is not capturing");
+  emu::g_capture_active = false;
+  const bool invalid = g_cap.invalid;
+  const std::string why = g_cap.why;
+  std::vector<std::function<void()>> ops = std::move(g_cap.ops);
+  g_cap = CaptureState();
+  if (invalid)
+    return fail_call(cudaErrorStreamCaptureInvalidated,
+                     "cudaStreamEndCapture: the capture was invalidated by "
+                     "an operation not permitted while capturing (" + why +
+                         ")");
+  *graph = reinterpret_cast<cudaGraph_t>(new EmuGraph{std::move(ops)});
+  return cudaSuccess;
+}
+cudaError_t cudaStreamIsCapturing(cudaStream_t s,
+                                  cudaStreamCaptureStatus* status) {
+  EMU_COUNT(cudaStreamIsCapturing);
+  std::lock_guard<std::mutex> lock(g_capture_mutex);
+  *status = !emu::g_capture_active || s != g_cap.stream
+                ? cudaStreamCaptureStatusNone
+                : (g_cap.invalid ? cudaStreamCaptureStatusInvalidated
+                                 : cudaStreamCaptureStatusActive);
+  return cudaSuccess;
+}
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t* exec, cudaGraph_t graph,
+                                 unsigned long long) {
+  EMU_COUNT(cudaGraphInstantiate);
+  if (!graph)
+    return fail_call(cudaErrorInvalidValue, "cudaGraphInstantiate: null");
+  *exec = reinterpret_cast<cudaGraphExec_t>(
+      new EmuGraph(*reinterpret_cast<EmuGraph*>(graph)));
+  return cudaSuccess;
+}
+cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t s) {
+  EMU_COUNT(cudaGraphLaunch);
+  if (!exec)
+    return fail_call(cudaErrorInvalidResourceHandle, "cudaGraphLaunch");
+  EmuGraph* g = reinterpret_cast<EmuGraph*>(exec);
+  if (emu::g_capture_active && emu::defer(s, [g] {
+        for (auto& op : g->ops) op();
+      }))
+    return pending();
+  for (auto& op : g->ops) op();
+  return pending();
+}
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec) {
+  EMU_COUNT(cudaGraphExecDestroy);
+  delete reinterpret_cast<EmuGraph*>(exec);
+  return cudaSuccess;
+}
+cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
+  EMU_COUNT(cudaGraphDestroy);
+  delete reinterpret_cast<EmuGraph*>(graph);
+  return cudaSuccess;
+}
 
 cudaError_t cudaGetDeviceCount(int* count) {
   EMU_COUNT(cudaGetDeviceCount);
@@ -691,6 +823,8 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int device) {
 }
 cudaError_t cudaDeviceSynchronize() {
   EMU_COUNT(cudaDeviceSynchronize);
+  if (refused_in_capture("cudaDeviceSynchronize"))
+    return cudaErrorStreamCaptureUnsupported;
   return pending();
 }
 cudaError_t cudaDeviceGetStreamPriorityRange(int* least, int* greatest) {
@@ -735,6 +869,7 @@ cudaError_t cudaMalloc(void** p, size_t nbytes) {
 cudaError_t cudaFree(void* p) {
   EMU_COUNT(cudaFree);
   if (!p) return cudaSuccess;
+  if (refused_in_capture("cudaFree")) return cudaErrorStreamCaptureUnsupported;
   {
     std::lock_guard<std::mutex> lock(emu::g_mem_mutex);
     auto it = emu::g_device_blocks.find(reinterpret_cast<uintptr_t>(p));
@@ -824,30 +959,46 @@ cudaError_t checked_copy(void* dst, const void* src, size_t n,
 cudaError_t cudaMemcpy(void* dst, const void* src, size_t n,
                        cudaMemcpyKind kind) {
   EMU_COUNT(cudaMemcpy);
+  if (refused_in_capture("cudaMemcpy"))
+    return cudaErrorStreamCaptureUnsupported;
   return checked_copy(dst, src, n, kind, "cudaMemcpy");
 }
 cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t n,
-                            cudaMemcpyKind kind, cudaStream_t) {
+                            cudaMemcpyKind kind, cudaStream_t s) {
   EMU_COUNT(cudaMemcpyAsync);
+  if (emu::g_capture_active && emu::defer(s, [=] {
+        checked_copy(dst, src, n, kind, "cudaMemcpyAsync");
+      }))
+    return pending();
   return checked_copy(dst, src, n, kind, "cudaMemcpyAsync");
 }
 cudaError_t cudaMemcpyPeerAsync(void* dst, int, const void* src, int,
-                                size_t n, cudaStream_t) {
+                                size_t n, cudaStream_t s) {
   EMU_COUNT(cudaMemcpyPeerAsync);
+  if (emu::g_capture_active && emu::defer(s, [=] {
+        checked_copy(dst, src, n, cudaMemcpyDeviceToDevice,
+                     "cudaMemcpyPeerAsync");
+      }))
+    return pending();
   return checked_copy(dst, src, n, cudaMemcpyDeviceToDevice,
                       "cudaMemcpyPeerAsync");
 }
 cudaError_t cudaMemset(void* p, int v, size_t n) {
   EMU_COUNT(cudaMemset);
+  if (refused_in_capture("cudaMemset"))
+    return cudaErrorStreamCaptureUnsupported;
   return memset_async(p, v, n, nullptr);
 }
 namespace {
-cudaError_t memset_async(void* p, int v, size_t n, cudaStream_t) {
+cudaError_t memset_async(void* p, int v, size_t n, cudaStream_t s) {
   if (n == 0) return pending();
   if (!emu::g_null_kernels && !emu::is_device_range(p, n))
     return fail_call(cudaErrorInvalidValue,
                      "cudaMemsetAsync: " + std::to_string(n) +
                          " bytes are not device memory");
+  if (emu::g_capture_active &&
+      emu::defer(s, [=] { std::memset(p, v, n); }))
+    return pending();
   std::memset(p, v, n);
   return pending();
 }
@@ -887,12 +1038,16 @@ cudaError_t cudaStreamGetPriority(cudaStream_t s, int* priority) {
   *priority = s ? reinterpret_cast<EmuStream*>(s)->priority : 0;
   return cudaSuccess;
 }
-cudaError_t cudaStreamQuery(cudaStream_t) {
+cudaError_t cudaStreamQuery(cudaStream_t s) {
   EMU_COUNT(cudaStreamQuery);
+  if (refused_in_capture("cudaStreamQuery", &s))
+    return cudaErrorStreamCaptureUnsupported;
   return pending();
 }
-cudaError_t cudaStreamSynchronize(cudaStream_t) {
+cudaError_t cudaStreamSynchronize(cudaStream_t s) {
   EMU_COUNT(cudaStreamSynchronize);
+  if (refused_in_capture("cudaStreamSynchronize", &s))
+    return cudaErrorStreamCaptureUnsupported;
   return pending();
 }
 cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t, unsigned) {
@@ -934,6 +1089,8 @@ cudaError_t cudaEventQuery(cudaEvent_t) {
 }
 cudaError_t cudaEventSynchronize(cudaEvent_t) {
   EMU_COUNT(cudaEventSynchronize);
+  if (refused_in_capture("cudaEventSynchronize"))
+    return cudaErrorStreamCaptureUnsupported;
   return pending();
 }
 cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start,
@@ -983,6 +1140,13 @@ const char* cudaGetErrorName(cudaError_t err) {
     case cudaErrorLaunchOutOfResources:
       return "cudaErrorLaunchOutOfResources";
     case cudaErrorLaunchFailure: return "cudaErrorLaunchFailure";
+    case cudaErrorIllegalState: return "cudaErrorIllegalState";
+    case cudaErrorStreamCaptureUnsupported:
+      return "cudaErrorStreamCaptureUnsupported";
+    case cudaErrorStreamCaptureInvalidated:
+      return "cudaErrorStreamCaptureInvalidated";
+    case cudaErrorStreamCaptureImplicit:
+      return "cudaErrorStreamCaptureImplicit";
   }
   return "cudaErrorUnknown";
 }

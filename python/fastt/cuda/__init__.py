@@ -20,6 +20,8 @@ __all__ = [
     "get_rng_state_all", "set_rng_state_all",
     "is_bf16_supported", "get_device_name", "get_device_capability",
     "get_device_properties", "is_initialized", "init", "OutOfMemoryError",
+    "CUDAGraph", "graph", "graph_pool_handle", "is_current_stream_capturing",
+    "make_graphed_callables",
 ]
 
 OutOfMemoryError = MemoryError
@@ -504,3 +506,6 @@ def set_rng_state_all(new_states):
         set_rng_state(s)
 
 from . import amp  # noqa: E402,F401  (torch.cuda.amp)
+from .graphs import (  # noqa: E402,F401  (torch.cuda.graphs)
+    CUDAGraph, graph, graph_pool_handle, is_current_stream_capturing,
+    make_graphed_callables)

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <numeric>
 #include <type_traits>
 #include <vector>
@@ -25,6 +26,10 @@ constexpr size_t kCubTempBytes = 256;
 void count_cub(const char* name);
 // Null mode (emu_device.h): after the query, a call does nothing.
 extern bool g_null_kernels;
+// Stream capture (emu_device.h): a call on the capturing stream is
+// recorded to run when the graph is launched.
+extern bool g_capture_active;
+bool defer(cudaStream_t stream, std::function<void()> op);
 }  // namespace emu
 
 namespace cub {
@@ -95,7 +100,7 @@ struct DeviceRadixSort {
                                K* kout, const V* vin, V* vout, N num_items,
                                int begin_bit = 0,
                                int end_bit = int(sizeof(K) * 8),
-                               cudaStream_t = nullptr) {
+                               cudaStream_t stream = nullptr) {
     emu::count_cub("DeviceRadixSort::SortPairs");
     if (detail_emu::query(temp, bytes)) return cudaSuccess;
     if (emu::g_null_kernels) return cudaSuccess;
@@ -114,6 +119,11 @@ struct DeviceRadixSort {
       return emu::cub_fail(
           "DeviceRadixSort::SortPairs: an array is not device memory of "
           "num_items elements");
+    if (emu::g_capture_active && emu::defer(stream, [=] {
+          detail_emu::sort_pairs<K, V, N>(kin, kout, vin, vout, 0, n,
+                                          begin_bit, end_bit);
+        }))
+      return cudaSuccess;
     return detail_emu::sort_pairs<K, V, N>(kin, kout, vin, vout, 0, n,
                                            begin_bit, end_bit);
   }
@@ -124,7 +134,7 @@ struct DeviceSegmentedSort {
   static cudaError_t StableSortPairs(void* temp, size_t& bytes, const K* kin,
                                      K* kout, const V* vin, V* vout,
                                      N num_items, S num_segments, B begin,
-                                     E end, cudaStream_t = nullptr) {
+                                     E end, cudaStream_t stream = nullptr) {
     emu::count_cub("DeviceSegmentedSort::StableSortPairs");
     if (detail_emu::query(temp, bytes)) return cudaSuccess;
     if (emu::g_null_kernels) return cudaSuccess;
@@ -141,15 +151,20 @@ struct DeviceSegmentedSort {
       return emu::cub_fail(
           "DeviceSegmentedSort: an array is not device memory of num_items "
           "elements");
-    for (int64_t s = 0; s < segs; ++s) {
-      const int64_t lo = int64_t(begin[s]), hi = int64_t(end[s]);
-      if (hi <= lo) continue;  // CUB: empty segment
-      if (lo < 0 || hi > n)
-        return emu::cub_fail("DeviceSegmentedSort: segment out of range");
-      detail_emu::sort_pairs<K, V, N>(kin, kout, vin, vout, lo, hi, 0,
-                                      int(sizeof(K) * 8));
-    }
-    return cudaSuccess;
+    auto run = [=]() -> cudaError_t {
+      for (int64_t s = 0; s < segs; ++s) {
+        const int64_t lo = int64_t(begin[s]), hi = int64_t(end[s]);
+        if (hi <= lo) continue;  // CUB: empty segment
+        if (lo < 0 || hi > n)
+          return emu::cub_fail("DeviceSegmentedSort: segment out of range");
+        detail_emu::sort_pairs<K, V, N>(kin, kout, vin, vout, lo, hi, 0,
+                                        int(sizeof(K) * 8));
+      }
+      return cudaSuccess;
+    };
+    if (emu::g_capture_active && emu::defer(stream, [run] { run(); }))
+      return cudaSuccess;
+    return run();
   }
 };
 
@@ -158,7 +173,8 @@ struct DeviceScan {
   // (e.g. int for uint8 input), not in the output type.
   template <class I, class O, class N>
   static cudaError_t InclusiveSum(void* temp, size_t& bytes, I in, O out,
-                                  N num_items, cudaStream_t = nullptr) {
+                                  N num_items,
+                                  cudaStream_t stream = nullptr) {
     emu::count_cub("DeviceScan::InclusiveSum");
     if (detail_emu::query(temp, bytes)) return cudaSuccess;
     if (emu::g_null_kernels) return cudaSuccess;
@@ -166,16 +182,20 @@ struct DeviceScan {
     using Acc = decltype(T() + T());
     const int64_t n = int64_t(num_items);
     if (n < 0) return emu::cub_fail("DeviceScan::InclusiveSum: n < 0");
-    Acc acc = Acc();
-    for (int64_t i = 0; i < n; ++i) {
-      acc = i == 0 ? Acc(in[i]) : Acc(acc + in[i]);
-      out[i] = acc;
-    }
+    auto run = [=]() mutable {
+      Acc acc = Acc();
+      for (int64_t i = 0; i < n; ++i) {
+        acc = i == 0 ? Acc(in[i]) : Acc(acc + in[i]);
+        out[i] = acc;
+      }
+    };
+    if (!(emu::g_capture_active && emu::defer(stream, run))) run();
     return cudaSuccess;
   }
   template <class I, class O, class N>
   static cudaError_t ExclusiveSum(void* temp, size_t& bytes, I in, O out,
-                                  N num_items, cudaStream_t = nullptr) {
+                                  N num_items,
+                                  cudaStream_t stream = nullptr) {
     emu::count_cub("DeviceScan::ExclusiveSum");
     if (detail_emu::query(temp, bytes)) return cudaSuccess;
     if (emu::g_null_kernels) return cudaSuccess;
@@ -183,12 +203,15 @@ struct DeviceScan {
     using Acc = decltype(T() + T());
     const int64_t n = int64_t(num_items);
     if (n < 0) return emu::cub_fail("DeviceScan::ExclusiveSum: n < 0");
-    Acc acc = Acc();
-    for (int64_t i = 0; i < n; ++i) {
-      const Acc v = Acc(in[i]);
-      out[i] = acc;
-      acc = Acc(acc + v);
-    }
+    auto run = [=]() mutable {
+      Acc acc = Acc();
+      for (int64_t i = 0; i < n; ++i) {
+        const Acc v = Acc(in[i]);
+        out[i] = acc;
+        acc = Acc(acc + v);
+      }
+    };
+    if (!(emu::g_capture_active && emu::defer(stream, run))) run();
     return cudaSuccess;
   }
 };
