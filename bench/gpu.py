@@ -9,7 +9,7 @@ torch installed), fastt vs torch in one process and run:
      so the launch queue never fills and only host work counts;
   2. the same loops synchronised (what the GPU sustains per op);
   3. the char-GPT training step (examples/char_gpt.py's model) at batch 1
-     and 16;
+     and 16, eager and under fastt.compile (replayed as CUDA graphs);
   4. the framework-tax curves (bench/curves.py's models) on the GPU.
 Medians over interleaved repeats. Writes DIR/gpu.json and DIR/gpu.md.
 
@@ -186,6 +186,10 @@ def run_gpt(libs, repeats, batches=(1, 16)):
     for b in batches:
         samplers = {name: synced_sampler(lib, gpt_step(lib, b))
                     for name, lib in libs.items()}
+        if "fastt" in libs:  # replayed as CUDA graphs (fastt.compile)
+            fastt = libs["fastt"]
+            samplers["fastt compiled"] = synced_sampler(
+                fastt, fastt.compile(gpt_step(fastt, b)))
         st = common.interleaved(samplers, repeats, 0.05)
         out[b] = {name: {k: v * 1e3 for k, v in s.items()
                          if k in ("median", "min", "max")}
@@ -245,12 +249,14 @@ def markdown(res):
         t = v.get("torch", {}).get("median")
         lines.append(f"| {op} | {_num(f)} | {_num(t)} |")
     lines += ["", "## char-GPT training step (ms, median)", "",
-              "| batch | fastt | torch | torch/fastt |",
-              "|---:|---:|---:|---:|"]
+              "| batch | fastt | fastt compiled | torch | torch/fastt | "
+              "torch/compiled |", "|---:|---:|---:|---:|---:|---:|"]
     for b, v in res["gpt"].items():
         f = v.get("fastt", {}).get("median")
+        c = v.get("fastt compiled", {}).get("median")
         t = v.get("torch", {}).get("median")
-        lines.append(f"| {b} | {_num(f, 3)} | {_num(t, 3)} | {_ratio(t, f)} |")
+        lines.append(f"| {b} | {_num(f, 3)} | {_num(c, 3)} | {_num(t, 3)} | "
+                     f"{_ratio(t, f)} | {_ratio(t, c)} |")
     if res.get("curves"):
         lines += ["", "## Framework-tax curves on the GPU (ms per step)", ""]
         c = res["curves"]

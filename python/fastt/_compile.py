@@ -63,12 +63,26 @@ def _module_types():
 _ATOMS = (type(None), bool, int, float, complex, str, bytes)
 
 
+# Dicts of tensors fastt caches across calls (register_cache): a step
+# that reads one of them holds it, as it holds parameters.
+_CACHES = []
+
+
+def register_cache(cache):
+    """Registers a dict whose values are tensors fastt reuses across calls
+    (nn.functional's causal masks) as state a compiled step may read."""
+    _CACHES.append(cache)
+    return cache
+
+
 def _flatten(obj, leaves):
     """Leaves (tensors and atoms) of nested tuples/lists/dicts, and the
     structure (hashable) to rebuild them."""
     if isinstance(obj, _C.Tensor):
         leaves.append(obj)
         return 0
+    if obj is None:  # a constant of the structure (a step returning None)
+        return 2
     t = type(obj)
     if t is tuple or t is list:
         return (t, tuple(_flatten(x, leaves) for x in obj))
@@ -89,6 +103,8 @@ def _named(t):
 
 
 def _unflatten(spec, it):
+    if spec == 2:
+        return None
     if spec == 0 or spec == 1:
         return next(it)
     if spec[0] is dict:
@@ -377,6 +393,8 @@ class CompiledFunction:
             return out
         modules, optims, tensors = _reachable(self._fn, flat)
         state = _state_tensors(modules, optims, tensors)
+        # fastt's own caches (causal masks): the step keeps what it uses.
+        state += [t for cache in _CACHES for t in cache.values()]
         known = [b for b in bindings if b is not None] + state
         why = step.check_addresses(known)
         if why is not None:

@@ -584,3 +584,19 @@ def test_memory_is_planned_by_liveness_and_peaks_at_most_eager(train):
     # And the planned step still computes what eager does.
     for _ in range(3):
         assert bits(eager(*args)) == bits(c(*args))
+
+
+def test_a_step_that_returns_none_replays():
+    model, opt, step = trainer()
+
+    def train(x, y):
+        step(x, y)  # returns nothing, like most training loops' steps
+
+    c = fastt.compile(train)
+    ref_model, _, ref_step = trainer()
+    for x, y in data(4):
+        assert c(x, y) is None
+        ref_step(x, y)
+    assert c.stats["replays"] == 2, (c.stats, c.eager_reason)
+    for p, q in zip(model.parameters(), ref_model.parameters()):
+        assert bits(p) == bits(q)

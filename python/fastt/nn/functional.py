@@ -15,6 +15,7 @@ import math
 
 import fastt
 from fastt import _C
+from fastt._compile import register_cache as _register_cache
 
 _inf = float("inf")
 
@@ -1148,7 +1149,8 @@ def _flash_attention(query, key, value, attn_mask, is_causal, scale,
     return out
 
 
-_causal_masks = {}
+# A compiled step may read a cached mask (fastt.compile holds it).
+_causal_masks = _register_cache({})
 
 
 def _causal_mask(L, S, device):
