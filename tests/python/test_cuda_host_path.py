@@ -219,6 +219,18 @@ def test_mlp_training_step():
     assert measure(step, warmup=0)["kernels"] == c["kernels"]
 
 
+def test_compiled_mlp_step_is_one_graph_launch():
+    # fastt.compile: forward, loss, backward and the .grad assignments
+    # replay as one CUDA graph; the optimizer's step (a host step, so it
+    # reads the current learning rate) is its one chunk-table launch.
+    # Nothing else: no sync, no allocation, no other runtime call.
+    step = fastt.compile(case_mlp_step())
+    c = measure(step)
+    assert step.stats["replays"] >= 1, (step.stats, step.eager_reason)
+    assert not problems(c, 1, {"cudaGraphLaunch": 1}), (
+        problems(c, 1, {"cudaGraphLaunch": 1}), c)
+
+
 def test_gpt_step_no_sync():
     # Embedding + sdpa attention + layer norm + cross entropy at batch 1:
     # the step must never wait for the device (e.g. an index op's range
