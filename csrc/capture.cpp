@@ -409,8 +409,13 @@ void run_node(KernelNode& n) {
 template <class Fn>
 void for_each_address(Graph::Impl& g, Fn&& fn) {
   int64_t n = 0;
+  // A step's slots may share one shadow (an in-place op's out and input):
+  // each is visited once, or a second visit would map the moved address.
+  std::vector<const Tensor*> seen;
   auto one = [&](Tensor* t) {
-    if (!t || !t->defined() || !t->storage()) return;
+    if (!t || !t->defined() || !t->storage() || t->numel() == 0) return;
+    if (std::find(seen.begin(), seen.end(), t) != seen.end()) return;
+    seen.push_back(t);
     Storage* s = t->storage();
     char* base = static_cast<char*>(s->data());
     char* to = fn(n, base);
@@ -423,6 +428,7 @@ void for_each_address(Graph::Impl& g, Fn&& fn) {
     *t = std::move(moved);
   };
   for (const Step& step : g.steps) {
+    seen.clear();
     if (step.kernel == nullptr) {
       for (Tensor& t : g.hosts[step.host].tensors) one(&t);
       ++n;
@@ -475,11 +481,24 @@ void plan(Graph::Impl& g) {
     std::vector<size_t> lives;
   };
   std::vector<Region> regions;
+  // A live lifetime's block is free before it starts only if no host step
+  // that may read anything (a Python call: an optimizer's step reading
+  // last replay's .grad) runs before that: what the block held since the
+  // previous replay must be there for it.
+  int64_t first_opaque = int64_t(g.steps.size());
+  for (size_t k = 0; k < g.steps.size(); ++k) {
+    const Step& st = g.steps[k];
+    if (st.kernel == nullptr && g.hosts[st.host].tensors.empty() &&
+        !g.hosts[st.host].metadata_only) {
+      first_opaque = int64_t(k);
+      break;
+    }
+  }
   for (size_t i = 0; i < pool.lives.size(); ++i) {
     const Pool::Life& l = pool.lives[i];
     by_block[l.block].push_back(i);
     if (l.t1 > l.t0) dead.push_back(i);
-    if (l.t1 < 0 && l.t0 > 0)
+    if (l.t1 < 0 && l.t0 > 0 && l.t0 <= first_opaque)
       regions.push_back(Region{l.block, l.size, l.t0, {}});
   }
   std::sort(regions.begin(), regions.end(),
@@ -651,6 +670,16 @@ void abort() noexcept {
   Recorder* r = thread_state().recorder;
   if (r == nullptr) return;
   set_recording(nullptr);
+  delete r;
+}
+
+void thread_exit(Recorder* r) noexcept {
+  {
+    std::lock_guard<std::mutex> lock(g_count_mu);
+    g_recorders -= 1;
+    g_capturing = g_recorders > 0;
+    refresh_dispatch_hook();
+  }
   delete r;
 }
 

@@ -59,6 +59,10 @@ void abort() noexcept;
 bool recording();
 // This thread runs a capture (recording, suspended or broken).
 bool in_capture();
+struct Recorder;
+// A thread that records exits (its ThreadState dies): drops the recording
+// and lowers the dispatch hook it raised.
+void thread_exit(Recorder* r) noexcept;
 
 // Inside, nothing is recorded and storages come from the normal
 // allocator: for a call that a host step replays as a whole (an

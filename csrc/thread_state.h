@@ -22,6 +22,10 @@ struct Recorder;
 }
 
 struct ThreadState {
+  ThreadState() = default;
+  ~ThreadState();  // stops a recording the thread left running
+  ThreadState(const ThreadState&) = delete;
+  ThreadState& operator=(const ThreadState&) = delete;
   // csrc/capture.cpp: the recording this thread runs (null: none).
   capture::Recorder* recorder = nullptr;
   // autograd/engine.cpp: the saved-tensor hooks stack (innermost last),

@@ -301,6 +301,7 @@ struct RandintK {
 template <class T>
 struct RandpermK {
   static void run(KernelArgs& a) {
+    check_no_random_capture("randperm");
     const int64_t n = a.out->numel();
     if (n == 0) return;
     std::vector<T> host(static_cast<size_t>(n));

@@ -105,10 +105,10 @@ bool graph_capture_active_now() {
   return g_capturing.load(std::memory_order_relaxed) > 0;
 }
 
-void unregister_thread() {
+void unregister_thread(std::thread::id tid) {
   {
     std::lock_guard<std::mutex> lock(g_mu);
-    if (g_pool_of.erase(std::this_thread::get_id()) > 0) --g_capturing;
+    if (g_pool_of.erase(tid) > 0) --g_capturing;
   }
   free_dead_blocks();
 }
@@ -215,9 +215,10 @@ void Graph::capture_begin(std::shared_ptr<GraphPool> pool, int mode) {
       cudaStreamBeginCapture(stream, cudaStreamCaptureMode(mode));
   if (err != cudaSuccess) {
     (void)cudaGetLastError();
-    unregister_thread();
+    unregister_thread(std::this_thread::get_id());
     throw_cuda_error(err, "CUDAGraph.capture_begin");
   }
+  thread_ = std::this_thread::get_id();
   device_ = device;
   stream_ = stream;
   pool_ = std::move(pool);
@@ -231,7 +232,7 @@ void Graph::capture_end() {
   cudaGraph_t graph = nullptr;
   const cudaError_t err = cudaStreamEndCapture(stream_, &graph);
   capturing_ = false;
-  unregister_thread();
+  unregister_thread(thread_);
   if (err != cudaSuccess || graph == nullptr) {
     (void)cudaGetLastError();
     pool_.reset();
@@ -268,7 +269,7 @@ void Graph::reset() {
       (void)cudaGetLastError();
     if (graph) (void)cudaGraphDestroy(graph);
     capturing_ = false;
-    unregister_thread();
+    unregister_thread(thread_);
   }
   if (exec_) {
     (void)cudaGraphExecDestroy(exec_);
@@ -302,7 +303,9 @@ void* run_begin(int device) {
   c->prev = current_stream(device);
   try {
     set_current_stream(device, side_stream(device));
-    c->graph.capture_begin(nullptr, 0);
+    // Thread-local mode: other threads' syncs (a data loader's copies) do
+    // not fail a capture the user did not ask for.
+    c->graph.capture_begin(nullptr, 1);
   } catch (...) {
     set_current_stream(device, c->prev);
     return nullptr;

@@ -20,6 +20,7 @@
 #include <cuda_runtime.h>
 
 #include <memory>
+#include <thread>
 
 namespace fastt {
 namespace cuda {
@@ -58,6 +59,7 @@ class Graph {
   cudaStream_t stream_ = nullptr;
   int device_ = -1;
   bool capturing_ = false;
+  std::thread::id thread_;  // the capturing thread (its pool routing)
   std::shared_ptr<GraphPool> pool_;
 };
 

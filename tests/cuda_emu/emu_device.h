@@ -9,6 +9,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -81,7 +82,7 @@ void count_launch(const Config& c, const char* name);
 // op when `stream` is the capturing one (and refuses work on the legacy
 // default stream, invalidating the capture) instead of the caller running
 // it now. False: run it now.
-extern bool g_capture_active;
+extern std::atomic<bool> g_capture_active;
 bool defer(cudaStream_t stream, std::function<void()> op);
 
 template <class F, class Tup>

@@ -17,6 +17,7 @@
 #include <set>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cub/emu_cub.h"
@@ -653,6 +654,8 @@ struct EmuGraph {
 };
 struct CaptureState {
   cudaStream_t stream = nullptr;
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeGlobal;
+  std::thread::id thread;  // the capturing thread
   std::vector<std::function<void()>> ops;
   bool invalid = false;
   std::string why;  // what invalidated it
@@ -661,8 +664,10 @@ std::mutex g_capture_mutex;
 CaptureState g_cap;  // under g_capture_mutex
 
 // A call that would synchronize with the host while a capture runs fails
-// and invalidates the capture (cudaStreamEndCapture then says so), as on
-// a GPU in the global capture mode.
+// and invalidates the capture (cudaStreamEndCapture then says so): from
+// any thread in the global mode, from the capturing thread in the
+// thread-local one; in the relaxed mode only waiting on the capturing
+// stream itself.
 // `on`: a stream the call waits for or queries (other streams than the
 // capturing one and the legacy default stream are allowed).
 bool refused_in_capture(const char* what, const cudaStream_t* on = nullptr) {
@@ -670,6 +675,11 @@ bool refused_in_capture(const char* what, const cudaStream_t* on = nullptr) {
   std::lock_guard<std::mutex> lock(g_capture_mutex);
   if (!emu::g_capture_active) return false;
   if (on && *on != nullptr && *on != g_cap.stream) return false;
+  const bool own = on && *on == g_cap.stream;
+  if (!own && g_cap.mode == cudaStreamCaptureModeRelaxed) return false;
+  if (!own && g_cap.mode == cudaStreamCaptureModeThreadLocal &&
+      std::this_thread::get_id() != g_cap.thread)
+    return false;
   if (!g_cap.invalid) g_cap.why = what;
   g_cap.invalid = true;
   emu::set_error(cudaErrorStreamCaptureUnsupported,
@@ -686,7 +696,7 @@ cudaError_t event_create(cudaEvent_t* e, unsigned flags);
 
 #define EMU_COUNT(name) emu::count(emu::k_##name)
 
-bool emu::g_capture_active = false;
+std::atomic<bool> emu::g_capture_active{false};
 
 bool emu::defer(cudaStream_t stream, std::function<void()> op) {
   std::lock_guard<std::mutex> lock(g_capture_mutex);
@@ -695,7 +705,9 @@ bool emu::defer(cudaStream_t stream, std::function<void()> op) {
     if (!g_cap.invalid) g_cap.ops.push_back(std::move(op));
     return true;
   }
-  if (stream == nullptr) {
+  if (stream == nullptr && g_cap.mode != cudaStreamCaptureModeRelaxed &&
+      (g_cap.mode == cudaStreamCaptureModeGlobal ||
+       std::this_thread::get_id() == g_cap.thread)) {
     if (!g_cap.invalid) g_cap.why = "work queued on the legacy stream";
     g_cap.invalid = true;
     set_error(cudaErrorStreamCaptureImplicit,
@@ -706,7 +718,8 @@ bool emu::defer(cudaStream_t stream, std::function<void()> op) {
   return false;
 }
 
-cudaError_t cudaStreamBeginCapture(cudaStream_t s, cudaStreamCaptureMode) {
+cudaError_t cudaStreamBeginCapture(cudaStream_t s,
+                                   cudaStreamCaptureMode mode) {
   EMU_COUNT(cudaStreamBeginCapture);
   if (s == nullptr)
     return fail_call(cudaErrorStreamCaptureUnsupported,
@@ -719,6 +732,8 @@ cudaError_t cudaStreamBeginCapture(cudaStream_t s, cudaStreamCaptureMode) {
                      "stream at a time");
   g_cap = CaptureState();
   g_cap.stream = s;
+  g_cap.mode = mode;
+  g_cap.thread = std::this_thread::get_id();
   emu::g_capture_active = true;
   return cudaSuccess;
 }
@@ -766,8 +781,9 @@ cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t s) {
   if (!exec)
     return fail_call(cudaErrorInvalidResourceHandle, "cudaGraphLaunch");
   EmuGraph* g = reinterpret_cast<EmuGraph*>(exec);
-  if (emu::g_capture_active && emu::defer(s, [g] {
-        for (auto& op : g->ops) op();
+  if (emu::g_capture_active &&
+      emu::defer(s, [ops = g->ops]() mutable {  // a copy: exec may die
+        for (auto& op : ops) op();
       }))
     return pending();
   for (auto& op : g->ops) op();

@@ -214,3 +214,39 @@ def test_compiled_steps_replay_cuda_kernels_as_device_graphs(dropout):
     assert rec.num_device_graphs == (1 if dropout == 0 else 2)
     for pe, pc in zip(model_e.parameters(), model_c.parameters()):
         assert host(pe).tobytes() == host(pc).tobytes()
+
+
+@needs_cuda
+def test_make_graphed_callables_chains_callables_in_one_pool():
+    # Two modules graphed together (one pool: forwards captured in order,
+    # backwards in reverse), then run as training runs them: the second
+    # one's forward must not overwrite what the first one's backward reads.
+    def build():
+        fastt.manual_seed(0)
+        # GELU saves its input: an intermediate of the first graph that
+        # its backward reads after the second forward ran.
+        return (nn.Sequential(nn.Linear(8, 16), nn.GELU(),
+                              nn.Linear(16, 16)).to(DEVICE),
+                nn.Sequential(nn.Linear(16, 16), nn.GELU(),
+                              nn.Linear(16, 4)).to(DEVICE))
+    rng = np.random.default_rng(3)
+    batches = [(rng.standard_normal((5, 8)).astype(np.float32),
+                rng.integers(0, 4, 5)) for _ in range(4)]
+    ea, eb = build()
+    ga, gb = build()
+    ga, gb = fastt.cuda.make_graphed_callables(
+        (ga, gb), ((fastt.zeros(5, 8, device=DEVICE),),
+                   (fastt.zeros(5, 16, device=DEVICE, requires_grad=True),)))
+    params = {"e": list(ea.parameters()) + list(eb.parameters()),
+              "g": list(ga.parameters()) + list(gb.parameters())}
+    opts = {k: fastt.optim.SGD(v, lr=0.1) for k, v in params.items()}
+    for xb, yb in batches:
+        for k, (a, b) in {"e": (ea, eb), "g": (ga, gb)}.items():
+            x = fastt.tensor(xb, device=DEVICE)
+            y = fastt.tensor(yb, device=DEVICE)
+            opts[k].zero_grad()
+            nn.functional.cross_entropy(b(a(x)), y).backward()
+            opts[k].step()
+    for pe, pg in zip(params["e"], params["g"]):
+        np.testing.assert_allclose(host(pe), host(pg), rtol=1e-5,
+                                   atol=1e-6)

@@ -169,7 +169,8 @@ def make_graphed_callables(callables, sample_args, num_warmup_iters=3,
     make_graphed_callables. Arguments and outputs are tensors (or tuples
     of them) whose shapes, dtypes and requires_grad match the samples;
     module hooks are not allowed; a module's parameters get gradients as
-    usual."""
+    usual. Several callables share one memory pool and must run as
+    captured: their forwards in order, their backwards in reverse."""
     import fastt
     from . import Stream, current_stream, stream as stream_ctx, synchronize
     just_one = False
@@ -190,41 +191,52 @@ def make_graphed_callables(callables, sample_args, num_warmup_iters=3,
                     "registered at the time they are passed")
     mempool = graph_pool_handle() if pool is None else pool
     side = Stream()
-    results = []
+    parts = []
     for c, args in zip(callables, sample_args):
         args = tuple(args) if isinstance(args, (tuple, list)) else (args,)
         inputs = _flat_tensors(args, [])
         params = (tuple(p for p in c.parameters() if p.requires_grad)
                   if isinstance(c, Module) else ())
         diff_in = tuple(t for t in inputs if t.requires_grad) + params
-        synchronize()
-        side.wait_stream(current_stream())
-        with stream_ctx(side):
+        parts.append({"c": c, "args": args, "inputs": inputs,
+                      "params": params, "diff_in": diff_in})
+    synchronize()
+    side.wait_stream(current_stream())
+    with stream_ctx(side):
+        for p in parts:
             for _ in range(num_warmup_iters):
-                outs = _flat_tensors(c(*args), [])
+                outs = _flat_tensors(p["c"](*p["args"]), [])
                 grad_outs = [o for o in outs if o.requires_grad]
-                if grad_outs and diff_in:
+                if grad_outs and p["diff_in"]:
                     fastt.autograd.grad(
-                        grad_outs, diff_in,
+                        grad_outs, p["diff_in"],
                         grad_outputs=[fastt.empty_like(o) for o in grad_outs],
                         allow_unused=allow_unused_input)
                 del outs, grad_outs
-        synchronize()
-        fwd, bwd = CUDAGraph(), CUDAGraph()
-        with graph(fwd, pool=mempool):
-            out = c(*args)
-        static_outs = _flat_tensors(out, [])
-        need = [o for o in static_outs if o.requires_grad]
-        static_grad_outs = [fastt.empty_like(o) for o in need]
-        static_grads = ()
-        if need and diff_in:
-            with graph(bwd, pool=mempool):
-                static_grads = fastt.autograd.grad(
-                    need, diff_in, grad_outputs=static_grad_outs,
+    synchronize()
+    # As torch: every forward in order, then the backwards in reverse, all
+    # in one pool, so that memory a later graph reuses is what the graphs
+    # before it in that order (fwd1, fwd2, ..., bwd2, bwd1: how training
+    # runs them) are done with.
+    for p in parts:
+        p["fwd"], p["bwd"] = CUDAGraph(), CUDAGraph()
+        with graph(p["fwd"], pool=mempool):
+            p["out"] = p["c"](*p["args"])
+        p["static_outs"] = _flat_tensors(p["out"], [])
+        p["need"] = [o for o in p["static_outs"] if o.requires_grad]
+        p["static_grad_outs"] = [fastt.empty_like(o) for o in p["need"]]
+    for p in reversed(parts):
+        p["static_grads"] = ()
+        if p["need"] and p["diff_in"]:
+            with graph(p["bwd"], pool=mempool):
+                p["static_grads"] = fastt.autograd.grad(
+                    p["need"], p["diff_in"],
+                    grad_outputs=p["static_grad_outs"],
                     allow_unused=allow_unused_input)
-        results.append(_graphed(c, args, inputs, params, diff_in, fwd, bwd,
-                                out, static_outs, need, static_grad_outs,
-                                static_grads))
+    results = [_graphed(p["c"], p["args"], p["inputs"], p["params"],
+                        p["diff_in"], p["fwd"], p["bwd"], p["out"],
+                        p["static_outs"], p["need"], p["static_grad_outs"],
+                        p["static_grads"]) for p in parts]
     return results[0] if just_one else tuple(results)
 
 

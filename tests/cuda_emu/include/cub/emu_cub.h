@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -28,7 +29,7 @@ void count_cub(const char* name);
 extern bool g_null_kernels;
 // Stream capture (emu_device.h): a call on the capturing stream is
 // recorded to run when the graph is launched.
-extern bool g_capture_active;
+extern std::atomic<bool> g_capture_active;
 bool defer(cudaStream_t stream, std::function<void()> op);
 }  // namespace emu
 
