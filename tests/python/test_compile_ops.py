@@ -30,15 +30,8 @@ SAMPLES = 3  # per name and dtype
 DTYPES = ("float32", "int64")
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _poisoned_plan():
-    """Memory the memory plan frees is filled with 0xff bytes and kept:
-    an argument the plan failed to move reads garbage and fails a
-    comparison, instead of reading freed memory that still holds the
-    right values."""
-    fastt._C._capture_poison(True)
-    yield
-    fastt._C._capture_poison(False)
+# The memory plan's freed memory is poisoned (conftest.capture_poison).
+pytestmark = pytest.mark.usefixtures("capture_poison")
 
 
 def _slots(x, leaves):
