@@ -186,14 +186,22 @@ def run_gpt(libs, repeats, batches=(1, 16)):
     for b in batches:
         samplers = {name: synced_sampler(lib, gpt_step(lib, b))
                     for name, lib in libs.items()}
+        compiled = None
         if "fastt" in libs:  # replayed as CUDA graphs (fastt.compile)
             fastt = libs["fastt"]
-            samplers["fastt compiled"] = synced_sampler(
-                fastt, fastt.compile(gpt_step(fastt, b)))
+            compiled = fastt.compile(gpt_step(fastt, b))
+            samplers["fastt compiled"] = synced_sampler(fastt, compiled)
         st = common.interleaved(samplers, repeats, 0.05)
         out[b] = {name: {k: v * 1e3 for k, v in s.items()
                          if k in ("median", "min", "max")}
                   for name, s in st.items()}
+        if compiled is not None:  # what the compiled column really ran
+            e = compiled._entries[0].step if compiled._entries else None
+            out[b]["compiled_how"] = (
+                f"{compiled.stats['replays']} replays, "
+                f"{e.num_device_graphs if e else 0} CUDA graphs"
+                + (f"; eager: {compiled.eager_reason}"
+                   if compiled.eager_reason else ""))
     return out
 
 
@@ -257,6 +265,8 @@ def markdown(res):
         t = v.get("torch", {}).get("median")
         lines.append(f"| {b} | {_num(f, 3)} | {_num(c, 3)} | {_num(t, 3)} | "
                      f"{_ratio(t, f)} | {_ratio(t, c)} |")
+    lines += [f"\nfastt compiled at batch {b}: {v['compiled_how']}"
+              for b, v in res["gpt"].items() if "compiled_how" in v]
     if res.get("curves"):
         lines += ["", "## Framework-tax curves on the GPU (ms per step)", ""]
         c = res["curves"]

@@ -674,13 +674,14 @@ void abort() noexcept {
 }
 
 void thread_exit(Recorder* r) noexcept {
-  {
-    std::lock_guard<std::mutex> lock(g_count_mu);
-    g_recorders -= 1;
-    g_capturing = g_recorders > 0;
-    refresh_dispatch_hook();
-  }
-  delete r;
+  std::lock_guard<std::mutex> lock(g_count_mu);
+  g_recorders -= 1;
+  g_capturing = g_recorders > 0;
+  refresh_dispatch_hook();
+  // r is leaked, not freed: its host steps may hold Python objects, and a
+  // thread-exit destructor does not hold the GIL (on the main thread it
+  // runs after the interpreter is gone).
+  (void)r;
 }
 
 bool recording() { return active() != nullptr; }

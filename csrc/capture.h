@@ -60,8 +60,8 @@ bool recording();
 // This thread runs a capture (recording, suspended or broken).
 bool in_capture();
 struct Recorder;
-// A thread that records exits (its ThreadState dies): drops the recording
-// and lowers the dispatch hook it raised.
+// A thread that records exits (its ThreadState dies): lowers the dispatch
+// hook it raised and abandons (leaks) the recording.
 void thread_exit(Recorder* r) noexcept;
 
 // Inside, nothing is recorded and storages come from the normal

@@ -15,16 +15,18 @@ rates read from ``param_groups`` and Adam's step counts are current.
 Guards (checked by ``_CapturedStep.run`` in C, plus a module re-check
 when any module attribute changed): positional and keyword arguments
 (tensor shape, strides, dtype, device, requires_grad; other values by
-type and ==), grad mode, CPU autocast, the address and requires_grad of
-every parameter, buffer, gradient and optimizer state the step can see,
-the ``training`` flags, parameters and plain attributes of its modules,
-and the gradients it accumulates into in place. A miss captures again
+type and ==), grad mode, CPU and CUDA autocast, the address and
+requires_grad of every parameter, buffer, gradient and optimizer state
+the step can see, the ``training`` flags, parameters and plain
+attributes of its modules, and the gradients it accumulates into in
+place. A miss captures again
 (``cache_size_limit`` entries at most, then eager with a warning).
 
 What cannot be captured is a graph break: a host read (``.item()``,
 ``tolist()``, printing a tensor, ``bool(t)``), an op whose output shape
 depends on the data (``nonzero``, ``masked_select``), Python data turned
-into a tensor inside the step, CUDA work (not yet), a gradient hook. The
+into a tensor inside the step, work on two CUDA devices, a gradient
+hook. The
 function then stays eager (``verbose=True`` says why); with
 ``fullgraph=True`` the break raises naming the op and the line (and the
 first call is the capture, without a warm-up, so it raises at once).
@@ -95,11 +97,17 @@ def _flatten(obj, leaves):
     return 1
 
 
+_NAMED = {}
+
+
 def _named(t):
-    """A constructor from an iterable for a tuple subclass."""
-    if hasattr(t, "_fields"):
-        return lambda xs: t(*xs)
-    return t  # a structseq takes a sequence
+    """A constructor from an iterable for a tuple subclass; one object per
+    type, so that two specs of the same structure compare equal."""
+    c = _NAMED.get(t)
+    if c is None:
+        c = (lambda xs: t(*xs)) if hasattr(t, "_fields") else t
+        _NAMED[t] = c  # (a structseq takes a sequence)
+    return c
 
 
 def _unflatten(spec, it):

@@ -55,8 +55,9 @@ struct StepObject {
   std::vector<Tensor> outputs;
   bool bound;
   bool grad_mode;
-  bool cpu_autocast;
-  DType cpu_autocast_dtype;
+  // Autocast per device type (CPU, CUDA) when captured: on, and its dtype.
+  bool autocast[kNumDeviceTypes];
+  DType autocast_dtype[kNumDeviceTypes];
 };
 
 extern PyTypeObject StepType;
@@ -96,8 +97,11 @@ PyObject* f_end(PyObject*, PyObject*) {
   new (&o->outputs) std::vector<Tensor>();
   o->bound = false;
   o->grad_mode = autograd::grad_enabled();
-  o->cpu_autocast = autocast::is_enabled(DeviceType::CPU);
-  o->cpu_autocast_dtype = autocast::dtype(DeviceType::CPU);
+  for (int d = 0; d < kNumDeviceTypes; ++d) {
+    const auto type = static_cast<fastt::DeviceType>(d);
+    o->autocast[d] = autocast::is_enabled(type);
+    o->autocast_dtype[d] = autocast::dtype(type);
+  }
   return reinterpret_cast<PyObject*>(o);
   FASTT_PY_END
 }
@@ -256,11 +260,13 @@ PyObject* step_run(PyObject* self, PyObject* args) {
   if (!s.bound || !PyTuple_Check(args) ||
       PyTuple_GET_SIZE(args) != Py_ssize_t(s.args.size()))
     Py_RETURN_NONE;
-  if (autograd::grad_enabled() != s.grad_mode ||
-      autocast::is_enabled(DeviceType::CPU) != s.cpu_autocast ||
-      (s.cpu_autocast &&
-       autocast::dtype(DeviceType::CPU) != s.cpu_autocast_dtype))
-    Py_RETURN_NONE;
+  if (autograd::grad_enabled() != s.grad_mode) Py_RETURN_NONE;
+  for (int d = 0; d < kNumDeviceTypes; ++d) {
+    const auto type = static_cast<fastt::DeviceType>(d);
+    if (autocast::is_enabled(type) != s.autocast[d] ||
+        (s.autocast[d] && autocast::dtype(type) != s.autocast_dtype[d]))
+      Py_RETURN_NONE;
+  }
   for (size_t i = 0; i < s.args.size(); ++i) {
     PyObject* v = PyTuple_GET_ITEM(args, Py_ssize_t(i));
     const ArgGuard& g = s.args[i];

@@ -618,3 +618,14 @@ def test_an_optimizer_step_before_backward_reads_intact_gradients():
     assert c.stats["replays"] == 4, (c.stats, c.eager_reason)
     for p, q in zip(model_e.parameters(), model_c.parameters()):
         assert bits(p) == bits(q)
+
+
+def test_namedtuple_arguments_hit_the_guards():
+    import collections
+    P = collections.namedtuple("P", "x y")
+    c = fastt.compile(lambda p: p.x * 2 + p.y)
+    x, y = fastt.ones(3), fastt.arange(3.0)
+    for _ in range(4):
+        out = c(P(x, y))
+    assert c.stats["captures"] == 1 and c.stats["replays"] == 2, c.stats
+    assert out.tolist() == [2.0, 3.0, 4.0]

@@ -250,3 +250,21 @@ def test_make_graphed_callables_chains_callables_in_one_pool():
     for pe, pg in zip(params["e"], params["g"]):
         np.testing.assert_allclose(host(pe), host(pg), rtol=1e-5,
                                    atol=1e-6)
+
+
+@needs_cuda
+def test_compiled_steps_guard_cuda_autocast():
+    fastt.manual_seed(0)
+    lin = nn.Linear(8, 8).to(DEVICE)
+
+    def f(x):
+        with fastt.no_grad():
+            return lin(x)
+    c = fastt.compile(f)
+    x = fastt.randn(4, 8, device=DEVICE)
+    for _ in range(3):
+        assert c(x).dtype == fastt.float32
+    with fastt.autocast("cuda", dtype=fastt.bfloat16):
+        assert c(x).dtype == fastt.bfloat16  # a guard miss: captured again
+    assert c(x).dtype == fastt.float32
+    assert c.stats["captures"] == 2, c.stats

@@ -1160,7 +1160,13 @@ def _causal_mask(L, S, device):
     if mask is None:
         if len(_causal_masks) > 64:
             _causal_masks.clear()
-        mask = fastt.ones((L, S), dtype=fastt.bool, device=device).triu(1)
+        def make():
+            return fastt.ones((L, S), dtype=fastt.bool,
+                              device=device).triu(1)
+        # Made while a compiled step is captured, it is cached state, not
+        # one of the step's intermediates (which a replay rewrites).
+        mask = (_C._capture_suspended(make) if _C._capture_in_capture()
+                else make())
         _causal_masks[key] = mask
     return mask
 
