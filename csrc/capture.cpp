@@ -90,18 +90,18 @@ bool unrecordable(Op op) {
 // The memory of a recording: blocks handed out while it records and given
 // back to it (never to the caching allocator) when their storage dies, so
 // no address a recorded kernel uses can belong to anything else later.
-// While it records, each block's lifetimes are noted against the kernel
-// clock; plan() then lays the lifetimes that ended inside the step out in
-// one arena (see Graph::Impl::plan). Alive while the graph or any storage
-// made from it is.
+// While it records, each block's lifetimes are noted against the step
+// clock (kernels and host steps recorded so far); plan() then gives the
+// lifetimes that ended inside the step new places. Alive while the graph
+// or any storage made from it is.
 struct Pool {
-  // One lifetime of a block: taken before kernel t0 ran, given back
-  // before kernel t1 ran (t1 < 0: still alive when the recording ended).
+  // One lifetime of a block: taken before step t0 ran, given back before
+  // step t1 ran (t1 < 0: still alive when the recording ended).
   struct Life {
     char* block;
     size_t size;
     int64_t t0, t1;
-    size_t offset = 0;  // in the arena
+    size_t offset = 0;  // in its place (plan())
   };
   Device device;  // CPU memory, or a device's (not planned)
   std::mutex mu;
@@ -111,7 +111,7 @@ struct Pool {
   std::atomic<int64_t> refs{1};
   size_t bytes = 0;
   bool noting = true;            // lifetimes are noted until seal()
-  std::atomic<int64_t> clock{0};  // kernels recorded so far
+  std::atomic<int64_t> clock{0};  // steps recorded so far
   std::vector<Life> lives;
   std::unordered_map<char*, size_t> open;  // block -> its live Life
 
