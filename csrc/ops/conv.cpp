@@ -62,6 +62,15 @@ void replayed(std::vector<Tensor> tensors,
                 "took when the step was captured");
   });
 }
+// replayed() for the forward and input-gradient hooks: (input, weight,
+// bias or undefined, output).
+template <class Hook>
+void replayed_with_bias(Hook f, std::vector<Tensor> tensors,
+                        const ConvDesc& d) {
+  replayed(std::move(tensors), [f, d](Tensor* t) {
+    return f(t[0], t[1], t[2].defined() ? &t[2] : nullptr, d, t[3]);
+  });
+}
 
 // The kernel of `op` for t's device and dtype; the error names the user's
 // op rather than the internal one.
@@ -355,11 +364,7 @@ Tensor conv_forward(const Tensor& x, const Tensor& weight, const Tensor& bias,
                                conv_desc(g), y)) {
       whole.release();
       if (FASTT_UNLIKELY(g_capturing))
-        replayed({x, weight, bias, y},
-                 [f = h.forward, d = conv_desc(g)](Tensor* t) {
-                   return f(t[0], t[1], t[2].defined() ? &t[2] : nullptr,
-                            d, t[3]);
-                 });
+        replayed_with_bias(h.forward, {x, weight, bias, y}, conv_desc(g));
       return y;
     }
   }
@@ -432,11 +437,8 @@ Tensor conv_input_grad(const Tensor& gy, const Tensor& weight,
                      conv_desc(g), gx)) {
       whole.release();
       if (FASTT_UNLIKELY(g_capturing))
-        replayed({gy, weight, bias, gx},
-                 [f = h.input_grad, d = conv_desc(g)](Tensor* t) {
-                   return f(t[0], t[1], t[2].defined() ? &t[2] : nullptr,
-                            d, t[3]);
-                 });
+        replayed_with_bias(h.input_grad, {gy, weight, bias, gx},
+                           conv_desc(g));
       return gx;
     }
   }

@@ -120,7 +120,9 @@ void* device_alloc(size_t nbytes, int device) {
 void device_free(void* p, size_t, int device) {
   if (!p) return;
   try {
-    if (graph_pool_free(p)) return;  // back to its graph's pool
+    if (FASTT_UNLIKELY(g_graph_lent.load(std::memory_order_relaxed) > 0) &&
+        graph_pool_free(p))
+      return;  // back to its graph's pool
     device_allocator(device).free(p);
   } catch (...) {
     // Storage destruction must not throw; a failure here means a CUDA

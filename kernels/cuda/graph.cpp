@@ -26,7 +26,6 @@ namespace {
 // fail the capture): freed when no capture runs any more.
 std::mutex g_dead_mu;
 std::vector<std::pair<int, void*>> g_dead_blocks;
-bool graph_capture_active_now();
 
 // Waits for the device (a replay may still run on some stream), then
 // gives the blocks to the allocator.
@@ -46,7 +45,7 @@ void free_dead_blocks() {
   std::vector<std::pair<int, void*>> blocks;
   {
     std::lock_guard<std::mutex> lock(g_dead_mu);
-    if (g_dead_blocks.empty() || graph_capture_active_now()) return;
+    if (g_dead_blocks.empty() || graph_capture_active()) return;
     blocks.swap(g_dead_blocks);
   }
   free_blocks(blocks);
@@ -59,7 +58,7 @@ class GraphPool {
   ~GraphPool() {
     std::vector<std::pair<int, void*>> blocks;
     for (auto& b : size_) blocks.emplace_back(device_, b.first);
-    if (graph_capture_active_now()) {
+    if (graph_capture_active()) {
       std::lock_guard<std::mutex> lock(g_dead_mu);
       g_dead_blocks.insert(g_dead_blocks.end(), blocks.begin(),
                            blocks.end());
@@ -95,36 +94,29 @@ class GraphPool {
 };
 
 namespace {
-std::atomic<int> g_capturing{0};  // threads capturing now
-std::atomic<int64_t> g_lent{0};   // pool blocks that storages hold
 std::mutex g_mu;                  // the two maps
 std::unordered_map<std::thread::id, std::shared_ptr<GraphPool>> g_pool_of;
 std::unordered_map<void*, std::shared_ptr<GraphPool>> g_owner;
 
-bool graph_capture_active_now() {
-  return g_capturing.load(std::memory_order_relaxed) > 0;
-}
-
 void unregister_thread(std::thread::id tid) {
   {
     std::lock_guard<std::mutex> lock(g_mu);
-    if (g_pool_of.erase(tid) > 0) --g_capturing;
+    if (g_pool_of.erase(tid) > 0) --g_graph_capturing;
   }
   free_dead_blocks();
 }
 }  // namespace
+
+std::atomic<int> g_graph_capturing{0};
+std::atomic<int64_t> g_graph_lent{0};
 
 std::shared_ptr<GraphPool> new_graph_pool(int device) {
   check_device(device, "graph_pool_handle");
   return std::make_shared<GraphPool>(device);
 }
 
-bool graph_capture_active() {
-  return g_capturing.load(std::memory_order_relaxed) > 0;
-}
-
 void* graph_pool_alloc(size_t nbytes, int device) {
-  if (g_capturing.load(std::memory_order_relaxed) == 0) return nullptr;
+  if (g_graph_capturing.load(std::memory_order_relaxed) == 0) return nullptr;
   std::shared_ptr<GraphPool> pool;
   {
     std::lock_guard<std::mutex> lock(g_mu);
@@ -136,12 +128,12 @@ void* graph_pool_alloc(size_t nbytes, int device) {
   void* p = pool->take(nbytes, current_stream(device));
   std::lock_guard<std::mutex> lock(g_mu);
   g_owner[p] = std::move(pool);
-  ++g_lent;
+  ++g_graph_lent;
   return p;
 }
 
 bool graph_pool_free(void* p) {
-  if (g_lent.load(std::memory_order_relaxed) == 0) return false;
+  if (g_graph_lent.load(std::memory_order_relaxed) == 0) return false;
   std::shared_ptr<GraphPool> pool;
   {
     std::lock_guard<std::mutex> lock(g_mu);
@@ -149,7 +141,7 @@ bool graph_pool_free(void* p) {
     if (it == g_owner.end()) return false;
     pool = std::move(it->second);
     g_owner.erase(it);
-    --g_lent;
+    --g_graph_lent;
   }
   pool->give_back(p);
   return true;  // the last holder of the pool frees it here
@@ -209,7 +201,7 @@ void Graph::capture_begin(std::shared_ptr<GraphPool> pool, int mode) {
                 "CUDAGraph.capture_begin: this thread is already capturing "
                 "a graph");
     g_pool_of[std::this_thread::get_id()] = pool;
-    ++g_capturing;
+    ++g_graph_capturing;
   }
   const cudaError_t err =
       cudaStreamBeginCapture(stream, cudaStreamCaptureMode(mode));

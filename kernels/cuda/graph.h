@@ -19,6 +19,8 @@
 #pragma once
 #include <cuda_runtime.h>
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <thread>
 
@@ -49,10 +51,7 @@ class Graph {
   // Drops the graph and this graph's hold on its pool.
   void reset();
 
-  bool captured() const { return exec_ != nullptr; }
-  bool capturing() const { return capturing_; }
   const std::shared_ptr<GraphPool>& pool() const { return pool_; }
-  int device() const { return device_; }
 
  private:
   cudaGraphExec_t exec_ = nullptr;
@@ -66,17 +65,23 @@ class Graph {
 // Whether `stream` is being captured (torch.cuda.is_current_stream_capturing
 // on the current stream).
 bool stream_is_capturing(cudaStream_t stream);
+// Threads capturing now, and pool blocks storages hold (graph.cpp): the
+// allocator's and the random kernels' checks are one load while zero.
+extern std::atomic<int> g_graph_capturing;
+extern std::atomic<int64_t> g_graph_lent;
 // True while some thread captures (a flag test, for hot paths).
-bool graph_capture_active();
+inline bool graph_capture_active() {
+  return g_graph_capturing.load(std::memory_order_relaxed) > 0;
+}
 
 // Raises NotImplementedError naming `op` when the current stream captures:
 // a random kernel takes its (seed, offset) as arguments, so a replay
 // would draw the capture's numbers again.
 void check_no_random_capture(const char* op);
 
-// The allocator's hooks (allocator.cpp): memory for a thread that
-// captures, from its graph's pool (null: it does not capture); whether `p`
-// was a pool's block, now given back to it.
+// The allocator's hooks (allocator.cpp), called behind the flags above:
+// memory for a thread that captures, from its graph's pool (null: it does
+// not capture); whether `p` was a pool's block, now given back to it.
 void* graph_pool_alloc(size_t nbytes, int device);
 bool graph_pool_free(void* p);
 

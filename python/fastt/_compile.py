@@ -65,16 +65,31 @@ def _module_types():
 _ATOMS = (type(None), bool, int, float, complex, str, bytes)
 
 
-# Dicts of tensors fastt caches across calls (register_cache): a step
-# that reads one of them holds it, as it holds parameters.
+# Caches of tensors fastt reuses across calls (TensorCache): a step that
+# reads one of their tensors holds it, as it holds parameters.
 _CACHES = []
 
 
-def register_cache(cache):
-    """Registers a dict whose values are tensors fastt reuses across calls
-    (nn.functional's causal masks) as state a compiled step may read."""
-    _CACHES.append(cache)
-    return cache
+class TensorCache(dict):
+    """A dict of tensors fastt reuses across calls (nn.functional's causal
+    masks), known to fastt.compile as state a step may read. Values are
+    made by get_or_make: one made while a step is captured is cached state,
+    not one of the step's intermediates (which a replay rewrites)."""
+
+    def __init__(self, max_size=64):
+        super().__init__()
+        self.max_size = max_size
+        _CACHES.append(self)
+
+    def get_or_make(self, key, make):
+        value = self.get(key)
+        if value is None:
+            if len(self) >= self.max_size:
+                self.clear()
+            value = (_C._capture_suspended(make) if _C._capture_in_capture()
+                     else make())
+            self[key] = value
+        return value
 
 
 def _flatten(obj, leaves):

@@ -15,7 +15,7 @@ import math
 
 import fastt
 from fastt import _C
-from fastt._compile import register_cache as _register_cache
+from fastt._compile import TensorCache as _TensorCache
 
 _inf = float("inf")
 
@@ -1150,25 +1150,14 @@ def _flash_attention(query, key, value, attn_mask, is_causal, scale,
 
 
 # A compiled step may read a cached mask (fastt.compile holds it).
-_causal_masks = _register_cache({})
+_causal_masks = _TensorCache(max_size=65)
 
 
 def _causal_mask(L, S, device):
     """The [L, S] bool mask above the diagonal, cached (read-only use)."""
-    key = (L, S, str(device))
-    mask = _causal_masks.get(key)
-    if mask is None:
-        if len(_causal_masks) > 64:
-            _causal_masks.clear()
-        def make():
-            return fastt.ones((L, S), dtype=fastt.bool,
-                              device=device).triu(1)
-        # Made while a compiled step is captured, it is cached state, not
-        # one of the step's intermediates (which a replay rewrites).
-        mask = (_C._capture_suspended(make) if _C._capture_in_capture()
-                else make())
-        _causal_masks[key] = mask
-    return mask
+    return _causal_masks.get_or_make(
+        (L, S, str(device)),
+        lambda: fastt.ones((L, S), dtype=fastt.bool, device=device).triu(1))
 
 
 def _repeat_heads(x, rep):
