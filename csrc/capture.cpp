@@ -698,6 +698,8 @@ void Suspend::release() {
   if (Recorder* r = thread_state().recorder) --r->suspended;
 }
 
+static void (*g_break_observer)() = nullptr;
+
 void graph_break(const char* what) {
   Recorder* r = active();
   if (r == nullptr) return;
@@ -711,7 +713,10 @@ void graph_break(const char* what) {
         what));
   g.broken = true;
   g.reason = what;
+  if (g_break_observer != nullptr) g_break_observer();
 }
+
+void set_break_observer(void (*observer)()) { g_break_observer = observer; }
 
 void host_step(std::function<void()> fn) {
   Recorder* r = active();
@@ -913,12 +918,36 @@ bool Graph::grads_unchanged() const {
 }
 
 void Graph::guard_assigned_grads(const std::vector<Tensor>& had_grad) {
-  impl_->need_none.clear();
-  for (const Tensor& leaf : impl_->assigned) {
+  Impl& g = *impl_;
+  g.need_none.clear();
+  for (const Tensor& leaf : g.assigned) {
     bool had = false;
     for (const Tensor& t : had_grad) had = had || t.is_same(leaf);
-    if (!had) impl_->need_none.push_back(leaf);
+    if (!had) g.need_none.push_back(leaf);
   }
+  // The gradients read but neither assigned nor accumulated into.
+  std::vector<GradGuard> read;
+  for (const Tensor& leaf : had_grad) {
+    const Tensor grad = fastt::grad(leaf);
+    if (!grad.defined() || !grad.storage()) continue;
+    bool known = false;
+    for (const Tensor& t : g.assigned) known = known || t.is_same(leaf);
+    for (const GradGuard& gg : g.grad_guards)
+      known = known || gg.leaf.is_same(leaf);
+    if (!known) read.push_back(GradGuard{leaf, grad});
+  }
+  if (read.empty()) return;
+  std::vector<bool> used(read.size(), false);
+  for_each_address(g, [&](int64_t, char* p) {
+    for (size_t i = 0; i < read.size(); ++i) {
+      const Storage* s = read[i].grad.storage();
+      const char* b = static_cast<const char*>(s->data());
+      if (p >= b && p < b + s->nbytes()) used[i] = true;
+    }
+    return p;
+  });
+  for (size_t i = 0; i < read.size(); ++i)
+    if (used[i]) g.grad_guards.push_back(read[i]);
 }
 
 void Graph::replay() {

@@ -84,6 +84,9 @@ class Suspend {
 // RuntimeError naming it; otherwise the recording stops here and the
 // step runs eagerly from now on.
 void graph_break(const char* what);
+// Called on a recording's first break, after it is noted (the Python
+// binding notes where the user's code stood, to split the function there).
+void set_break_observer(void (*observer)());
 inline void host_read(const char* what) {
   if (FASTT_UNLIKELY(g_capturing)) graph_break(what);
 }
@@ -168,6 +171,9 @@ class Graph {
   // either, or if the step clears it itself (zero_grad inside), which is
   // what a leaf that had a .grad before the capture shows: `had_grad`
   // lists those leaves; the others must have none before each replay.
+  // A leaf of `had_grad` whose .grad the step reads without assigning or
+  // accumulating into it must keep that .grad (code outside the step may
+  // assign a new one, which the recorded kernels would not read).
   void guard_assigned_grads(const std::vector<Tensor>& had_grad);
   // Runs the recorded list. Not thread-safe against other replays of the
   // same graph.

@@ -26,10 +26,16 @@ What cannot be captured is a graph break: a host read (``.item()``,
 ``tolist()``, printing a tensor, ``bool(t)``), an op whose output shape
 depends on the data (``nonzero``, ``masked_select``), Python data turned
 into a tensor inside the step, work on two CUDA devices, a gradient
-hook. The
-function then stays eager (``verbose=True`` says why); with
-``fullgraph=True`` the break raises naming the op and the line (and the
-first call is the capture, without a warm-up, so it raises at once).
+hook. The function is then split at its top-level statements
+(_split.py): the statement holding the break runs eagerly on every call,
+the statements before and after it are captured as pieces of their own
+(and split again at their own breaks). ``graph_breaks`` lists the breaks
+(reason, file, line); ``verbose=True`` prints them. Where it cannot be
+split (a tensor with autograd history passing the break, the source not
+readable) the piece or the function stays eager, and ``eager_reason``
+says why. With ``fullgraph=True`` a break raises naming the op and the
+line (and the first call is the capture, without a warm-up, so it raises
+at once).
 
 As with torch.compile and CUDA graphs, Python side effects inside the
 captured function (printing, appending to a list, forward hooks) happen
@@ -42,7 +48,7 @@ import sys
 import types
 import warnings
 
-from . import _C
+from . import _C, _split
 
 __all__ = ["compile", "CompiledFunction", "host_call"]
 
@@ -214,8 +220,7 @@ def _reachable(fn, flat):
         elif isinstance(o, dict):
             for x in o.values():
                 visit(x, depth + 1)
-        elif hasattr(o, "optimizer") and isinstance(
-                getattr(o, "optimizer", None), Optimizer):
+        elif isinstance(_optimizer_of(o), Optimizer):
             visit(o.optimizer, depth + 1)  # an LR scheduler
         elif (depth <= 1 and hasattr(o, "__dict__")
               and not isinstance(o, (type, types.ModuleType))):
@@ -226,6 +231,13 @@ def _reachable(fn, flat):
     for a in flat:
         visit(a, 1)
     return list(modules.values()), list(optims.values()), tensors
+
+
+def _optimizer_of(o):
+    try:  # (any object: its __getattr__ may raise anything)
+        return getattr(o, "optimizer", None)
+    except Exception:
+        return None
 
 
 def _state_tensors(modules, optims, tensors):
@@ -271,23 +283,30 @@ def _snapshot(modules):
 
 class _Entry:
     __slots__ = ("step", "epoch", "modules", "snapshot", "out_spec",
-                 "single")
+                 "single", "recipe")
 
 
 class CompiledFunction:
     """What fastt.compile returns for a function: call it like the
-    function. ``stats`` counts captures, replays, eager calls and graph
-    breaks; ``reset()`` drops the recorded steps."""
+    function. ``stats`` counts captures, replays, eager calls, graph
+    breaks and calls run as split pieces (whose own counts are on the
+    pieces); ``graph_breaks`` lists (reason, file, line) per break;
+    ``reset()`` drops the recorded steps."""
 
-    def __init__(self, fn, fullgraph=False, verbose=False):
+    def __init__(self, fn, fullgraph=False, verbose=False, _root=None):
         self._fn = fn
         self._fullgraph = bool(fullgraph)
         self._verbose = bool(verbose)
         self._entries = []
         self._eager_reason = None
-        self._warm = False
+        self._split = None
+        # A piece of a split function (_split.py): no warm-up (the whole
+        # function ran twice already); its breaks are counted by the root.
+        self._root = _root if _root is not None else self
+        self._warm = _root is not None
         self.stats = {"captures": 0, "replays": 0, "eager_calls": 0,
-                      "graph_breaks": 0}
+                      "graph_breaks": 0, "split_calls": 0}
+        self.graph_breaks = []
         functools.update_wrapper(self, fn, updated=())
 
     def __get__(self, obj, objtype=None):
@@ -298,7 +317,9 @@ class CompiledFunction:
     def reset(self):
         self._entries = []
         self._eager_reason = None
-        self._warm = False
+        self._split = None
+        self._warm = self._root is not self
+        self.graph_breaks = []
 
     @property
     def eager_reason(self):
@@ -312,6 +333,9 @@ class CompiledFunction:
                   file=sys.stderr)
 
     def __call__(self, *args, **kwargs):
+        if self._split is not None:
+            self.stats["split_calls"] += 1
+            return self._split(args, kwargs)
         if self._eager_reason is not None or _C._capture_in_capture():
             self.stats["eager_calls"] += 1
             return self._fn(*args, **kwargs)
@@ -325,6 +349,8 @@ class CompiledFunction:
             out = e.step.run(flat)
             if out is not None:
                 self.stats["replays"] += 1
+                if e.recipe is not None:
+                    out = _assemble(e.recipe, flat, out)
                 return out[0] if e.single else _unflatten(e.out_spec,
                                                           iter(out))
         if len(self._entries) >= cache_size_limit:
@@ -378,6 +404,7 @@ class CompiledFunction:
                                               tensors)
                     if t.grad is not None]
         self.stats["captures"] += 1
+        _C._capture_break_frames()  # (clears the last capture's)
         _C._capture_begin(self._fullgraph)
         try:
             out = self._fn(*cargs, **ckwargs)
@@ -399,21 +426,28 @@ class CompiledFunction:
                     if c:
                         a.copy_(b)
         if not step.replayable:
-            self.stats["graph_breaks"] += 1
-            self._go_eager(f"graph break: {step.break_reason}")
-            return out
+            self._graph_break(step.break_reason, _C._capture_break_frames())
+            return _unbind(out, flat, bindings)
         leaves = []
         out_spec = _flatten(out, leaves)
+        recipe = None
+        if self._root is not self:
+            recipe, outputs = _piece_outputs(
+                leaves, bindings, self._fn, flat)
+            if isinstance(recipe, str):
+                self._go_eager(recipe)
+                return _unbind(out, flat, bindings)
+            leaves = outputs
         outputs = [x for x in leaves if isinstance(x, _C.Tensor)]
         if any(x.requires_grad for x in outputs) and not step.ran_backward:
             self._go_eager(
                 "its outputs require grad and it runs no backward (a "
                 "replay returns plain tensors): compile the whole training "
                 "step, or run it under no_grad")
-            return out
+            return _unbind(out, flat, bindings)
         if len(outputs) != len(leaves):
             self._go_eager("it returns values other than tensors")
-            return out
+            return _unbind(out, flat, bindings)
         modules, optims, tensors = _reachable(self._fn, flat)
         state = _state_tensors(modules, optims, tensors)
         # fastt's own caches (causal masks): the step keeps what it uses.
@@ -422,7 +456,7 @@ class CompiledFunction:
         why = step.check_addresses(known)
         if why is not None:
             self._go_eager(why)
-            return out
+            return _unbind(out, flat, bindings)
         step.guard_assigned_grads(had_grad)
         step.bind(flat, list(bindings), copy_back, outputs, state)
         e = _Entry()
@@ -433,7 +467,8 @@ class CompiledFunction:
         e.modules = modules_before
         e.snapshot = snapshot
         e.out_spec = out_spec
-        e.single = out_spec == 0
+        e.single = out_spec == 0 and recipe is None
+        e.recipe = recipe
         self._entries.append(e)
         if self._verbose:
             before = step.unplanned_bytes or step.pool_bytes
@@ -443,7 +478,89 @@ class CompiledFunction:
                   f"and intermediates; {before} before the liveness plan)",
                   file=sys.stderr)
         res = step.outputs()
+        if recipe is not None:
+            res = _assemble(recipe, flat, res)
         return res[0] if e.single else _unflatten(out_spec, iter(res))
+
+    def _graph_break(self, reason, frames):
+        """A break while capturing: split the function there (_split.py),
+        or run it eagerly from now on."""
+        root = self._root
+        root.stats["graph_breaks"] += 1
+        where = next(((c.co_filename, line) for c, line in reversed(frames)
+                      if c is _code_of(self._fn)), None)
+        root.graph_breaks.append((reason,) + (where or ("?", 0)))
+        split = _split.plan(self._fn, frames, functools.partial(
+            CompiledFunction, verbose=self._verbose, _root=root))
+        if isinstance(split, str):
+            self._go_eager(f"graph break: {reason} (not split: {split})")
+            return
+        self._split = split
+        if self._verbose:
+            lines = [getattr(p, "_fastt_lines", None) for p in split.pieces]
+            eager = next(p for p in split.pieces
+                         if not isinstance(p, CompiledFunction))
+            a, b = eager._fastt_lines
+            print(f"fastt.compile: graph break in {_name(self._fn)} at "
+                  f"{where[0]}:{where[1]} ({reason}): lines {a}-{b} run "
+                  f"eagerly, {len(lines) - 1} piece(s) around them are "
+                  "captured", file=sys.stderr)
+
+
+def _code_of(fn):
+    Module = _module_types()[0]
+    if isinstance(fn, Module):
+        fn = type(fn).forward
+    fn = getattr(fn, "__func__", fn)
+    return getattr(fn, "__code__", None)
+
+
+def _piece_outputs(leaves, bindings, fn, flat):
+    """How a piece's results are rebuilt on a replay: per leaf (0, value)
+    a constant (a non-tensor, or the step's state), (1, i) the call's
+    argument flat[i] (a tensor the piece was given), (2, j) its j-th
+    output (a tensor it made, fresh on each replay). Returns (recipe,
+    outputs) or (why not, None)."""
+    by_binding = {id(b): i for i, b in enumerate(bindings) if b is not None}
+    modules, optims, tensors = _reachable(fn, flat)
+    state = {id(t): t for t in _state_tensors(modules, optims, tensors)}
+    taken = {_base(b) for b in bindings if b is not None}
+    taken.update(_base(t) for t in state.values())
+    recipe, outputs, made = [], [], set()
+    for x in leaves:
+        if not isinstance(x, _C.Tensor):
+            recipe.append((0, x))
+        elif id(x) in by_binding:
+            recipe.append((1, by_binding[id(x)]))
+        elif id(x) in state:
+            recipe.append((0, x))
+        elif _base(x) in taken:
+            return ("a view of an argument or of the step's state passes "
+                    "a graph break", None)
+        elif _base(x) in made:
+            return ("two tensors passing a graph break share memory", None)
+        else:
+            made.add(_base(x))
+            recipe.append((2, len(outputs)))
+            outputs.append(x)
+    return recipe, outputs
+
+
+def _unbind(out, flat, bindings):
+    """out of a call that ran on the private copies of its tensor
+    arguments, with those copies replaced by the caller's tensors."""
+    at = {id(b): i for i, b in enumerate(bindings) if b is not None}
+    leaves = []
+    spec = _flatten(out, leaves)
+    if not any(id(x) in at for x in leaves):
+        return out
+    return _unflatten(spec, iter([flat[at[id(x)]] if id(x) in at else x
+                                  for x in leaves]))
+
+
+def _assemble(recipe, flat, out):
+    return [v if k == 0 else flat[v] if k == 1 else out[v]
+            for k, v in recipe]
 
 
 def _base(t):

@@ -111,6 +111,44 @@ PyObject* f_abort(PyObject*, PyObject*) {
   Py_RETURN_NONE;
 }
 
+// Where the Python code stood at the last graph break of a recording on a
+// thread holding the GIL: a list of (code, line) from the innermost frame
+// out (fastt.compile splits the function at its own frame's line).
+PyObject* g_break_frames = nullptr;
+
+void note_break_frames() {
+  if (!PyGILState_Check()) return;
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  PyObject* list = PyList_New(0);
+  PyFrameObject* f = list ? PyEval_GetFrame() : nullptr;
+  Py_XINCREF(f);
+  while (f != nullptr) {
+    PyCodeObject* code = PyFrame_GetCode(f);
+    PyObject* item = Py_BuildValue("(Ni)", reinterpret_cast<PyObject*>(code),
+                                   PyFrame_GetLineNumber(f));
+    if (item == nullptr || PyList_Append(list, item) < 0) {
+      Py_XDECREF(item);
+      Py_DECREF(f);
+      Py_CLEAR(list);
+      break;
+    }
+    Py_DECREF(item);
+    PyFrameObject* back = PyFrame_GetBack(f);
+    Py_DECREF(f);
+    f = back;
+  }
+  Py_XSETREF(g_break_frames, list);
+  PyErr_Clear();
+  PyErr_Restore(type, value, tb);
+}
+
+PyObject* f_break_frames(PyObject*, PyObject*) {
+  PyObject* out = g_break_frames ? g_break_frames : PyList_New(0);
+  g_break_frames = nullptr;
+  return out;
+}
+
 PyObject* f_poison(PyObject*, PyObject* on) {
   capture::set_poison(PyObject_IsTrue(on) == 1);
   Py_RETURN_NONE;
@@ -428,9 +466,12 @@ PyMethodDef g_capture_functions[] = {
      METH_FASTCALL, "fn(*args) with nothing recorded inside."},
     {"_capture_break", f_break, METH_O,
      "A graph break (raises under fullgraph)."},
+    {"_capture_break_frames", f_break_frames, METH_NOARGS,
+     "[(code, line)] from the innermost frame out at the last break."},
     {nullptr, nullptr, 0, nullptr}};
 
 bool init_capture_type(PyObject* m) {
+  capture::set_break_observer(note_break_frames);
   if (PyType_Ready(&StepType) < 0) return false;
   Py_INCREF(&StepType);
   return PyModule_AddObject(m, "_CapturedStep",

@@ -1,7 +1,8 @@
 """fastt.compile (python/fastt/_compile.py, csrc/capture.h): a captured step
 replays bitwise what eager fastt computes, its guards capture again when
-they must, randomness advances as eager, graph breaks fall back to eager
-(or raise under fullgraph), and errors a replay meets are raised."""
+they must, randomness advances as eager, graph breaks split the function
+(test_compile_split.py) or fall back to eager (or raise under fullgraph),
+and errors a replay meets are raised."""
 import warnings
 
 import pytest
@@ -66,7 +67,8 @@ def test_training_steps_match_eager_bitwise(kind):
     assert eager == compiled
     # A warm-up call, a capture, replays.
     assert c2.stats == {"captures": 1, "replays": len(batches) - 2,
-                        "eager_calls": 1, "graph_breaks": 0}
+                        "eager_calls": 1, "graph_breaks": 0,
+                        "split_calls": 0}
     for p, q in zip(m1.parameters(), m2.parameters()):
         assert bits(p) == bits(q) and bits(p.grad) == bits(q.grad)
     assert o1.param_groups[0]["lr"] == o2.param_groups[0]["lr"]
@@ -487,9 +489,12 @@ def test_seeding_inside_the_step_is_a_break():
 
     c = fastt.compile(f)
     x = fastt.ones(32)
-    for _ in range(3):
+    for _ in range(4):
         assert bits(c(x)) == bits(f(x))
-    assert "seeding" in c.eager_reason
+    # Split there: the seeding runs eagerly, the dropout after it replays.
+    assert "seeding" in c.graph_breaks[0][0]
+    assert c.eager_reason is None
+    assert c._split.pieces[-1].stats["replays"] == 1
 
 
 def test_a_compiled_function_inside_a_broken_capture_runs_eagerly():
@@ -518,7 +523,9 @@ def test_out_of_place_accumulation_is_a_break():
     for _ in range(4):
         got = c(x)
         assert bits(got) == bits(w.grad.detach())
-    assert "out of place" in c.eager_reason
+    # The statement after the break reads a .grad assigned anew by each
+    # call: a guard on that .grad captures the piece again (never stale).
+    assert "out of place" in c.graph_breaks[0][0]
 
 
 def _step_peak(fn, args, held):
