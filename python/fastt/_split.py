@@ -14,8 +14,9 @@ every Python value a captured piece computes.
 
 A break inside a loop, ``with`` or ``if`` at the top level makes that
 whole statement the eager piece. Functions whose source cannot be read,
-generators and coroutines, and functions with a local that an inner
-function captures (a cell) are not split: they stay eager, as before.
+generators and coroutines, functions with a local that an inner function
+captures (a cell), a ``nonlocal`` statement or a class-private
+(``__name``) name are not split: they stay eager, as before.
 """
 import ast
 import inspect
@@ -81,6 +82,11 @@ def _source_of(func):
         for n in _walk_scope(s):
             if isinstance(n, ast.Nonlocal):
                 return "it has a nonlocal statement"
+        for n in ast.walk(s):
+            name = (n.id if isinstance(n, ast.Name) else
+                    n.attr if isinstance(n, ast.Attribute) else "")
+            if name.startswith("__") and not name.endswith("__"):
+                return f"it names {name} (a class-private name)"
         if isinstance(s, ast.Global):
             src.globals_decl.extend(s.names)
         else:

@@ -260,6 +260,37 @@ def test_not_split_when_a_local_is_captured_by_an_inner_function():
     assert "captured by an inner function" in c.eager_reason
 
 
+def test_methods_using_super_and_private_names():
+    class Base(nn.Module):
+        def forward(self, x):
+            return x * 2
+
+    class Net(Base):
+        def __init__(self):
+            super().__init__()
+            self.__k = 3.0
+
+        def forward(self, x):
+            y = super().forward(x)
+            n = y.sum().item()
+            return y * n
+
+        def private(self, x):
+            y = x * self.__k
+            n = y.sum().item()
+            return y * n
+
+    net = Net()
+    c = fastt.compile(net)
+    p = fastt.compile(Net.private)
+    x = fastt.randn(3)
+    for _ in range(4):
+        assert bits(c(x)) == bits(net(x))
+        assert bits(p(net, x)) == bits(net.private(x))
+    assert c._compiled.eager_reason is None
+    assert "class-private" in p.eager_reason
+
+
 def test_fullgraph_still_raises():
     def f(x):
         y = x + 1
