@@ -92,6 +92,13 @@ def make(lib, model, batch, mode):
     if mode == "train":
         net.train()
         return train, (x, y)
+    if mode == "train+item":  # a graph break: fastt.compile splits there
+        net.train()
+
+        def train_item(x, y):
+            loss = train(x, y)
+            return loss.item()
+        return train_item, (x, y)
     net.eval()
     return infer, (x,)
 
@@ -199,7 +206,9 @@ def run(quick=False, torch_compile=True):
     res = {"rows": [], "repeats": repeats,
            "replay": per_kernel_ns(repeats)}
     for model, batch in cases:
-        for mode in ("train", "infer"):
+        modes = ("train", "infer") + (("train+item",) if batch == 1
+                                      and model in ("mlp", "gpt") else ())
+        for mode in modes:
             tc = torch_compile and not (quick and model != "mlp")
             vs = variants(model, batch, mode, tc)
             for f, a in vs.values():  # warm-up, capture, compile
@@ -212,8 +221,10 @@ def run(quick=False, torch_compile=True):
                    "us": {k: v["median"] * 1e6 for k, v in st.items()}}
             c = vs["fastt compiled"][0]
             c = getattr(c, "_compiled", c)
-            entry = c._entries[0] if c._entries else None
             row["stats"] = dict(c.stats)
+            if c._split is not None:  # the captured piece before the break
+                c = next(p for p in c._split.pieces if isinstance(p, type(c)))
+            entry = c._entries[0] if c._entries else None
             row["kernels"] = entry.step.num_kernels if entry else 0
             row["eager_peak"] = peak_bytes(*vs["fastt"])
             row["compiled_peak"] = peak_bytes(*vs["fastt compiled"],
@@ -254,7 +265,10 @@ def markdown(res):
              "plus the replay's own peak (its fresh outputs); *unplanned*: "
              "the pool as recorded, before the plan. Parameters, optimizer "
              "state and inputs count in neither. Denormals flushed in both "
-             "libraries.",
+             "libraries. *train+item*: the training step ending in `return "
+             "loss.item()`, a graph break (fastt.compile splits there and "
+             "replays the step before it; kernels and memory are that "
+             "piece's).",
              "",
              "| model | batch | step | " + " | ".join(cols) +
              " | compiled/eager | vs torch.compile | kernels | peak eager "

@@ -718,14 +718,15 @@ void graph_break(const char* what) {
 
 void set_break_observer(void (*observer)()) { g_break_observer = observer; }
 
-void host_step(std::function<void()> fn) {
+bool host_step(std::function<void()> fn) {
   Recorder* r = active();
-  if (r == nullptr || r->depth > 0) return;
+  if (r == nullptr || r->depth > 0) return false;
   Graph::Impl& g = *r->impl;
   g.hosts.push_back(Graph::Impl::Host{
       [f = std::move(fn)](Tensor*) { f(); }, {}});
   g.steps.push_back(Step{nullptr, g.hosts.size() - 1});
   g.pool->clock.store(int64_t(g.steps.size()), std::memory_order_relaxed);
+  return true;
 }
 
 void host_step(std::vector<Tensor> tensors,

@@ -90,8 +90,9 @@ void set_break_observer(void (*observer)());
 inline void host_read(const char* what) {
   if (FASTT_UNLIKELY(g_capturing)) graph_break(what);
 }
-// Records fn (which the caller has just run) to run again on replay.
-void host_step(std::function<void()> fn);
+// Records fn (which the caller has just run) to run again on replay;
+// false when this thread does not record here (fn is dropped).
+bool host_step(std::function<void()> fn);
 // The same over tensors: the recording keeps non-owning shadows of them,
 // as it does of a kernel's arguments (holding them would keep the step's
 // intermediates alive, and the memory plan may move them), and fn gets

@@ -69,6 +69,9 @@ def _module_types():
 
 
 _ATOMS = (type(None), bool, int, float, complex, str, bytes)
+# Arguments guarded as themselves (by type and ==): the atoms, and the
+# value split pieces pass for an unbound local.
+_ARG_ATOMS = _ATOMS + (type(_split.UNBOUND),)
 
 
 # Caches of tensors fastt reuses across calls (TensorCache): a step that
@@ -160,7 +163,7 @@ def _flat_args(args, kwargs):
     tensors and atoms, else their leaves after a structure guard."""
     if not kwargs:
         for a in args:
-            if not (isinstance(a, _C.Tensor) or type(a) in _ATOMS):
+            if not (isinstance(a, _C.Tensor) or type(a) in _ARG_ATOMS):
                 break
         else:
             return args, None
@@ -283,7 +286,7 @@ def _snapshot(modules):
 
 class _Entry:
     __slots__ = ("step", "epoch", "modules", "snapshot", "out_spec",
-                 "single", "recipe")
+                 "single", "recipe", "flat_piece")
 
 
 class CompiledFunction:
@@ -351,6 +354,8 @@ class CompiledFunction:
                 self.stats["replays"] += 1
                 if e.recipe is not None:
                     out = _assemble(e.recipe, flat, out)
+                    if e.flat_piece:  # (returned, (value, ...))
+                        return out[0], tuple(out[1:])
                 return out[0] if e.single else _unflatten(e.out_spec,
                                                           iter(out))
         if len(self._entries) >= cache_size_limit:
@@ -469,6 +474,10 @@ class CompiledFunction:
         e.out_spec = out_spec
         e.single = out_spec == 0 and recipe is None
         e.recipe = recipe
+        # A piece's (returned, values) whose values are all leaves.
+        values = out_spec[1][1] if recipe is not None else None
+        e.flat_piece = (isinstance(values, tuple) and values[0] is tuple
+                        and all(v in (0, 1) for v in values[1]))
         self._entries.append(e)
         if self._verbose:
             before = step.unplanned_bytes or step.pool_bytes

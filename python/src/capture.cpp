@@ -4,6 +4,7 @@
 // inputs copied into the recorded buffers, the replay and fresh outputs,
 // in one C call.
 #include <memory>
+#include <unordered_map>
 #include <vector>
 
 #include "common.h"
@@ -47,8 +48,11 @@ struct ArgGuard {
 
 struct StepObject {
   PyObject_HEAD
-  std::shared_ptr<capture::Graph> graph;
+  std::shared_ptr<capture::Graph> graph;  // null once the GC cleared it
   std::vector<ArgGuard> args;
+  // The Python callables the graph's host steps hold (borrowed: the graph
+  // owns them), for the cycle collector.
+  std::vector<PyObject*> host_objects;
   // Tensors the step reads by address: still there, requires_grad as was.
   std::vector<std::pair<Tensor, void*>> externals;
   std::vector<bool> externals_grad;
@@ -66,6 +70,24 @@ StepObject& step_of(PyObject* self) {
   return *reinterpret_cast<StepObject*>(self);
 }
 
+// The step's graph; null with a RuntimeError set once the cycle collector
+// cleared the step.
+capture::Graph* graph_of(PyObject* self) {
+  capture::Graph* g = step_of(self).graph.get();
+  if (g == nullptr)
+    PyErr_SetString(PyExc_RuntimeError,
+                    "this captured step was cleared by the garbage collector");
+  return g;
+}
+
+// Host steps' callables recorded but not yet in a step, per thread (a
+// map, not a thread_local: the module's static TLS block is budgeted).
+std::unordered_map<unsigned long, std::vector<PyObject*>>& pending_hosts() {
+  static auto* m =
+      new std::unordered_map<unsigned long, std::vector<PyObject*>>();
+  return *m;
+}
+
 bool same_meta(const ArgGuard& g, const Tensor& t) {
   if (t.dtype() != g.dtype || t.device() != g.device || t.dim() != g.ndim ||
       t.impl()->requires_grad != g.requires_grad)
@@ -81,6 +103,7 @@ bool same_meta(const ArgGuard& g, const Tensor& t) {
 PyObject* f_begin(PyObject*, PyObject* fullgraph) {
   FASTT_PY_BEGIN
   capture::begin(PyObject_IsTrue(fullgraph) == 1);
+  pending_hosts().erase(PyThread_get_thread_ident());
   Py_RETURN_NONE;
   FASTT_PY_END
 }
@@ -88,13 +111,16 @@ PyObject* f_begin(PyObject*, PyObject* fullgraph) {
 PyObject* f_end(PyObject*, PyObject*) {
   FASTT_PY_BEGIN
   std::shared_ptr<capture::Graph> g = capture::end();
-  auto* o = PyObject_New(StepObject, &StepType);
+  auto* o = PyObject_GC_New(StepObject, &StepType);
   if (!o) return nullptr;
   new (&o->graph) std::shared_ptr<capture::Graph>(std::move(g));
   new (&o->args) std::vector<ArgGuard>();
   new (&o->externals) std::vector<std::pair<Tensor, void*>>();
   new (&o->externals_grad) std::vector<bool>();
   new (&o->outputs) std::vector<Tensor>();
+  new (&o->host_objects) std::vector<PyObject*>();
+  o->host_objects.swap(pending_hosts()[PyThread_get_thread_ident()]);
+  pending_hosts().erase(PyThread_get_thread_ident());
   o->bound = false;
   o->grad_mode = autograd::grad_enabled();
   for (int d = 0; d < kNumDeviceTypes; ++d) {
@@ -102,11 +128,13 @@ PyObject* f_end(PyObject*, PyObject*) {
     o->autocast[d] = autocast::is_enabled(type);
     o->autocast_dtype[d] = autocast::dtype(type);
   }
+  PyObject_GC_Track(o);
   return reinterpret_cast<PyObject*>(o);
   FASTT_PY_END
 }
 
 PyObject* f_abort(PyObject*, PyObject*) {
+  pending_hosts().erase(PyThread_get_thread_ident());
   capture::abort();
   Py_RETURN_NONE;
 }
@@ -168,11 +196,12 @@ PyObject* f_host_step(PyObject*, PyObject* fn) {
   FASTT_PY_BEGIN
   if (!PyCallable_Check(fn)) throw TypeError("_capture_host_step(callable)");
   PyRef ref(fn);
-  capture::host_step([ref] {
+  const bool recorded = capture::host_step([ref] {
     PyObject* r = PyObject_CallNoArgs(ref.o);
     if (!r) throw_py();
     Py_DECREF(r);
   });
+  if (recorded) pending_hosts()[PyThread_get_thread_ident()].push_back(fn);
   Py_RETURN_NONE;
   FASTT_PY_END
 }
@@ -196,13 +225,32 @@ PyObject* f_break(PyObject*, PyObject* what) {
 }
 
 // ---- _CapturedStep ----
+int step_traverse(PyObject* self, visitproc visit, void* arg) {
+  StepObject& s = step_of(self);
+  for (const ArgGuard& g : s.args) Py_VISIT(g.value.o);
+  if (s.graph)
+    for (PyObject* o : s.host_objects) Py_VISIT(o);
+  return 0;
+}
+
+int step_clear(PyObject* self) {
+  StepObject& s = step_of(self);
+  s.bound = false;
+  s.host_objects.clear();
+  std::vector<ArgGuard>().swap(s.args);
+  s.graph.reset();  // drops the host steps' callables
+  return 0;
+}
+
 void step_dealloc(PyObject* self) {
+  PyObject_GC_UnTrack(self);
   StepObject& s = step_of(self);
   s.graph.~shared_ptr();
   s.args.~vector();
   s.externals.~vector();
   s.externals_grad.~vector();
   s.outputs.~vector();
+  s.host_objects.~vector();
   Py_TYPE(self)->tp_free(self);
 }
 
@@ -214,7 +262,9 @@ PyObject* step_check_addresses(PyObject* self, PyObject* known) {
     PyObject* o = PyList_GET_ITEM(known, i);
     if (is_tensor(o)) ts.push_back(unwrap(o));
   }
-  std::string why = step_of(self).graph->check_addresses(ts);
+  capture::Graph* g = graph_of(self);
+  if (g == nullptr) return nullptr;
+  std::string why = g->check_addresses(ts);
   if (why.empty()) Py_RETURN_NONE;
   return PyUnicode_FromStringAndSize(why.data(), Py_ssize_t(why.size()));
   FASTT_PY_END
@@ -347,7 +397,9 @@ PyObject* step_guard_assigned_grads(PyObject* self, PyObject* had) {
     PyObject* o = PyList_GET_ITEM(had, i);
     if (is_tensor(o)) ts.push_back(unwrap(o));
   }
-  step_of(self).graph->guard_assigned_grads(ts);
+  capture::Graph* g = graph_of(self);
+  if (g == nullptr) return nullptr;
+  g->guard_assigned_grads(ts);
   Py_RETURN_NONE;
   FASTT_PY_END
 }
@@ -359,32 +411,50 @@ PyObject* step_outputs(PyObject* self, PyObject*) {
 }
 
 PyObject* step_replayable(PyObject* self, void*) {
-  return PyBool_FromLong(step_of(self).graph->replayable());
+  capture::Graph* g = graph_of(self);
+  if (g == nullptr) return nullptr;
+  return PyBool_FromLong(g->replayable());
 }
 PyObject* step_break_reason(PyObject* self, void*) {
-  const std::string& r = step_of(self).graph->break_reason();
+  capture::Graph* g = graph_of(self);
+  if (g == nullptr) return nullptr;
+  const std::string& r = g->break_reason();
   return PyUnicode_FromStringAndSize(r.data(), Py_ssize_t(r.size()));
 }
 PyObject* step_ran_backward(PyObject* self, void*) {
-  return PyBool_FromLong(step_of(self).graph->ran_backward());
+  capture::Graph* g = graph_of(self);
+  if (g == nullptr) return nullptr;
+  return PyBool_FromLong(g->ran_backward());
 }
 PyObject* step_num_kernels(PyObject* self, void*) {
-  return PyLong_FromSize_t(step_of(self).graph->num_kernels());
+  capture::Graph* g = graph_of(self);
+  if (g == nullptr) return nullptr;
+  return PyLong_FromSize_t(g->num_kernels());
 }
 PyObject* step_num_host_steps(PyObject* self, void*) {
-  return PyLong_FromSize_t(step_of(self).graph->num_host_steps());
+  capture::Graph* g = graph_of(self);
+  if (g == nullptr) return nullptr;
+  return PyLong_FromSize_t(g->num_host_steps());
 }
 PyObject* step_pool_bytes(PyObject* self, void*) {
-  return PyLong_FromSize_t(step_of(self).graph->pool_bytes());
+  capture::Graph* g = graph_of(self);
+  if (g == nullptr) return nullptr;
+  return PyLong_FromSize_t(g->pool_bytes());
 }
 PyObject* step_num_device_graphs(PyObject* self, void*) {
-  return PyLong_FromSize_t(step_of(self).graph->num_device_graphs());
+  capture::Graph* g = graph_of(self);
+  if (g == nullptr) return nullptr;
+  return PyLong_FromSize_t(g->num_device_graphs());
 }
 PyObject* step_arena_bytes(PyObject* self, void*) {
-  return PyLong_FromSize_t(step_of(self).graph->arena_bytes());
+  capture::Graph* g = graph_of(self);
+  if (g == nullptr) return nullptr;
+  return PyLong_FromSize_t(g->arena_bytes());
 }
 PyObject* step_unplanned_bytes(PyObject* self, void*) {
-  return PyLong_FromSize_t(step_of(self).graph->unplanned_bytes());
+  capture::Graph* g = graph_of(self);
+  if (g == nullptr) return nullptr;
+  return PyLong_FromSize_t(g->unplanned_bytes());
 }
 
 PyMethodDef g_step_methods[] = {
@@ -437,7 +507,9 @@ PyTypeObject StepType = [] {
   t.tp_name = "fastt._C._CapturedStep";
   t.tp_basicsize = sizeof(StepObject);
   t.tp_dealloc = step_dealloc;
-  t.tp_flags = Py_TPFLAGS_DEFAULT;
+  t.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC;
+  t.tp_traverse = step_traverse;
+  t.tp_clear = step_clear;
   t.tp_doc = "A recorded step (fastt.compile): its kernels and host steps.";
   t.tp_methods = g_step_methods;
   t.tp_getset = g_step_getset;

@@ -2,8 +2,10 @@
 top-level statement holding the break runs eagerly, the statements before
 and after it are captured and replayed, and every call computes what
 eager fastt computes, bitwise."""
+import gc
 import sys
 import warnings
+import weakref
 
 import pytest
 
@@ -316,6 +318,36 @@ def test_a_read_gradient_assigned_anew_outside_is_guarded():
             warnings.simplefilter("error")
             assert bits(c(x)) == bits(w.grad * x)
     assert c.stats["captures"] >= 2
+
+
+def test_a_step_in_a_reference_cycle_is_collected():
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(4, 4)
+            self.opt = fastt.optim.SGD(self.parameters(), lr=0.1)
+            # The step's guards hold self (an argument of its pieces):
+            # a cycle through the captured steps.
+            self.step = fastt.compile(self._step)
+
+        def _step(self, x):
+            self.opt.zero_grad()
+            loss = self.lin(x).square().mean()
+            loss.backward()
+            self.opt.step()
+            return loss.item()
+
+    net = Net()
+    for _ in range(4):
+        net.step(fastt.randn(2, 4))
+    assert net.step.stats["split_calls"] == 2
+    steps = [e.step for p in pieces(net.step) for e in p._entries]
+    assert any(o is net for s in steps for o in gc.get_referents(s))
+    del steps
+    ref = weakref.ref(net)
+    del net
+    gc.collect()
+    assert ref() is None
 
 
 if __name__ == "__main__":
