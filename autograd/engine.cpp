@@ -326,6 +326,15 @@ bool complex_formula(GradFn fn) {
     case GradFn::ViewAsReal: case GradFn::ViewAsComplex: case GradFn::Copy:
     case GradFn::Cat: case GradFn::Stack:
     case GradFn::Repeat:
+    // The holomorphic elementwise functions (conjugate derivatives).
+    case GradFn::Exp: case GradFn::Expm1: case GradFn::Log:
+    case GradFn::Log1p: case GradFn::Log2: case GradFn::Log10:
+    case GradFn::Sqrt: case GradFn::Rsqrt: case GradFn::Reciprocal:
+    case GradFn::Sin: case GradFn::Cos: case GradFn::Tan:
+    case GradFn::Sinh: case GradFn::Cosh: case GradFn::Tanh:
+    case GradFn::Asin: case GradFn::Acos: case GradFn::Atan:
+    case GradFn::Asinh: case GradFn::Acosh: case GradFn::Atanh:
+    case GradFn::Sigmoid:
       return true;
     default:
       return false;

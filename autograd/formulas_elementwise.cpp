@@ -69,58 +69,62 @@ FASTT_FORMULA(Abs) {
 }
 FASTT_FORMULA(Exp) {
   const Tensor& g = go[0];
-  gi[0] = fastt::mul(g, n.unpack(0));
+  gi[0] = fastt::mul(g, conj_physical(n.unpack(0)));
 }
 FASTT_FORMULA(Expm1) {
   const Tensor& g = go[0];
-  gi[0] = fastt::mul(g, fastt::add(n.unpack(0), Scalar(1)));
+  gi[0] = fastt::mul(g, conj_physical(fastt::add(n.unpack(0), Scalar(1))));
 }
 FASTT_FORMULA(Log) {
   const Tensor& g = go[0];
-  gi[0] = fastt::div(g, n.unpack(0));
+  gi[0] = fastt::div(g, conj_physical(n.unpack(0)));
 }
 FASTT_FORMULA(Log1p) {
   const Tensor& g = go[0];
-  gi[0] = fastt::div(g, fastt::add(n.unpack(0), Scalar(1)));
+  gi[0] = fastt::div(g, conj_physical(fastt::add(n.unpack(0), Scalar(1))));
 }
 FASTT_FORMULA(Log2) {
   const Tensor& g = go[0];
-  gi[0] = fastt::div(g, fastt::mul(n.unpack(0), Scalar(M_LN2)));
+  gi[0] = fastt::div(g, fastt::mul(conj_physical(n.unpack(0)),
+                                   Scalar(M_LN2)));
 }
 FASTT_FORMULA(Sqrt) {
   const Tensor& g = go[0];
-  gi[0] = fastt::div(g, fastt::mul(n.unpack(0), Scalar(2)));
+  gi[0] = fastt::div(g, fastt::mul(conj_physical(n.unpack(0)), Scalar(2)));
 }
 FASTT_FORMULA(Rsqrt) {
   const Tensor& g = go[0];
-  Tensor y = n.unpack(0);
+  Tensor y = conj_physical(n.unpack(0));
   gi[0] = fastt::mul(fastt::mul(g, Scalar(-0.5)),
                      fastt::mul(fastt::mul(y, y), y));
 }
 FASTT_FORMULA(Sin) {
   const Tensor& g = go[0];
-  gi[0] = fastt::mul(g, fastt::cos(n.unpack(0)));
+  gi[0] = fastt::mul(g, conj_physical(fastt::cos(n.unpack(0))));
 }
 FASTT_FORMULA(Cos) {
   const Tensor& g = go[0];
-  gi[0] = fastt::mul(g, fastt::neg(fastt::sin(n.unpack(0))));
+  gi[0] = fastt::mul(g, fastt::neg(conj_physical(fastt::sin(n.unpack(0)))));
 }
 FASTT_FORMULA(Tanh) {
   const Tensor& g = go[0];
   Tensor y = n.unpack(0);
-  if (!grad_enabled() && g.dtype() == y.dtype()) {  // fused, one pass
+  if (!grad_enabled() && g.dtype() == y.dtype() &&
+      !is_complex(y.dtype())) {  // fused, one pass
     gi[0] = fastt::activation_backward("tanh", g, y);
     return;
   }
+  y = conj_physical(y);
   gi[0] = fastt::mul(g, fastt::sub(Scalar(1), fastt::mul(y, y)));
 }
 FASTT_FORMULA(Sigmoid) {
   const Tensor& g = go[0];
   Tensor y = n.unpack(0);
-  if (!grad_enabled() && g.dtype() == y.dtype()) {
+  if (!grad_enabled() && g.dtype() == y.dtype() && !is_complex(y.dtype())) {
     gi[0] = fastt::activation_backward("sigmoid", g, y);
     return;
   }
+  y = conj_physical(y);
   gi[0] = fastt::mul(g, fastt::mul(y, fastt::sub(Scalar(1), y)));
 }
 FASTT_FORMULA(Relu) {
@@ -190,7 +194,7 @@ FASTT_FORMULA(Erf) {
 }
 FASTT_FORMULA(Reciprocal) {
   const Tensor& g = go[0];
-  Tensor y = n.unpack(0);
+  Tensor y = conj_physical(n.unpack(0));
   gi[0] = fastt::mul(fastt::neg(g), fastt::mul(y, y));
 }
 FASTT_FORMULA(Square) {
@@ -246,40 +250,55 @@ FASTT_FORMULA(Exp2) {  // y = 2^x: g * y * ln 2
   set0(n, gi, fastt::mul(fastt::mul(go[0], n.unpack(0)), Scalar(M_LN2)));
 }
 FASTT_FORMULA(Log10) {
-  set0(n, gi, fastt::div(go[0], fastt::mul(n.unpack(0), Scalar(M_LN10))));
+  set0(n, gi, fastt::div(go[0], fastt::mul(conj_physical(n.unpack(0)),
+                                           Scalar(M_LN10))));
 }
+// The complex rows: g times the conjugate derivative (torch's convention),
+// conj_physical(x) being x itself for the reals.
 FASTT_FORMULA(Tan) {  // y = tan x: g * (1 + y^2)
-  Tensor y = n.unpack(0);
+  Tensor y = conj_physical(n.unpack(0));
   set0(n, gi, fastt::mul(go[0], fastt::add(fastt::mul(y, y), Scalar(1))));
 }
 FASTT_FORMULA(Asin) {
-  Tensor x = n.unpack(0);
+  Tensor x = conj_physical(n.unpack(0));
   set0(n, gi, fastt::mul(go[0], fastt::rsqrt(fastt::sub(
                                     Scalar(1), fastt::mul(x, x)))));
 }
 FASTT_FORMULA(Acos) {
-  Tensor x = n.unpack(0);
+  Tensor x = conj_physical(n.unpack(0));
   set0(n, gi, fastt::mul(fastt::neg(go[0]),
                          fastt::rsqrt(fastt::sub(Scalar(1), fastt::mul(x, x)))));
 }
 FASTT_FORMULA(Atan) {
-  Tensor x = n.unpack(0);
+  Tensor x = conj_physical(n.unpack(0));
   set0(n, gi, fastt::div(go[0], fastt::add(fastt::mul(x, x), Scalar(1))));
 }
-FASTT_FORMULA(Sinh) { set0(n, gi, fastt::mul(go[0], fastt::cosh(n.unpack(0)))); }
-FASTT_FORMULA(Cosh) { set0(n, gi, fastt::mul(go[0], fastt::sinh(n.unpack(0)))); }
+FASTT_FORMULA(Sinh) {
+  set0(n, gi, fastt::mul(go[0], fastt::cosh(conj_physical(n.unpack(0)))));
+}
+FASTT_FORMULA(Cosh) {
+  set0(n, gi, fastt::mul(go[0], fastt::sinh(conj_physical(n.unpack(0)))));
+}
 FASTT_FORMULA(Asinh) {
-  Tensor x = n.unpack(0);
+  Tensor x = conj_physical(n.unpack(0));
   set0(n, gi, fastt::mul(go[0], fastt::rsqrt(fastt::add(fastt::mul(x, x),
                                                         Scalar(1)))));
 }
 FASTT_FORMULA(Acosh) {  // torch: g * rsqrt(x^2 - 1)
-  Tensor x = n.unpack(0);
+  Tensor x = conj_physical(n.unpack(0));
+  if (is_complex(x.dtype())) {
+    // rsqrt(x + 1) rsqrt(x - 1), as torch: rsqrt(x^2 - 1) takes the
+    // other sign on part of the plane.
+    set0(n, gi, fastt::mul(go[0],
+                           fastt::mul(fastt::rsqrt(fastt::add(x, Scalar(1))),
+                                      fastt::rsqrt(fastt::sub(x, Scalar(1))))));
+    return;
+  }
   set0(n, gi, fastt::mul(go[0], fastt::rsqrt(fastt::sub(fastt::mul(x, x),
                                                         Scalar(1)))));
 }
 FASTT_FORMULA(Atanh) {
-  Tensor x = n.unpack(0);
+  Tensor x = conj_physical(n.unpack(0));
   set0(n, gi, fastt::div(go[0], fastt::sub(Scalar(1), fastt::mul(x, x))));
 }
 FASTT_FORMULA(Erfc) {  // -2/sqrt(pi) exp(-x^2)

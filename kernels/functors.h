@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "csrc/complex.h"
+#include "csrc/complex_math.h"
 #include "csrc/half.h"
 #include "csrc/macros.h"
 
@@ -64,40 +65,44 @@ struct Abs {
   }
 };
 struct Exp {
-  template <class T> FASTT_HD T operator()(T a) const { return std::exp(a); }
+  template <class T> FASTT_HD T operator()(T a) const { return cmath::exp(a); }
 };
 struct Expm1 {
-  template <class T> FASTT_HD T operator()(T a) const { return std::expm1(a); }
+  template <class T> FASTT_HD T operator()(T a) const {
+    return cmath::expm1(a);
+  }
 };
 struct Log {
-  template <class T> FASTT_HD T operator()(T a) const { return std::log(a); }
+  template <class T> FASTT_HD T operator()(T a) const { return cmath::log(a); }
 };
 struct Log1p {
-  template <class T> FASTT_HD T operator()(T a) const { return std::log1p(a); }
+  template <class T> FASTT_HD T operator()(T a) const {
+    return cmath::log1p(a);
+  }
 };
 struct Log2 {
-  template <class T> FASTT_HD T operator()(T a) const { return std::log2(a); }
+  template <class T> FASTT_HD T operator()(T a) const { return cmath::log2(a); }
 };
 struct Sqrt {
-  template <class T> FASTT_HD T operator()(T a) const { return std::sqrt(a); }
+  template <class T> FASTT_HD T operator()(T a) const { return cmath::sqrt(a); }
 };
 struct Rsqrt {
   template <class T> FASTT_HD T operator()(T a) const {
-    return T(1) / std::sqrt(a);
+    return T(1) / cmath::sqrt(a);
   }
 };
 struct Sin {
-  template <class T> FASTT_HD T operator()(T a) const { return std::sin(a); }
+  template <class T> FASTT_HD T operator()(T a) const { return cmath::sin(a); }
 };
 struct Cos {
-  template <class T> FASTT_HD T operator()(T a) const { return std::cos(a); }
+  template <class T> FASTT_HD T operator()(T a) const { return cmath::cos(a); }
 };
 struct Tanh {
-  template <class T> FASTT_HD T operator()(T a) const { return std::tanh(a); }
+  template <class T> FASTT_HD T operator()(T a) const { return cmath::tanh(a); }
 };
 struct Sigmoid {
   template <class T> FASTT_HD T operator()(T a) const {
-    return T(1) / (T(1) + std::exp(-a));
+    return T(1) / (T(1) + cmath::exp(-a));
   }
 };
 struct Relu {  // NaN propagates, like torch.relu
@@ -220,34 +225,42 @@ struct Exp2 {
   template <class T> FASTT_HD T operator()(T a) const { return std::exp2(a); }
 };
 struct Log10 {
-  template <class T> FASTT_HD T operator()(T a) const { return std::log10(a); }
+  template <class T> FASTT_HD T operator()(T a) const {
+    return cmath::log10(a);
+  }
 };
 struct Tan {
-  template <class T> FASTT_HD T operator()(T a) const { return std::tan(a); }
+  template <class T> FASTT_HD T operator()(T a) const { return cmath::tan(a); }
 };
 struct Asin {
-  template <class T> FASTT_HD T operator()(T a) const { return std::asin(a); }
+  template <class T> FASTT_HD T operator()(T a) const { return cmath::asin(a); }
 };
 struct Acos {
-  template <class T> FASTT_HD T operator()(T a) const { return std::acos(a); }
+  template <class T> FASTT_HD T operator()(T a) const { return cmath::acos(a); }
 };
 struct Atan {
-  template <class T> FASTT_HD T operator()(T a) const { return std::atan(a); }
+  template <class T> FASTT_HD T operator()(T a) const { return cmath::atan(a); }
 };
 struct Sinh {
-  template <class T> FASTT_HD T operator()(T a) const { return std::sinh(a); }
+  template <class T> FASTT_HD T operator()(T a) const { return cmath::sinh(a); }
 };
 struct Cosh {
-  template <class T> FASTT_HD T operator()(T a) const { return std::cosh(a); }
+  template <class T> FASTT_HD T operator()(T a) const { return cmath::cosh(a); }
 };
 struct Asinh {
-  template <class T> FASTT_HD T operator()(T a) const { return std::asinh(a); }
+  template <class T> FASTT_HD T operator()(T a) const {
+    return cmath::asinh(a);
+  }
 };
 struct Acosh {
-  template <class T> FASTT_HD T operator()(T a) const { return std::acosh(a); }
+  template <class T> FASTT_HD T operator()(T a) const {
+    return cmath::acosh(a);
+  }
 };
 struct Atanh {
-  template <class T> FASTT_HD T operator()(T a) const { return std::atanh(a); }
+  template <class T> FASTT_HD T operator()(T a) const {
+    return cmath::atanh(a);
+  }
 };
 struct Erfc {
   template <class T> FASTT_HD T operator()(T a) const { return std::erfc(a); }

@@ -141,6 +141,7 @@ struct UnaryAdapter {
     static void run(KernelArgs& a) {
       using O = std::conditional_t<kBoolOut, bool, T>;
       if constexpr (VecMathOf<Fn>::kIdx >= 0 && !kBoolOut &&
+                    !kIsComplex<T> &&
                     !(VecExp<Fn>::kHas && std::is_same<T, float>::value)) {
         if (a.contiguous && vec_math::g_table &&
             (!std::is_same<T, double>::value ||

@@ -87,6 +87,15 @@ CASES = {
     "diagonal_repeat": (lambda m, a: a.diagonal().repeat(2) * a[0, 0],
                         [((3, 3), C)]),
     "inplace_on_a_view": (lambda m, a: _write_row(m, a), [((2, 3), C)]),
+    # holomorphic elementwise functions (the derivative conjugated)
+    **{f"unary_{op}": ((lambda op: lambda m, a: getattr(m, op)(a))(op),
+                       [((6,), C)])
+       for op in ("exp", "expm1", "log", "log1p", "log2", "log10", "sqrt",
+                  "rsqrt", "reciprocal", "sin", "cos", "tan", "sinh",
+                  "cosh", "tanh", "asin", "acos", "atan", "asinh", "acosh",
+                  "atanh", "sigmoid")},
+    "unary_chain": (lambda m, a, b: m.tanh(m.exp(a) * m.sin(b)).sqrt(),
+                    [((3, 4), C), ((4,), C)]),
     "vdot": (lambda m, a, b: m.vdot(a, b), [((4,), C), ((4,), C)]),
     # what models do with them
     "rope": (lambda m, x: m.view_as_real(
@@ -130,7 +139,9 @@ def test_gradients_match_torch(name):
 
 @pytest.mark.parametrize("name", ["mul", "div", "abs", "matmul", "linear",
                                   "polar", "view_as_complex",
-                                  "mul_real_complex", "rdiv_scalar"])
+                                  "mul_real_complex", "rdiv_scalar",
+                                  "unary_log", "unary_tan", "unary_asinh",
+                                  "unary_sigmoid", "unary_chain"])
 def test_gradcheck(name):
     fn, specs = CASES[name]
     f, _ = _leaves(specs, seed=3)
