@@ -260,38 +260,39 @@ FASTT_FORMULA(Tan) {  // y = tan x: g * (1 + y^2)
   set0(n, gi, fastt::mul(go[0], fastt::add(fastt::mul(y, y), Scalar(1))));
 }
 FASTT_FORMULA(Asin) {
-  Tensor x = conj_physical(n.unpack(0));
-  set0(n, gi, fastt::mul(go[0], fastt::rsqrt(fastt::sub(
-                                    Scalar(1), fastt::mul(x, x)))));
+  Tensor x = n.unpack(0);
+  set0(n, gi, fastt::mul(go[0], conj_physical(fastt::rsqrt(fastt::sub(
+                                    Scalar(1), fastt::mul(x, x))))));
 }
 FASTT_FORMULA(Acos) {
-  Tensor x = conj_physical(n.unpack(0));
+  Tensor x = n.unpack(0);
   set0(n, gi, fastt::mul(fastt::neg(go[0]),
-                         fastt::rsqrt(fastt::sub(Scalar(1), fastt::mul(x, x)))));
+                         conj_physical(fastt::rsqrt(
+                             fastt::sub(Scalar(1), fastt::mul(x, x))))));
 }
 FASTT_FORMULA(Atan) {
   Tensor x = conj_physical(n.unpack(0));
   set0(n, gi, fastt::div(go[0], fastt::add(fastt::mul(x, x), Scalar(1))));
 }
 FASTT_FORMULA(Sinh) {
-  set0(n, gi, fastt::mul(go[0], fastt::cosh(conj_physical(n.unpack(0)))));
+  set0(n, gi, fastt::mul(go[0], conj_physical(fastt::cosh(n.unpack(0)))));
 }
 FASTT_FORMULA(Cosh) {
-  set0(n, gi, fastt::mul(go[0], fastt::sinh(conj_physical(n.unpack(0)))));
+  set0(n, gi, fastt::mul(go[0], conj_physical(fastt::sinh(n.unpack(0)))));
 }
 FASTT_FORMULA(Asinh) {
-  Tensor x = conj_physical(n.unpack(0));
-  set0(n, gi, fastt::mul(go[0], fastt::rsqrt(fastt::add(fastt::mul(x, x),
-                                                        Scalar(1)))));
+  Tensor x = n.unpack(0);
+  set0(n, gi, fastt::mul(go[0], conj_physical(fastt::rsqrt(fastt::add(
+                                    fastt::mul(x, x), Scalar(1))))));
 }
 FASTT_FORMULA(Acosh) {  // torch: g * rsqrt(x^2 - 1)
-  Tensor x = conj_physical(n.unpack(0));
+  Tensor x = n.unpack(0);
   if (is_complex(x.dtype())) {
-    // rsqrt(x + 1) rsqrt(x - 1), as torch: rsqrt(x^2 - 1) takes the
-    // other sign on part of the plane.
-    set0(n, gi, fastt::mul(go[0],
-                           fastt::mul(fastt::rsqrt(fastt::add(x, Scalar(1))),
-                                      fastt::rsqrt(fastt::sub(x, Scalar(1))))));
+    // conj(rsqrt(x + 1) rsqrt(x - 1)), as torch: rsqrt(x^2 - 1) takes
+    // the other sign on part of the plane.
+    Tensor d = fastt::mul(fastt::rsqrt(fastt::add(x, Scalar(1))),
+                          fastt::rsqrt(fastt::sub(x, Scalar(1))));
+    set0(n, gi, fastt::mul(go[0], conj_physical(d)));
     return;
   }
   set0(n, gi, fastt::mul(go[0], fastt::rsqrt(fastt::sub(fastt::mul(x, x),

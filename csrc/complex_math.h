@@ -7,7 +7,9 @@
 // formulas: log2 and log10 scale log, expm1 and log1p avoid cancellation
 // near 0 (expm1: expm1(x) cos y - 2 sin^2(y/2), i e^x sin y; log1p:
 // log1p(x (x + 2) + y^2) / 2 for |z| < 1/2, else log|1 + z|, and
-// atan2(y, 1 + x); NaN and NaN where either part is NaN, as torch).
+// atan2(y, 1 + x); NaN and NaN where either part is NaN, as torch. For
+// an infinite part with a tiny other one torch gives NaN where this gives
+// C99's log(1 + z), as NumPy).
 #pragma once
 #include <cmath>
 #include <complex>

@@ -374,10 +374,19 @@ class CompiledFunction:
             self._warm = True
             self.stats["eager_calls"] += 1
             return self._fn(*args, **kwargs)
-        return self._capture(flat, spec, epoch)
+        if self._root is not self:  # a piece: what it is given
+            code = self._fn.__code__
+            for name, v in zip(code.co_varnames, args):
+                if not _passable(v):
+                    self._go_eager(
+                        f"its local {name!r}, a {type(v).__name__}, passes "
+                        "a graph break (a captured piece would work on a "
+                        "copy)")
+                    self.stats["eager_calls"] += 1
+                    return self._fn(*args, **kwargs)
+        return self._capture(flat, spec, epoch, args, kwargs)
 
-    def _capture(self, flat, spec, epoch):
-        args, kwargs = _rebuild_args(spec, flat)
+    def _capture(self, flat, spec, epoch, args, kwargs):
         seen = set()
         for a in flat:
             if not isinstance(a, _C.Tensor):
@@ -401,7 +410,10 @@ class CompiledFunction:
                         else None for a in flat]
         cflat = tuple(b if b is not None else a
                       for a, b in zip(flat, bindings))
-        cargs, ckwargs = _rebuild_args(spec, cflat)
+        # (Containers holding no tensor are passed as themselves, so that
+        # the capture's own call mutates the caller's list or dict.)
+        sub = {id(a): b for a, b in zip(flat, bindings) if b is not None}
+        cargs, ckwargs = _substitute((args, kwargs), sub)
         versions = [b._version if b is not None else 0 for b in bindings]
         modules_before, optims, tensors = _reachable(self._fn, flat)
         snapshot = _snapshot(modules_before)
@@ -438,7 +450,7 @@ class CompiledFunction:
         recipe = None
         if self._root is not self:
             recipe, outputs = _piece_outputs(
-                leaves, bindings, self._fn, flat)
+                out, leaves, bindings, self._fn, flat)
             if isinstance(recipe, str):
                 self._go_eager(recipe)
                 return _unbind(out, flat, bindings)
@@ -524,12 +536,21 @@ def _code_of(fn):
     return getattr(fn, "__code__", None)
 
 
-def _piece_outputs(leaves, bindings, fn, flat):
+def _piece_outputs(out, leaves, bindings, fn, flat):
     """How a piece's results are rebuilt on a replay: per leaf (0, value)
     a constant (a non-tensor, or the step's state), (1, i) the call's
     argument flat[i] (a tensor the piece was given), (2, j) its j-th
     output (a tensor it made, fresh on each replay). Returns (recipe,
-    outputs) or (why not, None)."""
+    outputs) or (why not, None). The locals it passes on must be tensors,
+    immutable values or objects compared by identity (a list or dict
+    rebuilt from constants would lose later mutations and aliases)."""
+    returned, values = out
+    if not returned:
+        for name, v in zip(fn._fastt_outs, values):
+            if not _passable(v):
+                return (f"its local {name!r}, a {type(v).__name__}, passes "
+                        "a graph break (a replay would give it as the "
+                        "capture saw it)", None)
     by_binding = {id(b): i for i, b in enumerate(bindings) if b is not None}
     modules, optims, tensors = _reachable(fn, flat)
     state = {id(t): t for t in _state_tensors(modules, optims, tensors)}
@@ -555,6 +576,26 @@ def _piece_outputs(leaves, bindings, fn, flat):
     return recipe, outputs
 
 
+def _substitute(obj, sub):
+    """obj with the tensors of sub (id -> tensor) replaced; the containers
+    on the way rebuilt, the others kept."""
+    if isinstance(obj, _C.Tensor):
+        return sub.get(id(obj), obj)
+    t = type(obj)
+    if t is tuple or t is list:
+        new = [_substitute(x, sub) for x in obj]
+        if all(a is b for a, b in zip(new, obj)):
+            return obj
+        return t(new)
+    if isinstance(obj, tuple) and hasattr(obj, "_fields"):
+        new = [_substitute(x, sub) for x in obj]
+        return obj if all(a is b for a, b in zip(new, obj)) else t(*new)
+    if t is dict:
+        new = {k: _substitute(v, sub) for k, v in obj.items()}
+        return obj if all(new[k] is obj[k] for k in obj) else new
+    return obj
+
+
 def _unbind(out, flat, bindings):
     """out of a call that ran on the private copies of its tensor
     arguments, with those copies replaced by the caller's tensors."""
@@ -565,6 +606,17 @@ def _unbind(out, flat, bindings):
         return out
     return _unflatten(spec, iter([flat[at[id(x)]] if id(x) in at else x
                                   for x in leaves]))
+
+
+def _passable(v):
+    Module, Optimizer, _ = _module_types()
+    if isinstance(v, (_C.Tensor, Module, Optimizer, types.FunctionType,
+                      types.BuiltinFunctionType, types.MethodType, type,
+                      types.ModuleType)) or type(v) in _ARG_ATOMS:
+        return True
+    if isinstance(v, tuple):
+        return all(_passable(x) for x in v)
+    return isinstance(v, (_C.dtype, _C.device))
 
 
 def _assemble(recipe, flat, out):

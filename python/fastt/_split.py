@@ -64,17 +64,18 @@ def _source_of(func):
     if code.co_cellvars:
         return (f"its local {code.co_cellvars[0]!r} is captured by an inner "
                 "function")
-    try:
-        lines, start = inspect.getsourcelines(func)
+    try:  # (the code's own source: a functools.wraps wrapper's, not the
+        # wrapped function's, which inspect would follow __wrapped__ to)
+        lines, start = inspect.getsourcelines(code)
         tree = ast.parse(textwrap.dedent("".join(lines)))
     except (OSError, TypeError, SyntaxError, IndentationError):
         return "its source cannot be read"
     node = tree.body[0] if tree.body else None
-    if not isinstance(node, ast.FunctionDef) or node.name != func.__name__:
+    if not isinstance(node, ast.FunctionDef) or node.name != code.co_name:
         return "its source is not a def statement"
     ast.increment_lineno(tree, start - 1)
     src = _Source()
-    src.name = func.__name__
+    src.name = code.co_name
     src.qualname = func.__qualname__
     src.globals_decl = []
     src.stmts = []
@@ -104,14 +105,36 @@ def _source_of(func):
 
 
 def _walk_scope(node):
-    """The nodes of node, not entering nested functions and classes."""
+    """The nodes of node in its own scope: a nested function or class is
+    yielded (its name is bound here) but not entered."""
     todo = [node]
     while todo:
         n = todo.pop()
         yield n
-        for c in ast.iter_child_nodes(n):
-            if not isinstance(c, _SCOPES):
-                todo.append(c)
+        if not isinstance(n, _SCOPES):
+            todo.extend(ast.iter_child_nodes(n))
+
+
+def _assigned_in(stmts):
+    """The names stmts bind or delete in their own scope."""
+    out = set()
+    for s in stmts:
+        for n in _walk_scope(s):
+            if isinstance(n, ast.Name):
+                if isinstance(n.ctx, (ast.Store, ast.Del)):
+                    out.add(n.id)
+            elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                ast.ClassDef)):
+                out.add(n.name)
+            elif isinstance(n, (ast.Import, ast.ImportFrom)):
+                out.update((a.asname or a.name).split(".")[0]
+                           for a in n.names)
+            elif isinstance(n, (ast.ExceptHandler, ast.MatchAs,
+                                ast.MatchStar)) and n.name:
+                out.add(n.name)
+            elif isinstance(n, ast.MatchMapping) and n.rest:
+                out.add(n.rest)
+    return out
 
 
 def _names_in(stmts):
@@ -191,45 +214,57 @@ def _make_piece(src, stmts, params, outs):
     sub.stmts = stmts
     sub.outs = outs
     piece._fastt_source = sub
+    piece._fastt_outs = tuple(outs)
     piece._fastt_lines = (line, last)
     return piece
 
 
 class Split:
     """The pieces a function runs as: call it like the function (a piece
-    split again returns what the piece returns: (returned, values))."""
+    split again returns what the piece returns: (returned, values)).
+    steps: (callable, the locals it takes, the locals it returns); the
+    locals live in a dict between the steps."""
 
-    def __init__(self, func, pieces, params, bound, piece):
-        self.pieces = pieces  # callables, each returning (returned, values)
+    def __init__(self, func, steps, bound, outs, eager=None):
+        self.steps = steps
+        self.pieces = [p for p, _, _ in steps]
         self.bound = bound
-        self._piece = piece
+        self._outs = outs  # None: the function itself, not a piece
+        self._eager = eager  # a module with hooks runs as a whole
         code = func.__code__
         self._simple = not (code.co_flags & (inspect.CO_VARARGS
                                              | inspect.CO_VARKEYWORDS)
                             or code.co_kwonlyargcount)
-        self._argcount = code.co_argcount
-        names = code.co_varnames
-        self._take = [names.index(p) if p in names[:code.co_argcount]
-                      else -1 for p in params]
-        self._params = params
-        self._sig = inspect.signature(func)
+        self._argnames = code.co_varnames[:code.co_argcount]
+        self._sig = inspect.signature(func, follow_wrapped=False)
 
     def __call__(self, args, kwargs):
+        if self._eager is not None and _has_hooks(self.bound):
+            return self._eager(*args, **kwargs)
         if self.bound is not None:
             args = (self.bound,) + tuple(args)
-        if self._simple and not kwargs and len(args) == self._argcount:
-            values = tuple(args[i] if i >= 0 else UNBOUND
-                           for i in self._take)
+        if self._simple and not kwargs and len(args) == len(self._argnames):
+            env = dict(zip(self._argnames, args))
         else:
             ba = self._sig.bind(*args, **kwargs)
             ba.apply_defaults()
-            values = tuple(ba.arguments.get(p, UNBOUND)
-                           for p in self._params)
-        for piece in self.pieces:
-            returned, values = piece(*values)
+            env = dict(ba.arguments)
+        for piece, takes, gives in self.steps:
+            returned, values = piece(*[env.get(n, UNBOUND) for n in takes])
             if returned:
-                return (True, values) if self._piece else values
-        return (False, values) if self._piece else None
+                return values if self._outs is None else (True, values)
+            env.update(zip(gives, values))
+        if self._outs is None:
+            return None
+        return False, tuple(env.get(n, UNBOUND) for n in self._outs)
+
+
+def _has_hooks(module):
+    from .nn.modules import module as m
+    return bool(module._forward_hooks or module._forward_pre_hooks
+                or module._forward_hooks_with_kwargs
+                or module._forward_pre_hooks_with_kwargs
+                or m._global_forward_hooks or m._global_forward_pre_hooks)
 
 
 def plan(fn, frames, compile_piece):
@@ -237,10 +272,13 @@ def plan(fn, frames, compile_piece):
     the innermost frame out), or a string saying why it cannot be split.
     compile_piece(function) compiles a piece."""
     Module = _module_type()
-    bound = None
+    bound = eager = None
     func = fn
     if Module is not None and isinstance(fn, Module):
-        bound, func = fn, type(fn).forward
+        if "forward" in vars(fn):
+            return "its forward is an instance attribute"
+        # Module.__call__ runs the hooks: with any, the module runs whole.
+        bound, func, eager = fn, type(fn).forward, fn
     elif isinstance(fn, types.MethodType):
         bound, func = fn.__self__, fn.__func__
     src = _source_of(func)
@@ -262,24 +300,34 @@ def plan(fn, frames, compile_piece):
     parts = [(s, c) for s, c in parts if s]
     if len(parts) == 1:
         return "the break is in its only statement"
+    # A final `return` naming what the eager statement bound (the value
+    # read on the host) runs eagerly too: in the captured piece it would
+    # be guarded per value, captured again on every call.
+    last, captured = parts[-1]
+    if (captured and len(last) > 1 and isinstance(last[-1], ast.Return)
+            and _names_in(last[-1:]) & _assigned_in(src.stmts[k:k + 1])):
+        parts[-1:] = [(last[:-1], True), (last[-1:], False)]
     local = set(src.local_names)
     order = {n: i for i, n in enumerate(src.local_names)}
+    outs = list(src.outs) if src.outs is not None else []
 
-    outs = src.outs or []
-
-    def live(i):  # the locals pieces i... name (the first argument always)
-        names = _names_in([s for p in parts[i:] for s in p[0]]) & local
-        names.update(outs)
-        if src.first_arg is not None:
-            names.add(src.first_arg)
+    def ordered(names):
         return sorted(names, key=order.__getitem__)
 
-    bounds = [live(i) for i in range(len(parts))] + [list(outs)]
-    pieces = []
+    steps = []
     for i, (stmts, captured) in enumerate(parts):
-        piece = _make_piece(src, stmts, bounds[i], bounds[i + 1])
-        pieces.append(compile_piece(piece) if captured else piece)
-    return Split(func, pieces, bounds[0], bound, src.outs is not None)
+        # A piece takes the locals it names (the first argument always,
+        # for super()), and returns those it binds that later code names.
+        takes = _names_in(stmts) & local
+        if src.first_arg is not None:
+            takes.add(src.first_arg)
+        later = _names_in([s for p in parts[i + 1:] for s in p[0]])
+        gives = _assigned_in(stmts) & local & (later | set(outs))
+        takes, gives = ordered(takes), ordered(gives)
+        piece = _make_piece(src, stmts, takes, gives)
+        steps.append((compile_piece(piece) if captured else piece, takes,
+                      gives))
+    return Split(func, steps, bound, src.outs, eager)
 
 
 _MODULE = []

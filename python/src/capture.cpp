@@ -3,7 +3,10 @@
 // type whose run() is a compiled call's whole fast path: the guards, the
 // inputs copied into the recorded buffers, the replay and fresh outputs,
 // in one C call.
+#include <algorithm>
+#include <atomic>
 #include <memory>
+#include <mutex>
 #include <unordered_map>
 #include <vector>
 
@@ -100,10 +103,14 @@ bool same_meta(const ArgGuard& g, const Tensor& t) {
 }
 
 // ---- module functions ----
+PyObject* take_break_frames();
+
 PyObject* f_begin(PyObject*, PyObject* fullgraph) {
   FASTT_PY_BEGIN
   capture::begin(PyObject_IsTrue(fullgraph) == 1);
   pending_hosts().erase(PyThread_get_thread_ident());
+  note_break_frames_after_gil();  // (drops a stale note of this thread)
+  if (PyObject* old = take_break_frames()) Py_DECREF(old);
   Py_RETURN_NONE;
   FASTT_PY_END
 }
@@ -139,13 +146,20 @@ PyObject* f_abort(PyObject*, PyObject*) {
   Py_RETURN_NONE;
 }
 
-// Where the Python code stood at the last graph break of a recording on a
-// thread holding the GIL: a list of (code, line) from the innermost frame
-// out (fastt.compile splits the function at its own frame's line).
-PyObject* g_break_frames = nullptr;
+// Where the Python code stood at the last graph break of each thread's
+// recording: a list of (code, line) from the innermost frame out
+// (fastt.compile splits the function at its own frame's line), per thread
+// ident, under the GIL. A break inside a kernel run without the GIL is
+// noted when the thread takes the GIL back (common.h's without_gil), still
+// inside the same Python call.
+std::unordered_map<unsigned long, PyObject*>& break_frames() {
+  static auto* m = new std::unordered_map<unsigned long, PyObject*>();
+  return *m;
+}
+std::mutex g_gil_less_mu;
+std::vector<unsigned long> g_gil_less_breaks;  // threads, under the mutex
 
-void note_break_frames() {
-  if (!PyGILState_Check()) return;
+void record_break_frames() {
   PyObject *type, *value, *tb;
   PyErr_Fetch(&type, &value, &tb);
   PyObject* list = PyList_New(0);
@@ -166,15 +180,35 @@ void note_break_frames() {
     Py_DECREF(f);
     f = back;
   }
-  Py_XSETREF(g_break_frames, list);
+  PyObject*& slot = break_frames()[PyThread_get_thread_ident()];
+  Py_XSETREF(slot, list);
   PyErr_Clear();
   PyErr_Restore(type, value, tb);
 }
 
-PyObject* f_break_frames(PyObject*, PyObject*) {
-  PyObject* out = g_break_frames ? g_break_frames : PyList_New(0);
-  g_break_frames = nullptr;
+void note_break_frames() {
+  if (PyGILState_Check()) {
+    record_break_frames();
+    return;
+  }
+  std::lock_guard<std::mutex> lock(g_gil_less_mu);
+  g_gil_less_breaks.push_back(PyThread_get_thread_ident());
+  g_breaks_without_gil.fetch_add(1, std::memory_order_relaxed);
+}
+
+// This thread's frames of its last break (a new reference), or null.
+PyObject* take_break_frames() {
+  auto& m = break_frames();
+  auto it = m.find(PyThread_get_thread_ident());
+  if (it == m.end()) return nullptr;
+  PyObject* out = it->second;
+  m.erase(it);
   return out;
+}
+
+PyObject* f_break_frames(PyObject*, PyObject*) {
+  PyObject* out = take_break_frames();
+  return out ? out : PyList_New(0);
 }
 
 PyObject* f_poison(PyObject*, PyObject* on) {
@@ -285,6 +319,7 @@ PyObject* step_bind(PyObject* self, PyObject* const* a, Py_ssize_t n) {
         "bind(args: tuple, bindings: list, copy_back: list, outputs: list, "
         "externals: list)");
   StepObject& s = step_of(self);
+  if (graph_of(self) == nullptr) return nullptr;
   s.args.clear();
   for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(a[0]); ++i) {
     PyObject* v = PyTuple_GET_ITEM(a[0], i);
@@ -541,6 +576,21 @@ PyMethodDef g_capture_functions[] = {
     {"_capture_break_frames", f_break_frames, METH_NOARGS,
      "[(code, line)] from the innermost frame out at the last break."},
     {nullptr, nullptr, 0, nullptr}};
+
+std::atomic<int> g_breaks_without_gil{0};
+
+void note_break_frames_after_gil() {
+  const unsigned long me = PyThread_get_thread_ident();
+  {
+    std::lock_guard<std::mutex> lock(g_gil_less_mu);
+    auto it = std::find(g_gil_less_breaks.begin(), g_gil_less_breaks.end(),
+                        me);
+    if (it == g_gil_less_breaks.end()) return;
+    g_gil_less_breaks.erase(it);
+    g_breaks_without_gil.fetch_sub(1, std::memory_order_relaxed);
+  }
+  record_break_frames();
+}
 
 bool init_capture_type(PyObject* m) {
   capture::set_break_observer(note_break_frames);

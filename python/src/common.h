@@ -5,6 +5,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <atomic>
 #include <cstdint>
 #include <new>
 #include <string>
@@ -169,6 +170,11 @@ PyObject* scalar_to_py(const Scalar& s);
 
 // Kernels on at least this many elements run without the GIL.
 constexpr int64_t kReleaseGILNumel = 32768;
+// Graph breaks of fastt.compile recordings noted without the GIL; the
+// thread notes where its Python code stood once it holds the GIL again
+// (python/src/capture.cpp).
+extern std::atomic<int> g_breaks_without_gil;
+void note_break_frames_after_gil();
 // Runs f without the GIL (big kernels, file I/O); exceptions propagate
 // with the GIL held again.
 template <class F>
@@ -177,6 +183,8 @@ inline auto without_gil(F&& f) -> decltype(f()) {
   try {
     decltype(f()) r = f();
     PyEval_RestoreThread(st);
+    if (FASTT_UNLIKELY(g_breaks_without_gil.load(std::memory_order_relaxed)))
+      note_break_frames_after_gil();
     return r;
   } catch (...) {
     PyEval_RestoreThread(st);

@@ -223,6 +223,23 @@ def test_module_forward_with_a_break():
     assert all(p.stats["replays"] >= 1 for p in pieces(c._compiled))
 
 
+def test_a_break_in_a_kernel_run_without_the_gil_splits():
+    # 100000 elements: masked_select's kernels run without the GIL, the
+    # break's frames are noted when the thread takes it back.
+    def f(x):
+        y = x * 2
+        z = y[y > 0]
+        return z.sum() + y.sum()
+
+    c = fastt.compile(f)
+    fastt.manual_seed(6)
+    x = fastt.randn(100000)
+    for _ in range(4):
+        assert bits(c(x)) == bits(f(x))
+    assert c.eager_reason is None and c.graph_breaks[0][2] > 0
+    assert pieces(c)[0].stats["replays"] == 1
+
+
 def test_verbose_names_the_line_and_the_pieces(capsys):
     def f(x):
         y = x + 1
@@ -318,6 +335,94 @@ def test_a_read_gradient_assigned_anew_outside_is_guarded():
             warnings.simplefilter("error")
             assert bits(c(x)) == bits(w.grad * x)
     assert c.stats["captures"] >= 2
+
+
+def test_lists_and_sets_are_not_frozen_across_a_break():
+    def f(x, log):
+        y = x * 2
+        log.append(y.sum().item())  # the caller's list, mutated eagerly
+        return y + 1
+
+    def g(x):
+        seen = set()  # made before the break: a replay cannot give it
+        a = []
+        b = a
+        seen.add(float(x.sum()))
+        a.append(len(seen))
+        return x * len(seen), b
+
+    cf, cg = fastt.compile(f), fastt.compile(g)
+    x, log, want = fastt.ones(3), [], []
+    for _ in range(5):
+        assert bits(cf(x, log)) == bits(f(x, want))
+        out, b = cg(x)
+        assert b == [1] and bits(out) == bits(x)
+    assert log == want and len(log) == 5
+    assert "'seen', a set, passes a graph break" in (
+        pieces(cg)[0].eager_reason)
+    assert "a set, passes a graph break" in pieces(cg)[1].eager_reason
+
+
+def test_a_functools_wraps_wrapper_splits_its_own_code():
+    import functools
+
+    def deco(fn):
+        @functools.wraps(fn)
+        def wrapper(*a, **k):
+            return fn(*a, **k)
+        return wrapper
+
+    @deco
+    def f(x):
+        y = x * 2
+        v = y.sum().item()
+        return y * v
+
+    c = fastt.compile(f)
+    for _ in range(4):
+        assert bits(c(fastt.ones(2))) == bits(fastt.full((2,), 8.0))
+    # The wrapper's one statement holds the break: nothing to capture.
+    assert "its only statement" in c.eager_reason
+
+
+def test_a_split_module_with_hooks_runs_whole():
+    class Net(nn.Module):
+        def forward(self, x):
+            y = x * 2
+            if y.sum() > 0:
+                y = y + 1
+            return y * 3
+
+    net = Net()
+    c = fastt.compile(net)
+    x = fastt.ones(2)
+    for _ in range(3):
+        assert bits(c(x)) == bits(fastt.full((2,), 9.0))
+    h = net.register_forward_hook(lambda m, i, o: o * 0)
+    for _ in range(3):
+        assert bits(c(x)) == bits(fastt.zeros(2))
+    h.remove()
+    assert bits(c(x)) == bits(fastt.full((2,), 9.0))
+
+
+def test_a_piece_takes_only_the_locals_it_names():
+    def f(x):
+        y = x * 2
+        v = y.sum().item()  # a new float every call
+        z = y + 1
+        w = z.exp()
+        return w, v
+
+    c = fastt.compile(f)
+    fastt.manual_seed(0)
+    for _ in range(6):
+        x = fastt.randn(3)
+        (a, v), (b, u) = c(x), f(x)
+        assert v == u and bits(a) == bits(b)
+    # `return w, v` names v, read on the host: that return runs eagerly,
+    # and z = y + 1, w = z.exp() are captured once.
+    after = pieces(c)[-1]
+    assert after.stats["captures"] == 1 and after.stats["replays"] == 3
 
 
 def test_a_step_in_a_reference_cycle_is_collected():
