@@ -19,6 +19,7 @@ captures (a cell), a ``nonlocal`` statement or a class-private
 (``__name``) name are not split: they stay eager, as before.
 """
 import ast
+import copy
 import inspect
 import textwrap
 import types
@@ -174,7 +175,9 @@ def _make_piece(src, stmts, params, outs):
             ast.Compare(ast.Name(p, ast.Load()), [ast.Is()],
                         [ast.Name("_fastt_unbound", ast.Load())]),
             [ast.Delete([ast.Name(p, ast.Del())])], []))
-    body.extend(_Returns().visit(s) for s in stmts)
+    # (On copies: the transformer edits compound statements in place, and
+    # a piece split again is made from the statements as written.)
+    body.extend(_Returns().visit(copy.deepcopy(s)) for s in stmts)
     body.append(ast.Assign([ast.Name("_fastt_locals", ast.Store())],
                            ast.Call(ast.Name("locals", ast.Load()), [], [])))
     got = [ast.Call(ast.Attribute(ast.Name("_fastt_locals", ast.Load()),

@@ -136,6 +136,22 @@ def test_two_breaks_split_twice():
         "item() (reading a tensor's value on the host)"] * 2
 
 
+def test_a_nested_return_in_a_piece_split_again():
+    def f(x, flag):
+        a = x.sum().item()
+        y = x * a
+        if flag:
+            return y - 1
+        b = y.amax().item()
+        return y + b
+
+    c = fastt.compile(f)
+    x = fastt.full((3,), 0.5)
+    for flag in (False, False, False, True, False, True, True):
+        assert bits(c(x, flag)) == bits(f(x, flag))
+    assert c.stats["graph_breaks"] == 2
+
+
 def test_early_return_and_locals_bound_on_one_path():
     def f(x, flag):
         if flag:
