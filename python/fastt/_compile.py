@@ -408,8 +408,6 @@ class CompiledFunction:
         with no_grad():
             bindings = [a.detach().clone() if isinstance(a, _C.Tensor)
                         else None for a in flat]
-        cflat = tuple(b if b is not None else a
-                      for a, b in zip(flat, bindings))
         # (Containers holding no tensor are passed as themselves, so that
         # the capture's own call mutates the caller's list or dict.)
         sub = {id(a): b for a, b in zip(flat, bindings) if b is not None}
