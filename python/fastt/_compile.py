@@ -172,13 +172,6 @@ def _flat_args(args, kwargs):
     return (_Spec(spec),) + tuple(leaves), spec
 
 
-def _rebuild_args(spec, flat):
-    if spec is None:
-        return flat, {}
-    args, kwargs = _unflatten(spec, iter(flat[1:]))
-    return args, kwargs
-
-
 # ---- what the step can see: modules, optimizers, tensors ----
 def _reachable(fn, flat):
     """Modules, optimizers and tensors reachable from fn (bound self,
