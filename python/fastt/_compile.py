@@ -55,17 +55,8 @@ __all__ = ["compile", "CompiledFunction", "host_call"]
 cache_size_limit = 8  # entries per function, as torch._dynamo.config
 
 
-_TYPES = []
-
-
-def _module_types():
-    """(Module, Optimizer, the modules' state epoch), imported once (they
-    import this module)."""
-    if not _TYPES:
-        from .nn.modules.module import Module, _STATE_EPOCH
-        from .optim.optimizer import Optimizer
-        _TYPES.extend((Module, Optimizer, _STATE_EPOCH))
-    return _TYPES
+_module_types = _split.module_types
+_TYPES = _split._TYPES  # (the same list: filled in place on first use)
 
 
 _ATOMS = (type(None), bool, int, float, complex, str, bytes)
@@ -425,6 +416,8 @@ class CompiledFunction:
             _C._capture_abort()
             raise
         step = _C._capture_end()
+        # The caller's tensors for the private copies, in what is returned.
+        unbind = {id(b): a for a, b in zip(flat, bindings) if b is not None}
         copy_back = [b is not None and b._version != v
                      for b, v in zip(bindings, versions)]
         # A step that wrote its inputs: the caller's tensors see it too.
@@ -435,7 +428,7 @@ class CompiledFunction:
                         a.copy_(b)
         if not step.replayable:
             self._graph_break(step.break_reason, _C._capture_break_frames())
-            return _unbind(out, flat, bindings)
+            return _substitute(out, unbind)
         leaves = []
         out_spec = _flatten(out, leaves)
         recipe = None
@@ -444,7 +437,7 @@ class CompiledFunction:
                 out, leaves, bindings, self._fn, flat)
             if isinstance(recipe, str):
                 self._go_eager(recipe)
-                return _unbind(out, flat, bindings)
+                return _substitute(out, unbind)
             leaves = outputs
         outputs = [x for x in leaves if isinstance(x, _C.Tensor)]
         if any(x.requires_grad for x in outputs) and not step.ran_backward:
@@ -452,10 +445,10 @@ class CompiledFunction:
                 "its outputs require grad and it runs no backward (a "
                 "replay returns plain tensors): compile the whole training "
                 "step, or run it under no_grad")
-            return _unbind(out, flat, bindings)
+            return _substitute(out, unbind)
         if len(outputs) != len(leaves):
             self._go_eager("it returns values other than tensors")
-            return _unbind(out, flat, bindings)
+            return _substitute(out, unbind)
         modules, optims, tensors = _reachable(self._fn, flat)
         state = _state_tensors(modules, optims, tensors)
         # fastt's own caches (causal masks): the step keeps what it uses.
@@ -464,7 +457,7 @@ class CompiledFunction:
         why = step.check_addresses(known)
         if why is not None:
             self._go_eager(why)
-            return _unbind(out, flat, bindings)
+            return _substitute(out, unbind)
         step.guard_assigned_grads(had_grad)
         step.bind(flat, list(bindings), copy_back, outputs, state)
         e = _Entry()
@@ -520,11 +513,7 @@ class CompiledFunction:
 
 
 def _code_of(fn):
-    Module = _module_types()[0]
-    if isinstance(fn, Module):
-        fn = type(fn).forward
-    fn = getattr(fn, "__func__", fn)
-    return getattr(fn, "__code__", None)
+    return getattr(_split.unwrap(fn)[1], "__code__", None)
 
 
 def _piece_outputs(out, leaves, bindings, fn, flat):
@@ -578,25 +567,13 @@ def _substitute(obj, sub):
         if all(a is b for a, b in zip(new, obj)):
             return obj
         return t(new)
-    if isinstance(obj, tuple) and hasattr(obj, "_fields"):
+    if isinstance(obj, tuple):  # a namedtuple or a return type (structseq)
         new = [_substitute(x, sub) for x in obj]
-        return obj if all(a is b for a, b in zip(new, obj)) else t(*new)
+        return obj if all(a is b for a, b in zip(new, obj)) else _named(t)(new)
     if t is dict:
         new = {k: _substitute(v, sub) for k, v in obj.items()}
         return obj if all(new[k] is obj[k] for k in obj) else new
     return obj
-
-
-def _unbind(out, flat, bindings):
-    """out of a call that ran on the private copies of its tensor
-    arguments, with those copies replaced by the caller's tensors."""
-    at = {id(b): i for i, b in enumerate(bindings) if b is not None}
-    leaves = []
-    spec = _flatten(out, leaves)
-    if not any(id(x) in at for x in leaves):
-        return out
-    return _unflatten(spec, iter([flat[at[id(x)]] if id(x) in at else x
-                                  for x in leaves]))
 
 
 def _passable(v):

@@ -242,7 +242,7 @@ class Split:
         self._sig = inspect.signature(func, follow_wrapped=False)
 
     def __call__(self, args, kwargs):
-        if self._eager is not None and _has_hooks(self.bound):
+        if self._eager is not None and self.bound._fastt_runs_hooks():
             return self._eager(*args, **kwargs)
         if self.bound is not None:
             args = (self.bound,) + tuple(args)
@@ -262,28 +262,27 @@ class Split:
         return False, tuple(env.get(n, UNBOUND) for n in self._outs)
 
 
-def _has_hooks(module):
-    from .nn.modules import module as m
-    return bool(module._forward_hooks or module._forward_pre_hooks
-                or module._forward_hooks_with_kwargs
-                or module._forward_pre_hooks_with_kwargs
-                or m._global_forward_hooks or m._global_forward_pre_hooks)
+def unwrap(fn):
+    """(the object fn is bound to or None, the plain function it runs):
+    a module runs its class's forward, a bound method its function."""
+    if isinstance(fn, module_types()[0]):
+        return fn, type(fn).forward
+    if isinstance(fn, types.MethodType):
+        return fn.__self__, fn.__func__
+    return None, fn
 
 
 def plan(fn, frames, compile_piece):
     """The Split of fn at the break noted in frames ([(code, line)] from
     the innermost frame out), or a string saying why it cannot be split.
     compile_piece(function) compiles a piece."""
-    Module = _module_type()
-    bound = eager = None
-    func = fn
-    if Module is not None and isinstance(fn, Module):
+    bound, func = unwrap(fn)
+    eager = None
+    if isinstance(fn, module_types()[0]):
         if "forward" in vars(fn):
             return "its forward is an instance attribute"
         # Module.__call__ runs the hooks: with any, the module runs whole.
-        bound, func, eager = fn, type(fn).forward, fn
-    elif isinstance(fn, types.MethodType):
-        bound, func = fn.__self__, fn.__func__
+        eager = fn
     src = _source_of(func)
     if isinstance(src, str):
         return src
@@ -333,11 +332,14 @@ def plan(fn, frames, compile_piece):
     return Split(func, steps, bound, src.outs, eager)
 
 
-_MODULE = []
+_TYPES = []
 
 
-def _module_type():
-    if not _MODULE:
-        from .nn.modules.module import Module
-        _MODULE.append(Module)
-    return _MODULE[0]
+def module_types():
+    """(Module, Optimizer, the modules' state epoch), imported once (they
+    import fastt.compile's modules)."""
+    if not _TYPES:
+        from .nn.modules.module import Module, _STATE_EPOCH
+        from .optim.optimizer import Optimizer
+        _TYPES.extend((Module, Optimizer, _STATE_EPOCH))
+    return _TYPES

@@ -312,6 +312,12 @@ class Module:
 
     __call__._fastt_fast_call = True
 
+    def _fastt_runs_hooks(self):
+        # Whether a call runs hooks around forward (_call_impl): the test
+        # of __call__ (and of the fast __call__ of _install_fast_call).
+        return bool(self._fastt_hooked or _global_forward_hooks
+                    or _global_forward_pre_hooks)
+
     def _fastt_refresh_hooked(self):
         # The one flag the call path tests: any per-module forward or
         # backward hook (kept by the register_* methods, handle.remove()
