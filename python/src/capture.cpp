@@ -83,12 +83,45 @@ capture::Graph* graph_of(PyObject* self) {
   return g;
 }
 
-// Host steps' callables recorded but not yet in a step, per thread (a
-// map, not a thread_local: the module's static TLS block is budgeted).
-std::unordered_map<unsigned long, std::vector<PyObject*>>& pending_hosts() {
-  static auto* m =
-      new std::unordered_map<unsigned long, std::vector<PyObject*>>();
+// What a capture notes per thread, by thread ident (a map, not a
+// thread_local: the module's static TLS block is budgeted), under
+// g_notes_mu (a break in a kernel run without the GIL notes itself):
+//   hosts           host steps' callables recorded but not yet in a step
+//                   (borrowed: the recorded closures own them)
+//   frames          where the Python code stood at the last graph break:
+//                   a list of (code, line) from the innermost frame out
+//                   (fastt.compile splits the function at its own frame's
+//                   line), a reference
+//   gil_less_break  a break seen without the GIL, whose frames are taken
+//                   when the thread takes the GIL back (common.h's
+//                   without_gil), still inside the same Python call
+struct ThreadNotes {
+  std::vector<PyObject*> hosts;
+  PyObject* frames = nullptr;
+  bool gil_less_break = false;
+};
+std::mutex g_notes_mu;
+std::unordered_map<unsigned long, ThreadNotes>& notes() {
+  static auto* m = new std::unordered_map<unsigned long, ThreadNotes>();
   return *m;
+}
+// This thread's notes, cleared; their frames returned (a reference, or
+// null) for the caller to drop outside the lock.
+PyObject* clear_notes() {
+  std::lock_guard<std::mutex> lock(g_notes_mu);
+  auto it = notes().find(PyThread_get_thread_ident());
+  if (it == notes().end()) return nullptr;
+  PyObject* frames = it->second.frames;
+  if (it->second.gil_less_break)
+    g_breaks_without_gil.fetch_sub(1, std::memory_order_relaxed);
+  notes().erase(it);
+  return frames;
+}
+std::vector<PyObject*> take_hosts() {
+  std::lock_guard<std::mutex> lock(g_notes_mu);
+  auto it = notes().find(PyThread_get_thread_ident());
+  if (it == notes().end()) return {};
+  return std::move(it->second.hosts);
 }
 
 bool same_meta(const ArgGuard& g, const Tensor& t) {
@@ -103,14 +136,10 @@ bool same_meta(const ArgGuard& g, const Tensor& t) {
 }
 
 // ---- module functions ----
-PyObject* take_break_frames();
-
 PyObject* f_begin(PyObject*, PyObject* fullgraph) {
   FASTT_PY_BEGIN
   capture::begin(PyObject_IsTrue(fullgraph) == 1);
-  pending_hosts().erase(PyThread_get_thread_ident());
-  note_break_frames_after_gil();  // (drops a stale note of this thread)
-  if (PyObject* old = take_break_frames()) Py_DECREF(old);
+  Py_XDECREF(clear_notes());  // (a stale break of this thread included)
   Py_RETURN_NONE;
   FASTT_PY_END
 }
@@ -125,9 +154,7 @@ PyObject* f_end(PyObject*, PyObject*) {
   new (&o->externals) std::vector<std::pair<Tensor, void*>>();
   new (&o->externals_grad) std::vector<bool>();
   new (&o->outputs) std::vector<Tensor>();
-  new (&o->host_objects) std::vector<PyObject*>();
-  o->host_objects.swap(pending_hosts()[PyThread_get_thread_ident()]);
-  pending_hosts().erase(PyThread_get_thread_ident());
+  new (&o->host_objects) std::vector<PyObject*>(take_hosts());
   o->bound = false;
   o->grad_mode = autograd::grad_enabled();
   for (int d = 0; d < kNumDeviceTypes; ++d) {
@@ -141,24 +168,12 @@ PyObject* f_end(PyObject*, PyObject*) {
 }
 
 PyObject* f_abort(PyObject*, PyObject*) {
-  pending_hosts().erase(PyThread_get_thread_ident());
+  take_hosts();
   capture::abort();
   Py_RETURN_NONE;
 }
 
-// Where the Python code stood at the last graph break of each thread's
-// recording: a list of (code, line) from the innermost frame out
-// (fastt.compile splits the function at its own frame's line), per thread
-// ident, under the GIL. A break inside a kernel run without the GIL is
-// noted when the thread takes the GIL back (common.h's without_gil), still
-// inside the same Python call.
-std::unordered_map<unsigned long, PyObject*>& break_frames() {
-  static auto* m = new std::unordered_map<unsigned long, PyObject*>();
-  return *m;
-}
-std::mutex g_gil_less_mu;
-std::vector<unsigned long> g_gil_less_breaks;  // threads, under the mutex
-
+// Notes this thread's frames as its last break's (under the GIL).
 void record_break_frames() {
   PyObject *type, *value, *tb;
   PyErr_Fetch(&type, &value, &tb);
@@ -180,8 +195,11 @@ void record_break_frames() {
     Py_DECREF(f);
     f = back;
   }
-  PyObject*& slot = break_frames()[PyThread_get_thread_ident()];
-  Py_XSETREF(slot, list);
+  {
+    std::lock_guard<std::mutex> lock(g_notes_mu);
+    std::swap(notes()[PyThread_get_thread_ident()].frames, list);
+  }
+  Py_XDECREF(list);  // the previous break's
   PyErr_Clear();
   PyErr_Restore(type, value, tb);
 }
@@ -191,23 +209,20 @@ void note_break_frames() {
     record_break_frames();
     return;
   }
-  std::lock_guard<std::mutex> lock(g_gil_less_mu);
-  g_gil_less_breaks.push_back(PyThread_get_thread_ident());
-  g_breaks_without_gil.fetch_add(1, std::memory_order_relaxed);
+  std::lock_guard<std::mutex> lock(g_notes_mu);
+  bool& noted = notes()[PyThread_get_thread_ident()].gil_less_break;
+  if (!noted) g_breaks_without_gil.fetch_add(1, std::memory_order_relaxed);
+  noted = true;
 }
 
-// This thread's frames of its last break (a new reference), or null.
-PyObject* take_break_frames() {
-  auto& m = break_frames();
-  auto it = m.find(PyThread_get_thread_ident());
-  if (it == m.end()) return nullptr;
-  PyObject* out = it->second;
-  m.erase(it);
-  return out;
-}
-
+// This thread's frames of its last break, taken (a list, maybe empty).
 PyObject* f_break_frames(PyObject*, PyObject*) {
-  PyObject* out = take_break_frames();
+  PyObject* out = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(g_notes_mu);
+    auto it = notes().find(PyThread_get_thread_ident());
+    if (it != notes().end()) std::swap(out, it->second.frames);
+  }
   return out ? out : PyList_New(0);
 }
 
@@ -235,7 +250,10 @@ PyObject* f_host_step(PyObject*, PyObject* fn) {
     if (!r) throw_py();
     Py_DECREF(r);
   });
-  if (recorded) pending_hosts()[PyThread_get_thread_ident()].push_back(fn);
+  if (recorded) {
+    std::lock_guard<std::mutex> lock(g_notes_mu);
+    notes()[PyThread_get_thread_ident()].hosts.push_back(fn);
+  }
   Py_RETURN_NONE;
   FASTT_PY_END
 }
@@ -445,51 +463,17 @@ PyObject* step_outputs(PyObject* self, PyObject*) {
   FASTT_PY_END
 }
 
-PyObject* step_replayable(PyObject* self, void*) {
-  capture::Graph* g = graph_of(self);
-  if (g == nullptr) return nullptr;
-  return PyBool_FromLong(g->replayable());
+// The getters: one template over the Graph's accessors.
+PyObject* to_py(bool v) { return PyBool_FromLong(v); }
+PyObject* to_py(size_t v) { return PyLong_FromSize_t(v); }
+PyObject* to_py(const std::string& v) {
+  return PyUnicode_FromStringAndSize(v.data(), Py_ssize_t(v.size()));
 }
-PyObject* step_break_reason(PyObject* self, void*) {
+template <auto Get>
+PyObject* step_get(PyObject* self, void*) {
   capture::Graph* g = graph_of(self);
   if (g == nullptr) return nullptr;
-  const std::string& r = g->break_reason();
-  return PyUnicode_FromStringAndSize(r.data(), Py_ssize_t(r.size()));
-}
-PyObject* step_ran_backward(PyObject* self, void*) {
-  capture::Graph* g = graph_of(self);
-  if (g == nullptr) return nullptr;
-  return PyBool_FromLong(g->ran_backward());
-}
-PyObject* step_num_kernels(PyObject* self, void*) {
-  capture::Graph* g = graph_of(self);
-  if (g == nullptr) return nullptr;
-  return PyLong_FromSize_t(g->num_kernels());
-}
-PyObject* step_num_host_steps(PyObject* self, void*) {
-  capture::Graph* g = graph_of(self);
-  if (g == nullptr) return nullptr;
-  return PyLong_FromSize_t(g->num_host_steps());
-}
-PyObject* step_pool_bytes(PyObject* self, void*) {
-  capture::Graph* g = graph_of(self);
-  if (g == nullptr) return nullptr;
-  return PyLong_FromSize_t(g->pool_bytes());
-}
-PyObject* step_num_device_graphs(PyObject* self, void*) {
-  capture::Graph* g = graph_of(self);
-  if (g == nullptr) return nullptr;
-  return PyLong_FromSize_t(g->num_device_graphs());
-}
-PyObject* step_arena_bytes(PyObject* self, void*) {
-  capture::Graph* g = graph_of(self);
-  if (g == nullptr) return nullptr;
-  return PyLong_FromSize_t(g->arena_bytes());
-}
-PyObject* step_unplanned_bytes(PyObject* self, void*) {
-  capture::Graph* g = graph_of(self);
-  if (g == nullptr) return nullptr;
-  return PyLong_FromSize_t(g->unplanned_bytes());
+  return to_py((g->*Get)());
 }
 
 PyMethodDef g_step_methods[] = {
@@ -510,31 +494,24 @@ PyMethodDef g_step_methods[] = {
     {nullptr, nullptr, 0, nullptr}};
 
 PyGetSetDef g_step_getset[] = {
-    {"replayable", step_replayable, nullptr, "No graph break was seen.",
-     nullptr},
-    {"break_reason", step_break_reason, nullptr, "The first graph break.",
-     nullptr},
-    {"ran_backward", step_ran_backward, nullptr,
-     "A backward walk ran while recording.", nullptr},
-    {"num_kernels", step_num_kernels, nullptr, "Recorded kernel calls.",
-     nullptr},
-    {"num_host_steps", step_num_host_steps, nullptr,
-     "Recorded host steps (checks, .grad assignments, optimizer steps).",
-     nullptr},
-    {"pool_bytes", step_pool_bytes, nullptr,
-     "Bytes of the step's private memory pool (the arena included).",
-     nullptr},
-    {"num_device_graphs", step_num_device_graphs, nullptr,
-     "CUDA graphs the recorded CUDA kernels were captured into (one per "
-     "run of consecutive CUDA kernels).",
-     nullptr},
-    {"arena_bytes", step_arena_bytes, nullptr,
-     "Bytes of the arena the intermediates were laid out in by liveness "
-     "(0: not planned).",
-     nullptr},
-    {"unplanned_bytes", step_unplanned_bytes, nullptr,
-     "Bytes of the pool as recorded, before the plan (0: not planned).",
-     nullptr},
+#define FASTT_STEP_GET(name, doc) \
+  {#name, step_get<&capture::Graph::name>, nullptr, doc, nullptr}
+    FASTT_STEP_GET(replayable, "No graph break was seen."),
+    FASTT_STEP_GET(break_reason, "The first graph break."),
+    FASTT_STEP_GET(ran_backward, "A backward walk ran while recording."),
+    FASTT_STEP_GET(num_kernels, "Recorded kernel calls."),
+    FASTT_STEP_GET(num_host_steps, "Recorded host steps (checks, .grad "
+                   "assignments, optimizer steps)."),
+    FASTT_STEP_GET(pool_bytes, "Bytes of the step's private memory pool (the "
+                   "arena included)."),
+    FASTT_STEP_GET(num_device_graphs, "CUDA graphs the recorded CUDA kernels "
+                   "were captured into (one per run of consecutive CUDA "
+                   "kernels)."),
+    FASTT_STEP_GET(arena_bytes, "Bytes of the arena the intermediates were "
+                   "laid out in by liveness (0: not planned)."),
+    FASTT_STEP_GET(unplanned_bytes, "Bytes of the pool as recorded, before "
+                   "the plan (0: not planned)."),
+#undef FASTT_STEP_GET
     {nullptr, nullptr, nullptr, nullptr, nullptr}};
 
 PyTypeObject StepType = [] {
@@ -580,13 +557,11 @@ PyMethodDef g_capture_functions[] = {
 std::atomic<int> g_breaks_without_gil{0};
 
 void note_break_frames_after_gil() {
-  const unsigned long me = PyThread_get_thread_ident();
   {
-    std::lock_guard<std::mutex> lock(g_gil_less_mu);
-    auto it = std::find(g_gil_less_breaks.begin(), g_gil_less_breaks.end(),
-                        me);
-    if (it == g_gil_less_breaks.end()) return;
-    g_gil_less_breaks.erase(it);
+    std::lock_guard<std::mutex> lock(g_notes_mu);
+    auto it = notes().find(PyThread_get_thread_ident());
+    if (it == notes().end() || !it->second.gil_less_break) return;
+    it->second.gil_less_break = false;
     g_breaks_without_gil.fetch_sub(1, std::memory_order_relaxed);
   }
   record_break_frames();
