@@ -6,6 +6,7 @@
 #include <new>
 
 #include "common.h"
+#include "csrc/ops/complex.h"
 #include "csrc/ops/elementwise.h"
 
 namespace fastt {
@@ -462,7 +463,8 @@ static PyObject* get_mT(PyObject* self, void*) {
   return wrap(unwrap(self).mT());
   FASTT_PY_END
 }
-// Real dtypes only: the conjugate transposes are the plain ones.
+// The conjugate transposes: views for the reals, copies (conj_physical,
+// recorded) for complex tensors (fastt has no lazy conjugate bit).
 static PyObject* get_H(PyObject* self, void*) {
   FASTT_PY_BEGIN
   const Tensor& t = unwrap(self);
@@ -470,7 +472,12 @@ static PyObject* get_H(PyObject* self, void*) {
               "tensor.H is only supported on matrices (2-D tensors). Got "
               "{}-D tensor. For batches of matrices, consider using "
               "tensor.mH", t.dim());
-  return wrap(t.t());
+  return wrap(conj_physical(t.t()));
+  FASTT_PY_END
+}
+static PyObject* get_mH(PyObject* self, void*) {
+  FASTT_PY_BEGIN
+  return wrap(conj_physical(unwrap(self).mT()));
   FASTT_PY_END
 }
 static PyObject* get_is_cuda(PyObject* self, void*) {
@@ -493,7 +500,7 @@ static PyGetSetDef g_getset[] = {
     {"T", get_T, nullptr, "All dims reversed.", nullptr},
     {"mT", get_mT, nullptr, "Last two dims transposed.", nullptr},
     {"H", get_H, nullptr, "Conjugate transpose of a matrix.", nullptr},
-    {"mH", get_mT, nullptr, "Conjugate transpose of the last two dims.",
+    {"mH", get_mH, nullptr, "Conjugate transpose of the last two dims.",
      nullptr},
     {"requires_grad", get_requires_grad, set_requires_grad,
      "Whether autograd records ops on this tensor.", nullptr},
