@@ -306,7 +306,8 @@ static inline void fill_edge(Edge& e, const Tensor& t) {
 // (the gradient of a real loss L is dL/dRe z + i dL/dIm z, so a holomorphic
 // f's formula multiplies by conj(f'(z))), checked against torch and by
 // gradcheck (tests/python/test_complex_autograd.py). The linear ones need
-// nothing more; Mul, Div, Abs, Matmul, Linear and the FFTs conjugate. A
+// nothing more (indexing, masks, scans and copies); Mul, Div, Abs,
+// Matmul, Linear, the FFTs, the powers and products conjugate. A
 // real input of a complex result gets the real part of its gradient
 // (formulas.h's fit, the leaf's cast). Any other formula is real-only: a
 // node of it with a complex input or result is refused, not recorded
@@ -325,7 +326,25 @@ bool complex_formula(GradFn fn) {
     case GradFn::AsStrided: case GradFn::CopySlices: case GradFn::Alias:
     case GradFn::ViewAsReal: case GradFn::ViewAsComplex: case GradFn::Copy:
     case GradFn::Cat: case GradFn::Stack:
-    case GradFn::Repeat:
+    case GradFn::Repeat: case GradFn::Where: case GradFn::MaskedFill:
+    case GradFn::Cumsum: case GradFn::Tril: case GradFn::Triu:
+    case GradFn::Flip: case GradFn::Roll: case GradFn::IndexSelect:
+    case GradFn::Gather: case GradFn::Scatter: case GradFn::ScatterValue:
+    case GradFn::ScatterAdd: case GradFn::IndexAdd: case GradFn::Index:
+    case GradFn::IndexPut: case GradFn::MaskedSelect:
+    case GradFn::MaskedScatter:
+    // Polynomials, powers and their combinations (conjugated factors).
+    case GradFn::Square: case GradFn::PowScalar: case GradFn::Pow:
+    case GradFn::RPow: case GradFn::Exp2: case GradFn::Sgn:
+    case GradFn::Lerp: case GradFn::Addcmul: case GradFn::Addcdiv:
+    case GradFn::Prod: case GradFn::Cumprod:
+    // 2 (z - mean z) / (N - correction), times the real gradient.
+    case GradFn::Var: case GradFn::Std: case GradFn::VarMean:
+    case GradFn::StdMean:
+    // The LU and Cholesky families (conjugate transposes).
+    case GradFn::LuFactor: case GradFn::LinalgSolve:
+    case GradFn::TriangularSolve: case GradFn::Cholesky:
+    case GradFn::CholeskySolve: case GradFn::CholeskyInverse:
     // The holomorphic elementwise functions (conjugate derivatives).
     case GradFn::Exp: case GradFn::Expm1: case GradFn::Log:
     case GradFn::Log1p: case GradFn::Log2: case GradFn::Log10:

@@ -114,6 +114,7 @@ Tensor pow(const Scalar& a, const Tensor& e) {
   if (!differentiable(out)) return out;
   NodeRef n = make_node(GradFn::RPow, {&e});
   n->save(0, out, true);
+  if (a.to_double() == 0 && a.imag() == 0) n->save(1, e);  // the 0^y mask
   n->s0 = a;
   set_history(out, n.get());
   return out;
@@ -185,7 +186,7 @@ Tensor lerp(const Tensor& a, const Tensor& end, const Tensor* w,
   n->save(0, a);
   n->save(1, end);
   if (w) n->save(2, *w);
-  n->f0 = w ? 0 : ws.to<double>();
+  if (!w) n->s0 = ws;
   n->set_shape0(a.sizes());
   n->set_shape1(end.sizes());
   set_history(out, n.get());

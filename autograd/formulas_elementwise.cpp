@@ -10,6 +10,7 @@
 // scalar (1: the second, 2: the first; its value is n.f0). Formulas use
 // fastt ops only, so create_graph records them (double backward).
 #include <cmath>
+#include <complex>
 
 #include "autograd/formulas.h"
 #include "csrc/mutation.h"
@@ -39,6 +40,13 @@ Scalar scalar_operand(const Node& n, bool conj) {
   if (n.f1 == 0) return Scalar(n.f0);
   return Scalar(Complex<double>(n.f0, conj ? -n.f1 : n.f1));
 }
+// y >= 0, for complex y: no imaginary part and a real part >= 0 (the
+// masks of torch's pow gradients).
+Tensor nonnegative(const Tensor& y) {
+  if (!is_complex(y.dtype())) return fastt::ge(y, Scalar(0));
+  return fastt::logical_and(fastt::eq(imag_part(y), Scalar(0)),
+                            fastt::ge(real_part(y), Scalar(0)));
+}
 Scalar conj_scalar(const Scalar& s) {
   return s.is_complex() ? Scalar(Complex<double>(s.to_double(), -s.imag()))
                         : s;
@@ -57,15 +65,7 @@ FASTT_FORMULA(Neg) {
 }
 FASTT_FORMULA(Abs) {
   const Tensor& g = go[0];
-  const Tensor z = n.unpack(0);
-  if (!is_complex(z.dtype())) {
-    gi[0] = fastt::mul(g, fastt::sign(z));
-    return;
-  }
-  // g sgn(z): z / |z|, and 0 at 0 (torch's).
-  Tensor r = fastt::abs(z);
-  Tensor d = fastt::where(fastt::eq(r, Scalar(0)), Scalar(1), r);
-  gi[0] = fastt::mul(g, fastt::div(z, d));
+  gi[0] = fastt::mul(g, fastt::sgn(n.unpack(0)));  // z / |z|, 0 at 0
 }
 FASTT_FORMULA(Exp) {
   const Tensor& g = go[0];
@@ -199,7 +199,7 @@ FASTT_FORMULA(Reciprocal) {
 }
 FASTT_FORMULA(Square) {
   const Tensor& g = go[0];
-  gi[0] = fastt::mul(g, fastt::mul(n.unpack(0), Scalar(2)));
+  gi[0] = fastt::mul(g, fastt::mul(conj_physical(n.unpack(0)), Scalar(2)));
 }
 FASTT_FORMULA(ZeroGrad) {
   const Tensor& g = go[0];
@@ -218,6 +218,20 @@ FASTT_FORMULA(PowScalar) {
   const Tensor& g = go[0];
   Tensor x = n.unpack(0);
   const double e = n.s0.to<double>();
+  if (FASTT_UNLIKELY(is_complex(x.dtype()) || n.s0.is_complex())) {
+    // g conj(e x^(e-1)), 0 for e = 0; a real x keeps the real part.
+    const Scalar& es = n.s0;
+    if (e == 0 && es.imag() == 0) {
+      gi[0] = fastt::zeros_like(x);
+      return;
+    }
+    const Scalar em1 = es.is_complex()
+                           ? Scalar(Complex<double>(e - 1, es.imag()))
+                           : Scalar(e - 1);
+    Tensor d = fastt::mul(fastt::pow(x, em1), es);
+    gi[0] = fit(fastt::mul(g, conj_physical(d)), x.sizes(), x.dtype());
+    return;
+  }
   if (e == 0) {
     gi[0] = fastt::zeros_like(x);
   } else if (e == 2) {  // torch: grad * (2 * x)
@@ -230,6 +244,21 @@ FASTT_FORMULA(PowScalar) {
 FASTT_FORMULA(RPow) {  // c ** y: g * out * ln(c)
   const Tensor& g = go[0];
   const double c = n.s0.to<double>();
+  if (FASTT_UNLIKELY(is_complex(n.dtypes[0]) || n.s0.is_complex())) {
+    // g conj(out ln c), ln of c as a complex number; torch's mask: 0 where
+    // c = 0 and y has no imaginary part and a real part >= 0.
+    Tensor out = n.unpack(0);
+    const std::complex<double> lc =
+        std::log(std::complex<double>(c, n.s0.imag()));
+    Tensor r = fastt::mul(fastt::mul(g, conj_physical(out)),
+                          Scalar(Complex<double>(lc.real(), -lc.imag())));
+    if (c == 0 && n.s0.imag() == 0) {
+      Tensor y = n.unpack(1);
+      r = fastt::where(nonnegative(y), Scalar(0), r);
+    }
+    gi[0] = fit(r, out.sizes(), n.dtypes[0]);
+    return;
+  }
   gi[0] = fastt::mul(fastt::mul(g, n.unpack(0)), Scalar(std::log(c)));
   if (c == 0) gi[0] = fastt::zeros_like(gi[0]);  // torch masks c == 0
 }
@@ -247,7 +276,22 @@ FASTT_FORMULA(ClampScalar) {
 
 // The Grad(...) rows' unary formulas.
 FASTT_FORMULA(Exp2) {  // y = 2^x: g * y * ln 2
-  set0(n, gi, fastt::mul(fastt::mul(go[0], n.unpack(0)), Scalar(M_LN2)));
+  set0(n, gi, fastt::mul(fastt::mul(go[0], conj_physical(n.unpack(0))),
+                         Scalar(M_LN2)));
+}
+// sgn(z) = z / |z|: (g - sgn(z)^2 conj(g)) / (2 |z|), 0 at z = 0 (torch's
+// sgn_backward); 0 for the reals.
+FASTT_FORMULA(Sgn) {
+  const Tensor& g = go[0];
+  Tensor z = n.unpack(0);
+  if (!is_complex(z.dtype())) {
+    gi[0] = fastt::zeros_like(g).to(n.dtypes[0]);
+    return;
+  }
+  Tensor s = fastt::sgn(z), r = fastt::abs(z);
+  Tensor d = fastt::sub(g, fastt::mul(fastt::mul(s, s), conj_physical(g)));
+  gi[0] = fastt::where(fastt::eq(r, Scalar(0)), Scalar(0),
+                       fastt::div(d, fastt::mul(r, Scalar(2))));
 }
 FASTT_FORMULA(Log10) {
   set0(n, gi, fastt::div(go[0], fastt::mul(conj_physical(n.unpack(0)),
@@ -390,6 +434,27 @@ FASTT_FORMULA(Div) {
 FASTT_FORMULA(Pow) {
   const Tensor& g = go[0];
   Tensor a = n.unpack(0), b = n.unpack(1);
+  if (FASTT_UNLIKELY(is_complex(a.dtype()) || is_complex(b.dtype()))) {
+    // torch's: g conj(b a^(b-1)), 0 where b = 0; g conj(out log a), 0
+    // where a = 0 and b >= 0 (a promoted to out's dtype first).
+    Tensor out = n.unpack(2);
+    if (n.needs(0)) {
+      Tensor d = fastt::mul(b, fastt::pow(a, fastt::sub(b, Scalar(1))));
+      Tensor r = fastt::where(fastt::eq(b, Scalar(0)), Scalar(0),
+                              fastt::mul(g, conj_physical(d)));
+      gi[0] = fit(r, n.shape0(), n.dtypes[0]);
+    }
+    if (n.needs(1)) {
+      Tensor ap = a.to(out.dtype());
+      Tensor d = fastt::mul(out, fastt::log(ap));
+      Tensor r = fastt::mul(g, conj_physical(d));
+      r = fastt::where(fastt::logical_and(fastt::eq(ap, Scalar(0)),
+                                          nonnegative(b)),
+                       Scalar(0), r);
+      gi[1] = fit(r, n.shape1(), n.dtypes[1]);
+    }
+    return;
+  }
   if (n.needs(0)) {
     Tensor r = fastt::mul(fastt::mul(g, b),
                           fastt::pow(a, fastt::sub(b, Scalar(1))));
@@ -499,18 +564,27 @@ FASTT_FORMULA(Lerp) {
   const Tensor& g = go[0];
   Tensor a = n.unpack(0), e = n.unpack(1);
   Tensor w = n.saved.size() > 2 ? n.unpack(2) : Tensor();
+  // g conj(1 - w), g conj(w), g conj(e - a): conj_physical is the
+  // identity for the reals.
   if (w.defined()) {
+    Tensor wc = conj_physical(w);
     if (n.needs(0))
-      gi[0] = fit(fastt::mul(g, fastt::sub(Scalar(1), w)), n.shape0(),
+      gi[0] = fit(fastt::mul(g, fastt::sub(Scalar(1), wc)), n.shape0(),
                   n.dtypes[0]);
-    if (n.needs(1)) gi[1] = fit(fastt::mul(g, w), n.shape1(), n.dtypes[1]);
+    if (n.needs(1)) gi[1] = fit(fastt::mul(g, wc), n.shape1(), n.dtypes[1]);
     if (n.needs(2))
-      gi[2] = fit(fastt::mul(g, fastt::sub(e, a)), w.sizes(), w.dtype());
+      gi[2] = fit(fastt::mul(g, conj_physical(fastt::sub(e, a))), w.sizes(),
+                  w.dtype());
   } else {
+    const Scalar wc = conj_scalar(n.s0);
+    const Scalar vc =
+        wc.is_complex()
+            ? Scalar(Complex<double>(1 - wc.to_double(), -wc.imag()))
+            : Scalar(1 - wc.to_double());
     if (n.needs(0))
-      gi[0] = fit(fastt::mul(g, Scalar(1 - n.f0)), n.shape0(), n.dtypes[0]);
+      gi[0] = fit(fastt::mul(g, vc), n.shape0(), n.dtypes[0]);
     if (n.needs(1))
-      gi[1] = fit(fastt::mul(g, Scalar(n.f0)), n.shape1(), n.dtypes[1]);
+      gi[1] = fit(fastt::mul(g, wc), n.shape1(), n.dtypes[1]);
   }
 }
 // addcmul, addcdiv (value in s0).
@@ -518,7 +592,10 @@ static void addcmul_addcdiv_grad(Node& n, Tensor* go, Tensor* gi) {
   const Tensor& g = go[0];
   Tensor t1 = n.unpack(0), t2 = n.unpack(1);
   if (n.needs(0)) gi[0] = fit(g, n.shape0(), n.dtypes[0]);
-  Tensor gv = fastt::mul(g, n.s0);
+  // The real formulas with value, t1 and t2 conjugated.
+  Tensor gv = fastt::mul(g, conj_scalar(n.s0));
+  t1 = conj_physical(t1);
+  t2 = conj_physical(t2);
   if (n.fn == GradFn::Addcmul) {
     if (n.needs(1)) gi[1] = fit(fastt::mul(gv, t2), t1.sizes(), t1.dtype());
     if (n.needs(2)) gi[2] = fit(fastt::mul(gv, t1), t2.sizes(), t2.dtype());

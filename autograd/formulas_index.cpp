@@ -431,7 +431,11 @@ FASTT_FORMULA(IndexAdd) {
   if (n.needs(1)) {
     Tensor r = fastt::index_select(g, n.i0, n.unpack(0));
     if (!r.sizes().equals(n.shape1())) r = r.reshape(n.shape1());
-    if (n.s0.to<double>() != 1) r = fastt::mul(r, n.s0);
+    if (n.s0.to<double>() != 1 || n.s0.imag() != 0)  // times conj(alpha)
+      r = fastt::mul(r, n.s0.is_complex()
+                            ? Scalar(Complex<double>(n.s0.to_double(),
+                                                     -n.s0.imag()))
+                            : n.s0);
     gi[1] = cast(r, n.dtypes[1]);
   }
 }

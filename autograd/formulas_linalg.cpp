@@ -294,7 +294,8 @@ FASTT_FORMULA(FftC2r) {
 
 // ---- dense factorizations (the matrix calculus of torch's
 // FunctionsManual: Murray, "Differentiation of the Cholesky decomposition";
-// the LU case of Walter et al. extended to wide and tall matrices) ----
+// the LU case of Walter et al. extended to wide and tall matrices), with
+// the conjugate transpose for complex matrices (^T below reads ^H) ----
 FASTT_FORMULA(TriangularSolve) {
   // left: A X = B, so gB = A^-T g and gA = -gB X^T; right: X A = B, so
   // gB = g A^-T and gA = -X^T gB; gA keeps A's triangle (without the
@@ -302,10 +303,10 @@ FASTT_FORMULA(TriangularSolve) {
   const Tensor& g = go[0];
   Tensor A = n.unpack(0), X = n.unpack(1);
   const bool upper = n.i0 & 1, left = n.i0 & 2, unit = n.i0 & 4;
-  Tensor gB = fastt::solve_triangular(A.mT(), g, !upper, left, unit);
+  Tensor gB = fastt::solve_triangular(adjoint(A), g, !upper, left, unit);
   if (n.needs(0)) {
-    Tensor gA = fastt::neg(left ? fastt::matmul(gB, X.mT())
-                                : fastt::matmul(X.mT(), gB));
+    Tensor gA = fastt::neg(left ? fastt::matmul(gB, adjoint(X))
+                                : fastt::matmul(adjoint(X), gB));
     gA = upper ? fastt::triu(gA, unit ? 1 : 0) : fastt::tril(gA, unit ? -1 : 0);
     gi[0] = sum_to(gA, n.shape0());
   }
@@ -317,11 +318,11 @@ FASTT_FORMULA(Cholesky) {
   // with the diagonal halved, symmetrised.
   Tensor R = n.unpack(0);
   const bool upper = n.i0 != 0;
-  Tensor L = upper ? R.mT() : R;
-  Tensor gL = upper ? go[0].mT() : go[0];
-  Tensor gA = fastt::tril(fastt::matmul(L.mT(), gL));
-  gA = fastt::mul(fastt::add(gA, fastt::tril(gA, -1).mT()), Scalar(0.5));
-  gA = fastt::solve_triangular(L.mT(), gA, /*upper=*/true, /*left=*/true);
+  Tensor L = upper ? adjoint(R) : R;
+  Tensor gL = upper ? adjoint(go[0]) : go[0];
+  Tensor gA = fastt::tril(fastt::matmul(adjoint(L), gL));
+  gA = fastt::mul(fastt::add(gA, adjoint(fastt::tril(gA, -1))), Scalar(0.5));
+  gA = fastt::solve_triangular(adjoint(L), gA, /*upper=*/true, /*left=*/true);
   gi[0] = fastt::solve_triangular(L, gA, /*upper=*/false, /*left=*/false);
 }
 
@@ -336,28 +337,30 @@ FASTT_FORMULA(LuFactor) {
   Tensor gL = g.narrow(-1, 0, k), gU = g.narrow(-2, 0, k);
   Tensor gA;
   if (m == nn) {
-    gA = fastt::add(fastt::tril(fastt::matmul(L.mT(), gL), -1),
-                    fastt::triu(fastt::matmul(gU, U.mT())));
-    gA = fastt::solve_triangular(U.mT(), gA, false, /*left=*/false);
-    gA = fastt::solve_triangular(L.mT(), gA, true, true, /*unit=*/true);
+    gA = fastt::add(fastt::tril(fastt::matmul(adjoint(L), gL), -1),
+                    fastt::triu(fastt::matmul(gU, adjoint(U))));
+    gA = fastt::solve_triangular(adjoint(U), gA, false, /*left=*/false);
+    gA = fastt::solve_triangular(adjoint(L), gA, true, true, /*unit=*/true);
   } else if (m < nn) {
     Tensor U1 = U.narrow(-1, 0, k);
-    gA = fastt::sub(fastt::matmul(L.mT(), gL),
-                    fastt::matmul(fastt::triu(gU), U.mT()));
-    gA = fastt::solve_triangular(U1.mT(), fastt::tril(gA, -1), false, false);
+    gA = fastt::sub(fastt::matmul(adjoint(L), gL),
+                    fastt::matmul(fastt::triu(gU), adjoint(U)));
+    gA = fastt::solve_triangular(adjoint(U1), fastt::tril(gA, -1), false,
+                                 false);
     gA = fastt::cat({fastt::add(gA, fastt::triu(gU.narrow(-1, 0, k))),
                      gU.narrow(-1, k, nn - k)},
                     -1);
-    gA = fastt::solve_triangular(L.mT(), gA, true, true, /*unit=*/true);
+    gA = fastt::solve_triangular(adjoint(L), gA, true, true, /*unit=*/true);
   } else {
     Tensor L1 = L.narrow(-2, 0, k);
-    gA = fastt::sub(fastt::matmul(gU, U.mT()),
-                    fastt::matmul(L.mT(), fastt::tril(gL, -1)));
-    gA = fastt::solve_triangular(L1.mT(), fastt::triu(gA), true, true, true);
+    gA = fastt::sub(fastt::matmul(gU, adjoint(U)),
+                    fastt::matmul(adjoint(L), fastt::tril(gL, -1)));
+    gA = fastt::solve_triangular(adjoint(L1), fastt::triu(gA), true, true,
+                                 true);
     gA = fastt::cat({fastt::add(gA, fastt::tril(gL.narrow(-2, 0, k), -1)),
                      gL.narrow(-2, k, m - k)},
                     -2);
-    gA = fastt::solve_triangular(U.mT(), gA, false, /*left=*/false);
+    gA = fastt::solve_triangular(adjoint(U), gA, false, /*left=*/false);
   }
   gi[0] = fastt::matmul(P, gA);
 }
@@ -367,7 +370,7 @@ FASTT_FORMULA(LuFactor) {
 // gL = -(M + M^T) L (upper: -U (M + M^T)).
 namespace {
 Tensor grad_through_factor(const Tensor& M, const Tensor& L, bool upper) {
-  Tensor S = fastt::add(M, M.mT());
+  Tensor S = fastt::add(M, adjoint(M));
   return fastt::neg(upper ? fastt::matmul(L, S) : fastt::matmul(S, L));
 }
 }  // namespace
@@ -375,9 +378,9 @@ Tensor grad_through_factor(const Tensor& M, const Tensor& L, bool upper) {
 FASTT_FORMULA(LinalgSolve) {
   // X = A^-1 B: gB = A^-T gX, gA = -gB X^T.
   Tensor A = n.unpack(0), X = n.unpack(1);
-  Tensor gB = std::get<0>(fastt::linalg_solve_ex(A.mT(), go[0]));
+  Tensor gB = std::get<0>(fastt::linalg_solve_ex(adjoint(A), go[0]));
   if (n.needs(0))
-    gi[0] = sum_to(fastt::neg(fastt::matmul(gB, X.mT())), n.shape0());
+    gi[0] = sum_to(fastt::neg(fastt::matmul(gB, adjoint(X))), n.shape0());
   if (n.needs(1)) gi[1] = sum_to(gB, n.shape1());
 }
 
@@ -388,7 +391,7 @@ FASTT_FORMULA(CholeskySolve) {
   if (n.needs(0)) gi[0] = sum_to(gB, n.shape0());
   if (n.needs(1))
     gi[1] = sum_to(
-        grad_through_factor(fastt::matmul(gB, X.mT()), L, upper),
+        grad_through_factor(fastt::matmul(gB, adjoint(X)), L, upper),
         n.shape1());
 }
 

@@ -69,9 +69,11 @@ static void mean_grad(Node& n, Tensor* go, Tensor* gi) {
 }
 FASTT_FORMULA(Mean) { mean_grad(n, go, gi); }
 FASTT_FORMULA(MeanAll) { mean_grad(n, go, gi); }
+// prod, cumprod: polynomials in x, so the complex gradient is the real
+// formula's with x (and the result) conjugated.
 FASTT_FORMULA(Prod) {
   const Tensor& g = go[0];
-  Tensor x = n.unpack(0);
+  Tensor x = conj_physical(n.unpack(0));
   Tensor ge = expand_reduced(g, n, n.i0);
   if (x.dim() == 0) {
     gi[0] = g;
@@ -184,7 +186,7 @@ FASTT_FORMULA(Cumsum) {
 }
 FASTT_FORMULA(Cumprod) {
   const Tensor& g = go[0];
-  Tensor x = n.unpack(0), out = n.unpack(1);
+  Tensor x = conj_physical(n.unpack(0)), out = conj_physical(n.unpack(1));
   if (x.dim() == 0) {
     gi[0] = g;
     return;

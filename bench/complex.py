@@ -3,7 +3,7 @@ and matrix products of 64 and 256, one thread, medians of interleaved
 repeats (bench.common.interleaved). The elementwise rows run the generic
 loops over Complex<T> (csrc/complex.h), sums and means go through the
 real view, abs is hypot of the parts, products are OpenBLAS's cgemm /
-zgemm.
+zgemm, inv / det / solve LAPACK's c/z getrf and getrs.
 
     python -m bench.complex [--quick]
 
@@ -29,13 +29,23 @@ def ops():
         ("sum", lambda x, y: x.sum()),
         ("sum(-1)", lambda x, y: x.view(-1, 256).sum(-1)),
         ("to complex128", lambda x, y: x.to(complex_other(x))),
+        ("exp", lambda x, y: x.exp()), ("pow 2.5", lambda x, y: x ** 2.5),
+        ("pow x**y", lambda x, y: x ** y),
+        ("cumsum(-1)", lambda x, y: x.view(-1, 256).cumsum(-1)),
+        ("prod(-1)", lambda x, y: (x * 0.5).view(-1, 256).prod(-1)),
+        ("where", lambda x, y: _lib(x).where(x.real > 0, x, y)),
+        ("var", lambda x, y: x.var()),
     ]
 
 
-def complex_other(x):
+def _lib(x):
     import fastt
     import torch
-    lib = fastt if isinstance(x, fastt.Tensor) else torch
+    return fastt if isinstance(x, fastt.Tensor) else torch
+
+
+def complex_other(x):
+    lib = _lib(x)
     return lib.complex128 if x.dtype == lib.complex64 else lib.complex64
 
 
@@ -65,7 +75,10 @@ def run(quick=False):
                     for _ in range(2)]
             args = {"fastt": [fastt.from_numpy(v.copy()) for v in (a, b)],
                     "torch": [torch.from_numpy(v.copy()) for v in (a, b)]}
-            mm = [("matmul", lambda x, y: x @ y)]
+            mm = [("matmul", lambda x, y: x @ y),
+                  ("inv", lambda x, y: _lib(x).linalg.inv(x)),
+                  ("det", lambda x, y: _lib(x).linalg.det(x)),
+                  ("solve", lambda x, y: _lib(x).linalg.solve(x, y))]
             for name, d in common.time_ops({"fastt": mm, "torch": mm}, args,
                                            repeats, target).items():
                 res[f"{name} {m}x{m}/{dt}/{m * m}"] = d

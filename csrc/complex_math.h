@@ -24,27 +24,23 @@
 namespace fastt {
 namespace cmath {
 
+// The library's complex type: thrust::complex in device code, else
+// std::complex; lib() and ours() convert (same layout, by value).
 #if defined(__CUDACC__) && defined(__CUDA_ARCH__)
-template <class T>
-FASTT_HD thrust::complex<T> lib(Complex<T> z) {
-  return thrust::complex<T>(z.re, z.im);
-}
-template <class T>
-FASTT_HD Complex<T> ours(thrust::complex<T> z) {
-  return Complex<T>(z.real(), z.imag());
-}
 #define FASTT_CMATH_LIB thrust
 #else
-template <class T>
-inline std::complex<T> lib(Complex<T> z) {
-  return std::complex<T>(z.re, z.im);
-}
-template <class T>
-inline Complex<T> ours(std::complex<T> z) {
-  return Complex<T>(z.real(), z.imag());
-}
 #define FASTT_CMATH_LIB std
 #endif
+template <class T>
+using LibComplex = FASTT_CMATH_LIB::complex<T>;
+template <class T>
+FASTT_HD LibComplex<T> lib(Complex<T> z) {
+  return LibComplex<T>(z.re, z.im);
+}
+template <class T>
+FASTT_HD Complex<T> ours(LibComplex<T> z) {
+  return Complex<T>(z.real(), z.imag());
+}
 
 // The functions the complex libraries have.
 #define FASTT_CMATH(fn)                                         \
@@ -73,7 +69,30 @@ FASTT_CMATH(asinh)
 FASTT_CMATH(acosh)
 FASTT_CMATH(atanh)
 #undef FASTT_CMATH
+
+// a^b: the library's complex pow (C99's cpow: exp(b log a)), as torch's
+// kernel (its pow(z, 0) = 1 and pow(z, 1) = z are the op layer's).
+template <class T>
+FASTT_HD T pow(T a, T b) {
+  return std::pow(a, b);
+}
+template <class T>
+FASTT_HD Complex<T> pow(Complex<T> a, Complex<T> b) {
+  return ours(FASTT_CMATH_LIB::pow(lib(a), lib(b)));
+}
 #undef FASTT_CMATH_LIB
+
+// 2^z = exp(z ln 2), the product by the real ln 2 taken per part (so an
+// infinite part with a zero other one keeps the zero, as torch).
+template <class T>
+FASTT_HD T exp2(T x) {
+  return std::exp2(x);
+}
+template <class T>
+FASTT_HD Complex<T> exp2(Complex<T> z) {
+  const T ln2 = T(0.6931471805599453094172321214581766);
+  return exp(Complex<T>(z.re * ln2, z.im * ln2));
+}
 
 template <class T>
 FASTT_HD T log2(T x) {

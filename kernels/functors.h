@@ -19,8 +19,9 @@ namespace functors {
 template <class T>
 constexpr bool is_float_v = std::is_floating_point<T>::value;
 
-// add/sub's alpha in op-math type M, from KernelArgs: f0 (+ f1 i for the
-// complex types) for floating math, i0 for the integers and bool.
+// A number parameter in op-math type M (add/sub's alpha, addcmul's value,
+// lerp's weight), from KernelArgs: f0 (+ f1 i for the complex types) for
+// floating math, i0 for the integers and bool.
 template <class M>
 FASTT_HD M alpha_of(double f0, double f1, int64_t i0) {
   if constexpr (kIsComplex<M>) {
@@ -184,6 +185,19 @@ struct Sign {
     else return T((T(0) < a) - (a < T(0)));
   }
 };
+// sgn: z / |z| for complex z, each part divided by |z| (hypot), 0 at 0,
+// as torch; sign of reals.
+struct Sgn {
+  template <class T> FASTT_HD T operator()(T a) const {
+    if constexpr (kIsComplex<T>) {
+      if (a.re == 0 && a.im == 0) return T();
+      const auto r = complex_abs(a);
+      return T(a.re / r, a.im / r);
+    } else {
+      return Sign{}(a);
+    }
+  }
+};
 struct Floor {
   template <class T> FASTT_HD T operator()(T a) const {
     if constexpr (is_float_v<T>) return std::floor(a); else return a;
@@ -222,7 +236,9 @@ struct BitwiseNot {
 
 // ---- unary, float results (integer inputs arrive promoted) ----
 struct Exp2 {
-  template <class T> FASTT_HD T operator()(T a) const { return std::exp2(a); }
+  template <class T> FASTT_HD T operator()(T a) const {
+    return cmath::exp2(a);
+  }
 };
 struct Log10 {
   template <class T> FASTT_HD T operator()(T a) const {
@@ -386,19 +402,28 @@ struct Frac {
   }
 };
 // ---- unary, bool results (any input dtype) ----
+// A complex number is NaN or infinite when either part is, finite when
+// both are (torch's).
 struct IsNan {
   template <class T> FASTT_HD bool operator()(T a) const {
-    if constexpr (is_float_v<T>) return a != a; else return false;
+    if constexpr (kIsComplex<T>) return a.re != a.re || a.im != a.im;
+    else if constexpr (is_float_v<T>) return a != a;
+    else return false;
   }
 };
 struct IsInf {
   template <class T> FASTT_HD bool operator()(T a) const {
-    if constexpr (is_float_v<T>) return std::isinf(a); else return false;
+    if constexpr (kIsComplex<T>) return std::isinf(a.re) || std::isinf(a.im);
+    else if constexpr (is_float_v<T>) return std::isinf(a);
+    else return false;
   }
 };
 struct IsFinite {
   template <class T> FASTT_HD bool operator()(T a) const {
-    if constexpr (is_float_v<T>) return std::isfinite(a); else return true;
+    if constexpr (kIsComplex<T>)
+      return std::isfinite(a.re) && std::isfinite(a.im);
+    else if constexpr (is_float_v<T>) return std::isfinite(a);
+    else return true;
   }
 };
 struct IsPosInf {
@@ -540,8 +565,8 @@ struct Fmod {
 };
 struct Pow {
   template <class T> FASTT_HD T operator()(T a, T b) const {
-    if constexpr (is_float_v<T>) {
-      return std::pow(a, b);
+    if constexpr (is_float_v<T> || kIsComplex<T>) {
+      return cmath::pow(a, b);
     } else if constexpr (std::is_same<T, bool>::value) {
       return a || !b;
     } else {
@@ -795,8 +820,12 @@ struct ClampMax {
 struct Lerp {  // torch's two-sided form for accuracy near weight 1
   template <class T> FASTT_HD T operator()(T a, T b, T w) const {
     T diff = b - a;
-    const T aw = w < T(0) ? -w : w;  // |w|, as torch picks the form
-    return (aw < T(0.5)) ? a + w * diff : b - diff * (T(1) - w);
+    return small(w) ? a + w * diff : b - diff * (T(1) - w);
+  }
+  // |w| < 1/2, as torch picks the form (the modulus for complex w).
+  template <class T> FASTT_HD static bool small(T w) {
+    if constexpr (kIsComplex<T>) return complex_abs(w) < 0.5;
+    else return (w < T(0) ? -w : w) < T(0.5);
   }
 };
 // A number weight stays in the compute type's opmath (float for 16-bit

@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "complex.h"
+#include "factory.h"
 #include "loop_builder.h"
 #include "../capture.h"
 #include "../mutation.h"
@@ -416,7 +417,7 @@ inline Params checked_alpha(Op op, const A& a, const B& b,
 }
 
 void check_pow_scalar(const Tensor& a, const Scalar& e) {
-  FASTT_CHECK(is_floating(a.dtype()) || e.is_floating() || e.is_complex() ||
+  FASTT_CHECK(is_inexact(a.dtype()) || e.is_floating() || e.is_complex() ||
                   e.to_int() >= 0,
               RuntimeError,
               "pow: integers to negative integer powers are not allowed.");
@@ -718,11 +719,25 @@ Tensor pow(const Tensor& a, const Tensor& b) {
 // Floating tensors only (their dtype is the result's), per dtype as torch:
 // float16 only x*x and 1/x (its pow(-0, 0.5) is libm's +0), bfloat16 also
 // sqrt and rsqrt, not the two-kernel forms (they would round twice).
+// Complex tensors take all six with a real exponent (a complex one with
+// imaginary part 0 included); complex results (a complex number on a real
+// tensor too) torch's pow(z, 0) = 1 and pow(z, 1) = z (the library's
+// complex pow gives NaN for 0^0), in the result's dtype.
 namespace {
-enum class PowFast { None, Square, Cube, Sqrt, Rsqrt, Recip, RecipSquare };
+enum class PowFast {
+  None, Square, Cube, Sqrt, Rsqrt, Recip, RecipSquare, One, Copy
+};
 PowFast pow_fast(const Tensor& a, const Scalar& b) {
-  if (!a.defined() || !is_floating(a.dtype()) || b.is_complex())
+  if (!a.defined()) return PowFast::None;
+  if (FASTT_UNLIKELY(is_complex(a.dtype()) || b.is_complex())) {
+    if (b.imag() != 0) return PowFast::None;
+    const double e = b.to<double>();
+    if (e == 0) return PowFast::One;
+    if (e == 1) return PowFast::Copy;
+    if (!is_complex(a.dtype())) return PowFast::None;
+  } else if (!is_floating(a.dtype())) {
     return PowFast::None;
+  }
   const double e = b.to<double>();
   if (e == 2) return PowFast::Square;
   if (e == -1) return PowFast::Recip;
@@ -734,7 +749,14 @@ PowFast pow_fast(const Tensor& a, const Scalar& b) {
   if (e == -2) return PowFast::RecipSquare;
   return PowFast::None;
 }
-// The fast path into `out` (a's dtype and shape; it may be a itself).
+DType pow_result(const Tensor& a, const Scalar& b) {
+  ResultTypeState s;
+  s.add(a);
+  s.add(b);
+  return s.result();
+}
+// The fast path into `out` (a's shape and the result's dtype; it may be a
+// itself).
 Tensor& pow_fast_out(PowFast f, Tensor& out, const Tensor& a) {
   switch (f) {
     case PowFast::Square: return square_out(out, a);
@@ -743,6 +765,8 @@ Tensor& pow_fast_out(PowFast f, Tensor& out, const Tensor& a) {
     case PowFast::Rsqrt: return rsqrt_out(out, a);
     case PowFast::Recip: return reciprocal_out(out, a);
     case PowFast::RecipSquare: return reciprocal_(square_out(out, a));
+    case PowFast::One: return out.fill_(Scalar(1));
+    case PowFast::Copy: return out.copy_(a);
     case PowFast::None: break;
   }
   return out;
@@ -759,6 +783,8 @@ Tensor pow(const Tensor& a, const Scalar& b) {
     case PowFast::Rsqrt: return rsqrt(a);
     case PowFast::Recip: return reciprocal(a);
     case PowFast::RecipSquare: { Tensor s = square(a); return reciprocal_(s); }
+    case PowFast::One: return ones_like(a, pow_result(a, b));
+    case PowFast::Copy: return a.to(pow_result(a, b), /*copy=*/true);
     case PowFast::None: break;
   }
   return binary(Op::pow, Rule::Same, a, b);
@@ -779,7 +805,9 @@ Tensor& pow_(Tensor& a, const Scalar& b) {
     return autograd::inplace(a, "pow_",
                              [&](const Tensor& s) { return pow(s, b); });
   const PowFast fast = pow_fast(a, b);
-  if (fast != PowFast::None) return pow_fast_out(fast, a, a);
+  // (a complex number on a real tensor: the generic path raises)
+  if (fast != PowFast::None && pow_result(a, b) == a.dtype())
+    return pow_fast_out(fast, a, a);
   return binary_inplace(Op::pow, Rule::Same, a, b);
 }
 Tensor& pow_out(Tensor& out, const Tensor& a, const Tensor& b) {
@@ -791,16 +819,18 @@ Tensor& pow_out(Tensor& out, const Tensor& a, const Tensor& b) {
 Tensor& pow_out(Tensor& out, const Tensor& a, const Scalar& b) {
   check_pow_scalar(a, b);
   autograd::check_out("pow", autograd::should_record(a, out));
-  // The fast kernels write out directly when it is a's dtype and shape; a
-  // castable dtype gets the result computed in a's dtype, then cast (as
+  // The fast kernels write out directly when it has the result's dtype and
+  // a's shape; a castable dtype gets the result computed, then cast (as
   // torch); anything else takes the generic path, which raises as pow.
   const PowFast fast = pow_fast(a, b);
   const IntList os = out.sizes(), as = a.sizes();
   const bool same_shape = out.defined() && os.size() == as.size() &&
                           std::equal(os.begin(), os.end(), as.begin());
-  const bool direct = same_shape && out.dtype() == a.dtype();
+  const DType result =
+      fast == PowFast::None ? a.dtype() : pow_result(a, b);
+  const bool direct = same_shape && out.dtype() == result;
   if (fast != PowFast::None && same_shape && !direct &&
-      can_cast(a.dtype(), out.dtype()))
+      can_cast(result, out.dtype()))
     return out.copy_(pow(a, b));
   if (direct && fast != PowFast::None) return pow_fast_out(fast, out, a);
   Operand ins[2] = {Operand(a), Operand(b)};
@@ -973,13 +1003,16 @@ Tensor lerp(const Tensor& a, const Tensor& end, const Tensor& weight) {
   Operand ins[3] = {a, end, weight};
   return elementwise(Op::lerp, Rule::Same, ins, 3, nullptr, {});
 }
-// A number weight rides in f0 (LerpK's i0 == 2), kept in opmath.
-static Params lerp_weight(const Scalar& w) {
-  FASTT_CHECK(!w.is_complex(), RuntimeError,
-              "lerp: value cannot be converted to type float without "
-              "overflow (a complex weight)");
+// A number weight rides in f0 (its imaginary part in f1; LerpK's i0 ==
+// 2), kept in opmath. A complex weight needs a complex result.
+static Params lerp_weight(const Scalar& w, DType result) {
+  FASTT_CHECK(!w.is_complex() || is_complex(result), RuntimeError,
+              "lerp: value cannot be converted to type {} without "
+              "overflow (a complex weight)",
+              torch_type_name(result));
   Params p;
   p.f0 = w.to_double();
+  p.f1 = w.imag();
   p.i0 = 2;
   return p;
 }
@@ -989,9 +1022,9 @@ Tensor lerp(const Tensor& a, const Tensor& end, const Scalar& weight) {
   if (autograd::should_record(a, end))
     return autograd::lerp(a, end, nullptr, weight);
   Operand ins[2] = {a, end};
+  const DType r = promote_types(a.dtype(), end.dtype());
   return elementwise(Op::lerp, Rule::Same, ins, 2, nullptr,
-                     lerp_weight(weight), 0,
-                     promote_types(a.dtype(), end.dtype()));
+                     lerp_weight(weight, r), 0, r);
 }
 Tensor& lerp_(Tensor& a, const Tensor& end, const Scalar& weight) {
   if (autograd::should_record(a, end))
@@ -999,8 +1032,8 @@ Tensor& lerp_(Tensor& a, const Tensor& end, const Scalar& weight) {
       return lerp(s, end, weight);
     });
   Operand ins[2] = {a, end};
-  elementwise(Op::lerp, Rule::Same, ins, 2, &a, lerp_weight(weight), 0,
-              a.dtype());
+  elementwise(Op::lerp, Rule::Same, ins, 2, &a,
+              lerp_weight(weight, a.dtype()), 0, a.dtype());
   return a;
 }
 Tensor& lerp_(Tensor& a, const Tensor& end, const Tensor& weight) {
@@ -1016,17 +1049,20 @@ Tensor& lerp_(Tensor& a, const Tensor& end, const Tensor& weight) {
 static Tensor addc(Op op, const Tensor& a, const Tensor& t1, const Tensor& t2,
                    const Scalar& value, Tensor* out) {
   // Unlike add's alpha, torch checks nothing here: any value is cast to
-  // the result dtype (0.5 truncates to 0 for integers, True is 1). The
-  // kernels are real: a complex value would lose its imaginary part.
-  FASTT_CHECK(!value.is_complex(), RuntimeError,
-              "{}: value cannot be converted to a real type without "
-              "overflow (a complex value)",
-              op_name(op));
+  // the result dtype (0.5 truncates to 0 for integers, True is 1); a
+  // complex value needs a complex result (a real one would lose its
+  // imaginary part).
+  const DType r =
+      promote_types(promote_types(a.dtype(), t1.dtype()), t2.dtype());
+  const DType result = out && out->defined() ? out->dtype() : r;
+  FASTT_CHECK(!value.is_complex() || is_complex(result), RuntimeError,
+              "{}: value cannot be converted to type {} without overflow "
+              "(a complex value)",
+              op_name(op), torch_type_name(result));
   Params p = alpha_params(value);
   Operand ins[3] = {a, t1, t2};
   if (op == Op::addcdiv) {
-    DType r = promote_types(promote_types(a.dtype(), t1.dtype()), t2.dtype());
-    FASTT_CHECK(is_floating(r), RuntimeError,
+    FASTT_CHECK(is_inexact(r), RuntimeError,
                 "addcdiv: integer division with addcdiv is no longer "
                 "supported; use true division of floating inputs instead");
   }

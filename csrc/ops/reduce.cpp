@@ -9,6 +9,7 @@
 
 #include "../dispatch.h"
 #include "complex.h"
+#include "elementwise.h"
 #include "../mutation.h"
 
 #include "autograd/functions.h"
@@ -152,11 +153,39 @@ void check_floating(DType t, const char* op, bool from_dtype_arg) {
               op, from_dtype_arg ? "Optional" : "Input", torch_type_name(t));
 }
 
+// torch's variance of complex z: var(Re z) + var(Im z), real (the mean
+// of |z - mean z|^2, corrected), from the real view's per-part variances
+// over the same dims; std its root; the mean complex.
+std::pair<Tensor, Tensor> complex_var(const char* name, const Tensor& a,
+                                      IntList dims, double correction,
+                                      bool keepdim, bool take_sqrt,
+                                      bool with_mean) {
+  ReduceDims r;
+  resolve_dims(a, dims, keepdim, name, r);
+  int64_t d[kMaxDims];
+  int n = r.ndims;
+  for (int i = 0; i < n; ++i) d[i] = r.dims[i];
+  if (n == 0)
+    for (; n < a.dim(); ++n) d[n] = n;
+  if (a.dim() == 0) d[n++] = 0;  // the one element, seen as [1]
+  const Tensor parts = view_as_real(a.dim() == 0 ? a.reshape({1}) : a);
+  Tensor v = sum(var(parts, IntList(d, size_t(n)), correction,
+                     keepdim && a.dim() > 0),
+                 IntList(-1), false, std::nullopt);
+  if (take_sqrt) v = fastt::sqrt(v);
+  Tensor m;
+  if (with_mean) m = complex_reduce(Op::mean, name, a, dims, keepdim);
+  return {v, m};
+}
+
 std::pair<Tensor, Tensor> var_impl(const char* name, const Tensor& a,
                                    IntList dims, double correction,
                                    bool keepdim, bool take_sqrt,
                                    bool with_mean) {
   check_defined(a, name);
+  if (FASTT_UNLIKELY(is_complex(a.dtype())))
+    return complex_var(name, a, dims, correction, keepdim, take_sqrt,
+                       with_mean);
   check_floating(a.dtype(), name, false);
   ReduceDims r;
   resolve_dims(a, dims, keepdim, name, r);
@@ -370,13 +399,19 @@ std::pair<Tensor, Tensor> std_mean(const Tensor& a, IntList dims,
 // ---- norm ----
 Tensor norm(const Tensor& a, double p, IntList dims, bool keepdim,
             std::optional<DType> dtype) {
+  // complex: the norm of |z| (its gradient through abs), as torch
+  if (FASTT_UNLIKELY(a.defined() && is_complex(a.dtype()))) {
+    FASTT_CHECK(!dtype || is_complex(*dtype), RuntimeError,
+                "linalg.vector_norm: dtype should be complex for complex "
+                "inputs, but got {}",
+                torch_type_name(*dtype));
+    return norm(abs(dtype ? a.to(*dtype) : a), p, dims, keepdim,
+                std::nullopt);
+  }
   if (autograd::should_record(a))
     return autograd::norm(a, p, dims, keepdim,
                           [&] { return norm(a, p, dims, keepdim, dtype); });
   check_defined(a, "linalg.vector_norm");
-  FASTT_CHECK(!is_complex(a.dtype()), NotImplementedError,
-              "linalg.vector_norm: {} tensors are not supported yet",
-              dtype_name(a.dtype()));
   if (dtype)
     FASTT_CHECK(is_floating(*dtype), RuntimeError,
                 "linalg.vector_norm: dtype should be floating point, but got "

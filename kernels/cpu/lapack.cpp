@@ -1,7 +1,9 @@
 // CPU kernels of the LAPACK-backed factorizations and solves (ops.def's
 // "dense factorizations"): each loops over the batch and calls OpenBLAS's
 // LAPACK (the Fortran symbols) or cblas_?trsm on one matrix at a time.
-// float and double only; the op layer (csrc/ops/lapack*.cpp) validates
+// float and double; complex64 and complex128 for lu_factor, gesv,
+// cholesky and triangular_solve (LAPACK's c/z routines, no inline small
+// paths). The op layer (csrc/ops/lapack*.cpp) validates
 // shapes and hands these a dense, prepared layout. "cm" below means the
 // matrix is stored column-major: a row-major [.., c, r] buffer holds an r x c
 // column-major matrix (what LAPACK reads). B is the batch, k = min(m, n).
@@ -49,6 +51,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "csrc/complex.h"
 #include "kernels/cpu/loop.h"
 
 // LAPACK's Fortran interface; character arguments carry their hidden length
@@ -56,11 +59,18 @@
 using FLen = size_t;
 extern "C" {
 #define FASTT_LAPACK_BOTH(decl) decl(s, float) decl(d, double)
-#define FASTT_DECL(p, T)                                                     \
+#define FASTT_LAPACK_COMPLEX(decl) \
+  decl(c, fastt::Complex64) decl(z, fastt::Complex128)
+// The routines of both the real and the complex dtypes.
+#define FASTT_DECL_LU(p, T)                                                  \
   void p##getrf_(const int*, const int*, T*, const int*, int*, int*);        \
   void p##getrs_(const char*, const int*, const int*, const T*, const int*,  \
                  const int*, T*, const int*, int*, FLen);                    \
-  void p##potrf_(const char*, const int*, T*, const int*, int*, FLen);       \
+  void p##potrf_(const char*, const int*, T*, const int*, int*, FLen);
+FASTT_LAPACK_BOTH(FASTT_DECL_LU)
+FASTT_LAPACK_COMPLEX(FASTT_DECL_LU)
+#undef FASTT_DECL_LU
+#define FASTT_DECL(p, T)                                                     \
   void p##geqrf_(const int*, const int*, T*, const int*, T*, T*, const int*, \
                  int*);                                                      \
   void p##orgqr_(const int*, const int*, const int*, T*, const int*,         \
@@ -92,7 +102,7 @@ namespace {
 using namespace cpu;
 
 // One overload set per routine, so the kernels below are written once.
-#define FASTT_WRAP(p, T)                                                      \
+#define FASTT_WRAP_LU(p, T)                                                   \
   inline void getrf(int m, int n, T* a, int* piv, int* info) {                \
     const int lda = std::max(1, m);                                           \
     p##getrf_(&m, &n, a, &lda, piv, info);                                    \
@@ -106,7 +116,11 @@ using namespace cpu;
   inline void potrf(char uplo, int n, T* a, int* info) {                      \
     const int lda = std::max(1, n);                                           \
     p##potrf_(&uplo, &n, a, &lda, info, 1);                                   \
-  }                                                                           \
+  }
+FASTT_LAPACK_BOTH(FASTT_WRAP_LU)
+FASTT_LAPACK_COMPLEX(FASTT_WRAP_LU)
+#undef FASTT_WRAP_LU
+#define FASTT_WRAP(p, T)                                                      \
   inline void geqrf(int m, int n, T* a, T* tau, T* w, int lw, int* info) {    \
     const int lda = std::max(1, m);                                           \
     p##geqrf_(&m, &n, a, &lda, tau, w, &lw, info);                            \
@@ -163,6 +177,7 @@ using namespace cpu;
 FASTT_LAPACK_BOTH(FASTT_WRAP)
 #undef FASTT_WRAP
 #undef FASTT_LAPACK_BOTH
+#undef FASTT_LAPACK_COMPLEX
 
 inline void trsm(CBLAS_SIDE s, CBLAS_UPLO u, CBLAS_DIAG d, int M, int N,
                  const float* a, int lda, float* b) {
@@ -172,6 +187,18 @@ inline void trsm(CBLAS_SIDE s, CBLAS_UPLO u, CBLAS_DIAG d, int M, int N,
 inline void trsm(CBLAS_SIDE s, CBLAS_UPLO u, CBLAS_DIAG d, int M, int N,
                  const double* a, int lda, double* b) {
   cblas_dtrsm(CblasRowMajor, s, u, CblasNoTrans, d, M, N, 1.0, a, lda, b,
+              std::max(1, N));
+}
+inline void trsm(CBLAS_SIDE s, CBLAS_UPLO u, CBLAS_DIAG d, int M, int N,
+                 const Complex64* a, int lda, Complex64* b) {
+  const Complex64 one(1.0f, 0.0f);
+  cblas_ctrsm(CblasRowMajor, s, u, CblasNoTrans, d, M, N, &one, a, lda, b,
+              std::max(1, N));
+}
+inline void trsm(CBLAS_SIDE s, CBLAS_UPLO u, CBLAS_DIAG d, int M, int N,
+                 const Complex128* a, int lda, Complex128* b) {
+  const Complex128 one(1.0, 0.0);
+  cblas_ztrsm(CblasRowMajor, s, u, CblasNoTrans, d, M, N, &one, a, lda, b,
               std::max(1, N));
 }
 
@@ -293,22 +320,24 @@ struct LuFactorK {
     int* piv = a.out2->template data_ptr<int32_t>();
     int* info = a.in[0]->template data_ptr<int32_t>();
     const int64_t B = a.in[0]->numel();
-    if (m == n && n >= 1 && n <= kSmallMatrix) {
-      with_small_size(n, [&](auto size) {
-        constexpr int N = decltype(size)::value;
+    if constexpr (!kIsComplex<T>) {
+      if (m == n && n >= 1 && n <= kSmallMatrix) {
+        with_small_size(n, [&](auto size) {
+          constexpr int N = decltype(size)::value;
+          for (int64_t b = 0; b < B; ++b)
+            small_getrf_n<N>(base + b * int64_t(N) * N, piv + b * N,
+                             info + b);
+        });
+        return;
+      }
+      if (std::max(m, n) <= kSmallMatrix) {
         for (int64_t b = 0; b < B; ++b)
-          small_getrf_n<N>(base + b * int64_t(N) * N, piv + b * N, info + b);
-      });
-      return;
+          small_getrf(m, n, base + b * int64_t(m) * n, piv + b * k, info + b);
+        return;
+      }
     }
-    const bool small = std::max(m, n) <= kSmallMatrix;
-    for (int64_t b = 0; b < B; ++b) {
-      T* ab = base + b * int64_t(m) * n;
-      if (small)
-        small_getrf(m, n, ab, piv + b * k, info + b);
-      else
-        getrf(m, n, ab, piv + b * k, info + b);
-    }
+    for (int64_t b = 0; b < B; ++b)
+      getrf(m, n, base + b * int64_t(m) * n, piv + b * k, info + b);
   }
 };
 
@@ -323,18 +352,21 @@ struct GesvK {
     int* info = const_cast<Tensor*>(a.in[1])->template data_ptr<int32_t>();
     const int64_t B = a.in[1]->numel();
     if (n == 0) return;
-    if (n <= kSmallMatrix) {
-      with_small_size(n, [&](auto size) {
-        constexpr int N = decltype(size)::value;
-        int piv[N];
-        for (int64_t b = 0; b < B; ++b) {
-          T* ab = am + b * int64_t(N) * N;
-          small_getrf_n<N>(ab, piv, info + b);
-          // singular: X is left as B (LAPACK's gesv computes nothing)
-          if (info[b] == 0) small_getrs<N>(ab, piv, x + b * int64_t(r) * N, r);
-        }
-      });
-      return;
+    if constexpr (!kIsComplex<T>) {
+      if (n <= kSmallMatrix) {
+        with_small_size(n, [&](auto size) {
+          constexpr int N = decltype(size)::value;
+          int piv[N];
+          for (int64_t b = 0; b < B; ++b) {
+            T* ab = am + b * int64_t(N) * N;
+            small_getrf_n<N>(ab, piv, info + b);
+            // singular: X is left as B (LAPACK's gesv computes nothing)
+            if (info[b] == 0)
+              small_getrs<N>(ab, piv, x + b * int64_t(r) * N, r);
+          }
+        });
+        return;
+      }
     }
     std::vector<int> piv(static_cast<size_t>(n));
     for (int64_t b = 0; b < B; ++b) {
@@ -353,13 +385,15 @@ struct CholeskyK {
     int* info = a.in[0]->template data_ptr<int32_t>();
     const int64_t B = a.in[0]->numel();
     const char uplo = a.i0 ? 'L' : 'U';
-    if (n >= 1 && n <= kSmallMatrix) {
-      with_small_size(n, [&](auto size) {
-        constexpr int N = decltype(size)::value;
-        for (int64_t b = 0; b < B; ++b)
-          small_potrf<N>(uplo == 'L', base + b * int64_t(N) * N, info + b);
-      });
-      return;
+    if constexpr (!kIsComplex<T>) {
+      if (n >= 1 && n <= kSmallMatrix) {
+        with_small_size(n, [&](auto size) {
+          constexpr int N = decltype(size)::value;
+          for (int64_t b = 0; b < B; ++b)
+            small_potrf<N>(uplo == 'L', base + b * int64_t(N) * N, info + b);
+        });
+        return;
+      }
     }
     for (int64_t b = 0; b < B; ++b)
       potrf(uplo, n, base + b * int64_t(n) * n, info + b);

@@ -395,12 +395,14 @@ void reduce(const Tensor& in, IntList dims, const R& r, W&& write,
 using namespace reduce_ops;
 
 // sum/prod/cumsum/cumprod: integers and bool give int64; floats keep their
-// dtype and accumulate in double (as torch's CPU acc_type does).
+// dtype and accumulate in double (as torch's CPU acc_type does), complex
+// numbers in complex128.
 template <class T>
 using sum_out_t = std::conditional_t<std::is_integral<T>::value, int64_t, T>;
 template <class T>
-using sum_acc_t =
-    std::conditional_t<std::is_integral<T>::value, int64_t, double>;
+using sum_acc_t = std::conditional_t<
+    std::is_integral<T>::value, int64_t,
+    std::conditional_t<kIsComplex<T>, Complex128, double>>;
 
 template <bool IsAll>
 struct LogicalR {

@@ -51,10 +51,12 @@ struct NanToNumK {
   }
 };
 template <class T>
-struct LerpK {  // i0 == 2: a number weight in f0, the loop is binary
+struct LerpK {  // i0 == 2: a number weight in f0 (f1), the loop is binary
   static void run(KernelArgs& a) {
+    using M = opmath_t<T>;
+    const M v = F::alpha_of<M>(a.f0, a.f1, a.i0);
     if (a.i0 == 2)
-      return binary_loop<T, T>(a, F::LerpScalar<opmath_t<T>>{opmath_t<T>(a.f0)});
+      return binary_loop<T, T>(a, F::LerpScalar<M>{v});
     ternary_loop<T, T, T, T>(a, F::Lerp{});
   }
 };
@@ -62,14 +64,16 @@ template <class T>
 struct AddcmulK {
   static void run(KernelArgs& a) {
     using M = opmath_t<T>;
-    M v = std::is_floating_point<M>::value ? M(a.f0) : M(a.i0);
+    const M v = F::alpha_of<M>(a.f0, a.f1, a.i0);
     ternary_loop<T, T, T, T>(a, F::Addcmul<M>{v});
   }
 };
 template <class T>
 struct AddcdivK {
   static void run(KernelArgs& a) {
-    ternary_loop<T, T, T, T>(a, F::Addcdiv<opmath_t<T>>{opmath_t<T>(a.f0)});
+    using M = opmath_t<T>;
+    const M v = F::alpha_of<M>(a.f0, a.f1, a.i0);
+    ternary_loop<T, T, T, T>(a, F::Addcdiv<M>{v});
   }
 };
 

@@ -28,7 +28,12 @@ template <> struct WordOf<1> { using type = uint8_t; };
 template <> struct WordOf<2> { using type = uint16_t; };
 template <> struct WordOf<4> { using type = uint32_t; };
 template <> struct WordOf<8> { using type = uint64_t; };
-template <> struct WordOf<16> { using type = uint4; };
+// complex128: two 8-byte words (its elements are 8-byte aligned only,
+// NumPy's layout, so not uint4)
+struct Word16 {
+  uint64_t lo, hi;
+};
+template <> struct WordOf<16> { using type = Word16; };
 template <class T>
 using word_t = typename WordOf<sizeof(T)>::type;
 
@@ -148,6 +153,10 @@ __device__ __forceinline__ void atomic_accumulate(T* dp, T x,
       const T next = T(__fadd_rn(float(T::from_bits(assumed)), add));
       old = atomicCAS(w, assumed, next.bits);
     } while (old != assumed);
+  } else if constexpr (kIsComplex<T>) {  // each part added once
+    const T add = alpha * x;
+    atomicAdd(&dp->re, add.re);
+    atomicAdd(&dp->im, add.im);
   } else if constexpr (sizeof(T) == 8) {  // int64: wraps like the CPU
     atomicAdd(reinterpret_cast<unsigned long long*>(dp),
               (unsigned long long)alpha * (unsigned long long)x);

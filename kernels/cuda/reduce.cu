@@ -64,8 +64,9 @@ struct Logical {
 // running value accumulates like the CPU's: int64 (wrapping) for integers,
 // double for floats, since a long line's error grows with every step.
 template <class T>
-using scan_acc_t =
-    std::conditional_t<std::is_integral<T>::value, int64_t, double>;
+using scan_acc_t = std::conditional_t<
+    std::is_integral<T>::value, int64_t,
+    std::conditional_t<kIsComplex<T>, Complex128, double>>;
 template <class A, bool IsSum>
 struct ScanOp {
   __device__ A init() const { return IsSum ? A(0) : A(1); }

@@ -51,9 +51,18 @@ using M = opmath_t<T>;
 
 // Accumulator of float sums/means/norms/moments: float for the 16-bit
 // floats and float32 (like torch's CUDA acc_type), double for float64.
+// Complex numbers: complex64 and complex128 (the parts' accumulators).
 template <class T>
-using facc_t = std::conditional_t<std::is_same<T, double>::value, double,
+struct FaccOf {
+  using type = std::conditional_t<std::is_same<T, double>::value, double,
                                   float>;
+};
+template <class T>
+struct FaccOf<Complex<T>> {
+  using type = Complex<T>;
+};
+template <class T>
+using facc_t = typename FaccOf<T>::type;
 // sum/prod/cumsum/cumprod: integers and bool give int64 and accumulate in
 // it (wrapping); floats keep their dtype and accumulate in facc_t.
 template <class T>

@@ -38,13 +38,14 @@ struct NanToNumK {
   }
 };
 // The weight is a tensor (a host scalar of the compute dtype when a 0-d
-// CPU tensor), or with i0 == 2 a number in f0 kept in opmath.
+// CPU tensor), or with i0 == 2 a number in f0 (f1) kept in opmath.
 template <class T>
 struct LerpK {
   static void run(KernelArgs& a) {
     using M = opmath_t<T>;
+    const M v = F::alpha_of<M>(a.f0, a.f1, a.i0);
     if (a.i0 == 2)
-      return launch_elementwise<T, T, T>(a, F::LerpScalar<M>{M(a.f0)}, "lerp");
+      return launch_elementwise<T, T, T>(a, F::LerpScalar<M>{v}, "lerp");
     launch_elementwise<T, T, T, T>(a, F::Lerp{}, "lerp");
   }
 };
@@ -52,7 +53,7 @@ template <class T>
 struct AddcmulK {
   static void run(KernelArgs& a) {
     using M = opmath_t<T>;
-    const M v = std::is_floating_point<M>::value ? M(a.f0) : M(a.i0);
+    const M v = F::alpha_of<M>(a.f0, a.f1, a.i0);
     launch_elementwise<T, T, T, T>(a, F::Addcmul<M>{v}, "addcmul");
   }
 };
@@ -60,7 +61,8 @@ template <class T>
 struct AddcdivK {
   static void run(KernelArgs& a) {
     using M = opmath_t<T>;
-    launch_elementwise<T, T, T, T>(a, F::Addcdiv<M>{M(a.f0)}, "addcdiv");
+    const M v = F::alpha_of<M>(a.f0, a.f1, a.i0);
+    launch_elementwise<T, T, T, T>(a, F::Addcdiv<M>{v}, "addcdiv");
   }
 };
 

@@ -411,14 +411,14 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     if norm.item() <= 0:
         norm = norm * 0
     xc = x - avg.unsqueeze(1)
-    c = fastt.mm(xc, (xc * w if w is not None else xc).t())
+    c = fastt.mm(xc, (xc * w if w is not None else xc).t().conj())
     return fastt.true_divide(c, norm).squeeze()
 
 
 @_export()
 def corrcoef(input):
     """Pearson correlation coefficients of input's rows, clipped to
-    [-1, 1]."""
+    [-1, 1] (each part of a complex one)."""
     if input.ndim > 2:
         raise RuntimeError("corrcoef(): expected input to have two or fewer "
                            "dimensions but got an input with "
@@ -426,9 +426,13 @@ def corrcoef(input):
     c = cov(input)
     if c.ndim == 0:
         return c / c
-    sd = fastt.sqrt(c.diagonal())
+    d = c.diagonal()
+    sd = fastt.sqrt(d.real if d.is_complex() else d)
     c = c / sd.reshape(-1, 1)
     c = c / sd.reshape(1, -1)
+    if c.is_complex():  # each part clipped, as torch
+        return fastt.complex(fastt.clamp(c.real, -1, 1),
+                             fastt.clamp(c.imag, -1, 1))
     return fastt.clamp(c, -1, 1)
 
 
@@ -2808,7 +2812,7 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None,
     else:
         out = fastt.zeros(b, total, dtype=y.dtype, device=y.device)
         out.index_add_(1, idx, y.reshape(b, -1))
-    wsq = (w * w.conj() if w.dtype.is_complex else w * w).real
+    wsq = w * w  # (torch's window.pow(2): complex for a complex window)
     env = fastt.zeros(total, dtype=wsq.dtype, device=y.device)
     env.index_add_(0, idx, wsq.expand(n_frames, n_fft).reshape(-1))
     start = n_fft // 2 if center else 0

@@ -84,25 +84,32 @@ def _copy_into(o, r):
     o.copy_(r)
 
 
-def _check_float(op, A, name="A"):
+def _check_float(op, A, name="A", complex_ok=False):
+    """A float32/float64 tensor (complex too where complex_ok: the LU and
+    Cholesky families have complex LAPACK rows, the others not yet)."""
     if not isinstance(A, fastt.Tensor):
         raise TypeError(f"{op}(): argument '{name}' must be Tensor, not "
                         f"{type(A).__name__}")
+    if A.dtype.is_complex:
+        if complex_ok:
+            return
+        raise NotImplementedError(f"{op}: {str(A.dtype)[6:]} tensors are "
+                                  "not supported yet")
     if not A.dtype.is_floating_point or A.dtype in (fastt.float16,
                                                      fastt.bfloat16):
         raise RuntimeError(f"{op}: Expected a floating point or complex "
                            f"tensor as input. Got {_type_name(A.dtype)}")
 
 
-def _check_matrix(op, A, name="A"):
-    _check_float(op, A, name)
+def _check_matrix(op, A, name="A", complex_ok=False):
+    _check_float(op, A, name, complex_ok)
     if A.dim() < 2:
         raise RuntimeError(f"{op}: The input tensor {name} must have at "
                            "least 2 dimensions.")
 
 
-def _check_square(op, A, name="A"):
-    _check_matrix(op, A, name)
+def _check_square(op, A, name="A", complex_ok=False):
+    _check_matrix(op, A, name, complex_ok)
     if A.shape[-1] != A.shape[-2]:
         raise RuntimeError(f"{op}: {name} must be batches of square "
                            f"matrices, but they are {A.shape[-2]} by "
@@ -140,7 +147,7 @@ def _eye_like(A):
 
 def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
     """LU with partial pivoting, A = P L U packed: (LU, pivots, info)."""
-    _check_matrix("linalg.lu_factor_ex", A)
+    _check_matrix("linalg.lu_factor_ex", A, complex_ok=True)
     LU, piv, info = _C._linalg_lu_factor_ex(A, pivot)
     if check_errors:
         _C._linalg_check_errors(info, "torch.linalg.lu_factor_ex",
@@ -151,7 +158,7 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
 def lu_factor(A, *, pivot=True, out=None):
     """(LU, pivots); raises when a U[i, i] is zero (lu_factor_ex does
     not)."""
-    _check_matrix("linalg.lu_factor", A)
+    _check_matrix("linalg.lu_factor", A, complex_ok=True)
     LU, piv, info = _C._linalg_lu_factor_ex(A, pivot)
     _C._linalg_check_errors(info, "torch.linalg.lu_factor", "lu_factor")
     return _out(_LU_FACTOR(LU, piv), out)
@@ -159,7 +166,7 @@ def lu_factor(A, *, pivot=True, out=None):
 
 def lu(A, *, pivot=True, out=None):
     """A = P L U: (P, L, U); L [.., m, k] unit lower, U [.., k, n]."""
-    _check_matrix("linalg.lu", A)
+    _check_matrix("linalg.lu", A, complex_ok=True)
     LU, piv, _ = _C._linalg_lu_factor_ex(A, pivot)
     return _out(_LU(*_C._lu_unpack(LU, piv)), out)
 
@@ -171,10 +178,10 @@ def _perm_apply(LU, pivots, B, transpose):
 
 
 def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
-    """X with A X = B (A^T X = B when adjoint; X A = B when not left),
+    """X with A X = B (A^H X = B when adjoint; X A = B when not left),
     A = P L U as lu_factor returned it."""
     op = "linalg.lu_solve"
-    _check_square(op, LU, "LU")
+    _check_square(op, LU, "LU", complex_ok=True)
     if B.dim() < 2:
         raise RuntimeError(f"{op}: The input tensor B must have at least 2 "
                            "dimensions.")
@@ -188,9 +195,9 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
         raise RuntimeError(f"{op}: Expected LU.shape[:-1] and "
                            "pivots.shape to be the same, but got pivots "
                            f"with shape {tuple(pivots.shape)} instead")
-    if not left:  # X A = B  <=>  A^T X^T = B^T
-        return _out(lu_solve(LU, pivots, B.mT, left=True,
-                             adjoint=not adjoint).mT, out)
+    if not left:  # X A = B  <=>  A^H X^H = B^H
+        return _out(lu_solve(LU, pivots, B.mH, left=True,
+                             adjoint=not adjoint).mH, out)
     L = fastt.tril(LU, -1) + fastt.eye(n, dtype=LU.dtype, device=LU.device)
     U = fastt.triu(LU)
     st = _C._linalg_solve_triangular
@@ -198,9 +205,9 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
         X = _perm_apply(LU, pivots, B, False)
         X = st(L, X, False, True, True)
         X = st(U, X, True)
-    else:            # A^T = U^T L^T P^T: X = P L^-T U^-T B
-        X = st(U.mT, B, False)
-        X = st(L.mT, X, True, True, True)
+    else:            # A^H = U^H L^H P^T: X = P L^-H U^-H B
+        X = st(U.mH, B, False)
+        X = st(L.mH, X, True, True, True)
         X = _perm_apply(LU, pivots, X, True)
     return _out(X, out)
 
@@ -218,7 +225,7 @@ def _as_rhs(op, A, B, left):
 def solve_ex(A, B, *, left=True, check_errors=False, out=None):
     """X with A X = B (X A = B when not left): (result, info)."""
     op = "linalg.solve"
-    _check_square(op, A)
+    _check_square(op, A, complex_ok=True)
     if not isinstance(B, fastt.Tensor):
         raise TypeError("linalg_solve(): argument 'B' must be Tensor, not "
                         f"{type(B).__name__}")
@@ -247,7 +254,7 @@ def solve(A, B, *, left=True, out=None):
 
 def inv_ex(A, *, check_errors=False, out=None):
     """(A^-1, info)."""
-    _check_square("linalg.inv", A)
+    _check_square("linalg.inv", A, complex_ok=True)
     X, info = _C._linalg_inv_ex(A)
     if check_errors:
         _C._linalg_check_errors(info, "linalg.inv_ex", "inverse")
@@ -262,7 +269,7 @@ def inv(A, *, out=None):
 
 
 def _lu_sign_and_diag(op, A):
-    _check_square(op, A)
+    _check_square(op, A, complex_ok=True)
     LU, piv, _ = _C._linalg_lu_factor_ex(A, True)
     n = A.shape[-1]
     swaps = (piv != fastt.arange(1, n + 1, dtype=fastt.int32,
@@ -278,9 +285,10 @@ def det(A, *, out=None):
 
 
 def slogdet(A, *, out=None):
-    """(sign, log|det A|): sign 0 and -inf for a singular A."""
+    """(sign, log|det A|): sign 0 and -inf for a singular A; a complex
+    sign is det / |det| (sgn)."""
     sign, d = _lu_sign_and_diag("linalg.slogdet", A)
-    s = sign * fastt.sign(d).prod(-1)
+    s = sign * fastt.sgn(d).prod(-1)
     return _out(_SLOGDET(s, d.abs().log().sum(-1)), out)
 
 
@@ -288,7 +296,7 @@ def slogdet(A, *, out=None):
 
 def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
     """(L, info): A = L L^T from A's lower triangle (U^T U, upper)."""
-    _check_square("linalg.cholesky", A)
+    _check_square("linalg.cholesky", A, complex_ok=True)
     L, info = _C._linalg_cholesky_ex(A, upper)
     if check_errors:
         _C._linalg_check_errors(info, "linalg.cholesky_ex", "cholesky")
@@ -297,7 +305,7 @@ def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
 
 def cholesky(A, *, upper=False, out=None):
     """L with A = L L^T; LinAlgError if A is not positive-definite."""
-    _check_square("linalg.cholesky", A)
+    _check_square("linalg.cholesky", A, complex_ok=True)
     L, info = _C._linalg_cholesky_ex(A, upper)
     _C._linalg_check_errors(info, "linalg.cholesky", "cholesky")
     return _out(L, out)
@@ -468,7 +476,10 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None,
     """ord 'fro', 'nuc', inf, -inf, 1, -1, 2 or -2 of the matrices over
     dim."""
     op = "linalg.matrix_norm"
-    if not A.dtype.is_floating_point:
+    # complex: "fro", 1 and inf through |A| (the others need a complex SVD)
+    if not A.dtype.is_floating_point and not (
+            A.dtype.is_complex and (ord == "fro" or ord in (1, -1, math.inf,
+                                                           -math.inf))):
         _check_float(op, A)
     if A.dtype in (fastt.float16, fastt.bfloat16) and not (
             ord == "fro" or ord in (1, -1, math.inf, -math.inf)):
@@ -508,7 +519,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None,
     s = A.abs().sum(sum_dim, keepdim=True)
     if ord > 0 and s.shape[pick_dim] == 0:
         r = fastt.zeros(tuple(s.shape[:pick_dim]) + (1,) +
-                        tuple(s.shape[pick_dim + 1:]), dtype=A.dtype,
+                        tuple(s.shape[pick_dim + 1:]), dtype=s.dtype,
                         device=A.device)
     else:
         r = s.amax(pick_dim, keepdim=True) if ord > 0 else \
@@ -586,12 +597,16 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     if isinstance(ord, bool) or not isinstance(ord, (int, float)):
         raise TypeError("linalg_vector_norm(): argument 'ord' (position 2) "
                         f"must be Number, not {type(ord).__name__}")
-    if not x.dtype.is_floating_point:
+    if not x.dtype.is_floating_point and not x.dtype.is_complex:
         raise RuntimeError("linalg.vector_norm: Expected a floating point "
                            "or complex tensor as input. Got "
                            f"{_type_name(x.dtype)}")
     if dtype is not None:
-        if not dtype.is_floating_point:
+        if x.dtype.is_complex and not dtype.is_complex:
+            raise RuntimeError("linalg.vector_norm: dtype should be complex "
+                               "for complex inputs, but got "
+                               f"{_type_name(dtype)}")
+        if not dtype.is_floating_point and not dtype.is_complex:
             raise RuntimeError("linalg.vector_norm: dtype should be floating"
                                f" point or complex, but got "
                                f"{_type_name(dtype)}")
@@ -601,6 +616,8 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
                 f"({_type_name(x.dtype)}) should be convertible without "
                 f"narrowing to the specified dtype ({_type_name(dtype)})")
         x = x.to(dtype)
+    if x.dtype.is_complex:  # the norm of |x| (real), as torch
+        x = x.abs()
     if dim is None or dim == ():
         dims = tuple(range(x.ndim))
     else:
@@ -724,7 +741,7 @@ def vecdot(x, y, *, dim=-1, out=None):
                            f"same dtype, but found x of type "
                            f"{_type_name(x.dtype)} and y of type "
                            f"{_type_name(y.dtype)} instead")
-    return _out((x * y).sum(dim), out)
+    return _out((x.conj() * y).sum(dim), out)
 
 
 def vander(x, N=None):

@@ -87,6 +87,8 @@ case("erf", lambda L, x: L.erf(x), A34)
 case("reciprocal", lambda L, x: L.reciprocal(x), A34)
 case("square", lambda L, x: L.square(x), T34)
 case("sign", lambda L, x: L.sign(x), A34)
+case("sgn", lambda L, x: L.sgn(x) * x, A34)  # (torch: sgn alone accumulates
+# an immutable zero tensor into .grad, which its second backward rejects)
 case("floor", lambda L, x: L.floor(x), I((3, 4), "frac"))
 case("ceil", lambda L, x: L.ceil(x), I((3, 4), "frac"))
 case("round", lambda L, x: L.round(x), I((3, 4), "frac"))

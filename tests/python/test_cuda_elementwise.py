@@ -716,6 +716,57 @@ def test_complex_copy_cast_fill(dtype):
     check(lambda v: fastt.stack([v[0], v[1]], 1), x, what="stack")
 
 
+@pytest.mark.parametrize("dtype", COMPLEX, ids=ids(COMPLEX))
+def test_complex_structured_kernels(dtype):
+    """The complex rows of the structured kernels on the device against
+    the CPU: selection, every indexing kernel (accumulating ones
+    included), triangles, flips and rolls, products and scans, and the
+    ternary elementwise ops with complex numbers."""
+    x = make((6, 9), dtype, seed=8)
+    y = make((6, 9), dtype, seed=9)
+
+    def ix(v, *i):
+        return fastt.tensor(list(i), device=v.device)
+
+    def setitem(v):
+        v = v.clone()
+        v[ix(v, 0, 2)] = 1 - 1j
+        v.index_put_((ix(v, 1, 1),), v[:2] * 2, accumulate=True)
+        return v
+    cases = {
+        "where": lambda v: fastt.where(v.real > 0, v, 2j),
+        "index_select": lambda v: v.index_select(1, ix(v, 8, 0, 8)),
+        "gather": lambda v: v.gather(1, ix(v, 3, 1, 2, 0, 8, 8)[:, None]),
+        "scatter": lambda v: v.scatter(0, ix(v, 1, 0)[:, None].expand(2, 9)
+                                       .contiguous(), v[:2] * 3),
+        "scatter_add": lambda v: v.scatter_add(
+            1, ix(v, 0, 0, 1)[None].expand(6, 3).contiguous(), v[:, :3]),
+        "index_add": lambda v: v.index_add(0, ix(v, 2, 2, 5), v[:3],
+                                           alpha=1 - 2j),
+        "index": lambda v: v[ix(v, 5, 0, 5), ix(v, 1, 8, 1)],
+        "setitem": setitem,
+        "masked_select": lambda v: v.masked_select(v.imag > 0),
+        "nonzero": lambda v: fastt.nonzero(fastt.where(v.real > 0, v, 0)),
+        "tril": lambda v: v.tril(1),
+        "triu": lambda v: v.t().triu(),
+        "flip": lambda v: v.flip(0, 1),
+        "roll": lambda v: v.roll((2, -3), (0, 1)),
+        "eye": lambda v: fastt.eye(4, 6, dtype=v.dtype, device=v.device),
+        "prod": lambda v: (v * 0.5).prod(1),
+        "prod_all": lambda v: (v[:2] * 0.5).prod(),
+        "cumsum": lambda v: v.cumsum(1),
+        "cumprod": lambda v: (v * 0.5).cumprod(0),
+        "lerp": lambda v: fastt.lerp(v, v.flip(0), v.abs().to(v.dtype) / 4),
+        "lerp_scalar": lambda v: fastt.lerp(v, v.flip(1), 0.3 - 0.2j),
+        "addcmul": lambda v: fastt.addcmul(v, v, v.flip(0), value=2 - 1j),
+        "addcdiv": lambda v: fastt.addcdiv(v, v, v.flip(0), value=0.5j),
+    }
+    for what, fn in cases.items():
+        check(fn, x, what=what)
+    check(lambda a, b: a ** b, x, y, what="pow")
+    check(lambda a: a.var(1), x, what="var")
+
+
 @pytest.mark.large  # 2**31 elements, ~6 GB: for a real GPU only
 @pytest.mark.skipif(not DEVICE.startswith("cuda"),
                     reason="device-size case (no CPU self-check)")
