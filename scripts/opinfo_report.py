@@ -3,6 +3,7 @@
 
     PYTHONPATH=python python3 scripts/opinfo_report.py [-j N] [--update]
         [--names a,b,c] [--report PATH] [--json PATH] [--rerun-failed]
+        [--complex]
 
 Every op name runs in a worker process (a crash or a hang is that name's
 result, not the end of the run). Writes tests/python/opinfo_report.md:
@@ -12,6 +13,9 @@ pass in full to tests/python/opinfo_pass.txt (never removes one: that list
 is what CI holds fastt to, tests/python/test_opinfo.py). --rerun-failed
 runs again only the names the existing report lists as crash or hang (a
 loaded machine's timeouts) and rewrites it with their new results.
+--complex runs the complex samples instead (complex64, complex128; the
+harness's complex run) with their own report and pass list,
+opinfo_complex_report.md and opinfo_complex_pass.txt.
 """
 import argparse
 import collections
@@ -25,6 +29,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TESTS = os.path.join(ROOT, "tests", "python")
 PASS_LIST = os.path.join(TESTS, "opinfo_pass.txt")
 REPORT = os.path.join(TESTS, "opinfo_report.md")
+COMPLEX_PASS_LIST = os.path.join(TESTS, "opinfo_complex_pass.txt")
+COMPLEX_REPORT = os.path.join(TESTS, "opinfo_complex_report.md")
+COMPLEX = os.environ.get("FASTT_OPINFO_COMPLEX_RUN") == "1"
 TIMEOUT_S = 120  # per op name
 
 
@@ -33,7 +40,7 @@ def worker(names):
     import opinfo_harness as H
     for n in names:
         t = time.time()
-        r = H.run_name(n)
+        r = H.run_name(n, complex=COMPLEX)
         d = {"name": n, "status": r.status, "first": r.first,
              "fwd": vars(r.fwd), "bwd": vars(r.bwd), "err": vars(r.err),
              "seconds": round(time.time() - t, 2)}
@@ -95,16 +102,19 @@ def write_report(results, path, method_names):
         if n in method_names:
             by_ns["Tensor methods"][d["status"]] += 1
     statuses = ["pass", "wrong", "error", "missing", "crash", "hang", "n/a"]
-    lines = ["# OpInfo conformance: torch's op_db against fastt", "",
-             "Written by `scripts/opinfo_report.py` (the full run; CI runs "
+    inputs = "complex" if COMPLEX else "real"
+    lines = ["# OpInfo conformance: torch's op_db against fastt" +
+             (", complex samples" if COMPLEX else ""), "",
+             "Written by `scripts/opinfo_report.py" +
+             (" --complex" if COMPLEX else "") + "` (the full run; CI runs "
              "the pass list, `tests/python/test_opinfo.py`). Statuses: "
-             "**pass** every sample with real inputs matches torch "
-             "(complex outputs included) forward, "
-             "backward and on error inputs; **wrong** a value, dtype, "
-             "shape, gradient or error class differs; **error** fastt "
-             "raised on a valid sample; **missing** fastt has no such "
-             "function or method; **n/a** torch gives no CPU sample with "
-             "real inputs.", "",
+             f"**pass** every sample with {inputs} inputs matches torch "
+             "(complex outputs included) forward, backward" +
+             ("" if COMPLEX else " and on error inputs") + "; **wrong** a "
+             "value, dtype, shape, gradient or error class differs; "
+             "**error** fastt raised on a valid sample; **missing** fastt "
+             "has no such function or method; **n/a** torch gives no CPU "
+             f"sample with {inputs} inputs.", "",
              "| namespace | " + " | ".join(statuses) + " | total |",
              "|---|" + "---|" * (len(statuses) + 1)]
     total = collections.Counter()
@@ -120,7 +130,7 @@ def write_report(results, path, method_names):
     lines += ["", f"Passing: {total['pass']} of {sum(total.values())} op "
               f"names ({100.0 * total['pass'] / max(1, sum(total.values())):.1f}%"
               f"; {100.0 * total['pass'] / max(1, applicable):.1f}% of the "
-              f"{applicable} with a CPU sample of real inputs).", "",
+              f"{applicable} with a CPU sample of {inputs} inputs).", "",
               "| op | status | forward pass/wrong/error | backward "
               "pass/wrong/error | error inputs pass/wrong | first "
               "difference |", "|---|---|---|---|---|---|"]
@@ -168,10 +178,13 @@ def read_pass_list():
 
 def write_pass_list(names):
     header = ("# OpInfo op names fastt passes in full (forward, backward, "
-              "error inputs; samples of real inputs).\n# CI fails when one "
-              "stops passing (tests/python/test_opinfo.py). Grow it with\n"
+              + ("complex64/complex128 samples" if COMPLEX else
+                 "error inputs; samples of real inputs") +
+              ").\n# CI fails when one stops passing "
+              "(tests/python/test_opinfo.py). Grow it with\n"
               "#   PYTHONPATH=python python3 scripts/opinfo_report.py "
-              "--update\n# and never remove a name to make CI green.\n")
+              "--update" + (" --complex" if COMPLEX else "") +
+              "\n# and never remove a name to make CI green.\n")
     with open(PASS_LIST, "w") as f:
         f.write(header + "".join(n + "\n" for n in sorted(set(names))))
 
@@ -185,12 +198,19 @@ def main():
     ap.add_argument("--report", default=REPORT)
     ap.add_argument("--json")
     ap.add_argument("--rerun-failed", action="store_true")
+    ap.add_argument("--complex", action="store_true")
     a = ap.parse_args()
     if a.worker:
         worker(a.worker.split(","))
         return
+    global COMPLEX, PASS_LIST
+    if a.complex:
+        COMPLEX, PASS_LIST = True, COMPLEX_PASS_LIST
+        if a.report == REPORT:
+            a.report = COMPLEX_REPORT
     sys.path.insert(0, TESTS)
-    env = dict(os.environ, OMP_NUM_THREADS="1", FASTT_NUM_THREADS="1")
+    env = dict(os.environ, OMP_NUM_THREADS="1", FASTT_NUM_THREADS="1",
+               FASTT_OPINFO_COMPLEX_RUN="1" if COMPLEX else "0")
     import opinfo_harness as H
     names = a.names.split(",") if a.names else H.all_names()
     earlier = {}

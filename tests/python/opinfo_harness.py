@@ -11,9 +11,13 @@
 #             gradients of <outputs, random cotangent> w.r.t. every input
 #             that requires grad (autograd.grad on both sides)
 #   errors    every error input raises an error of the same class
-# Samples with complex inputs are not applicable yet (the dtypes above are
-# real); complex outputs of real inputs (fft.*, polar, ...) are compared,
-# their gradients with complex cotangents.
+# Samples with complex inputs are not applicable in this run (the dtypes
+# above are real); complex outputs of real inputs (fft.*, polar, ...) are
+# compared, their gradients with complex cotangents. run_name(...,
+# complex=True) is the complex run: the OpInfos' complex64 and complex128
+# samples (complex scalars included), forward and backward (both dtypes),
+# without the error inputs (the real run has them); its pass list is
+# opinfo_complex_pass.txt.
 #
 # run_name(name) -> NameResult is the unit: an op name passes when every
 # OpInfo of that name (its variants) passes every check above.
@@ -40,6 +44,8 @@ from torch.testing._utils import wrapper_set_seed as _wrapper_set_seed  # noqa
 
 DTYPES = ("float32", "float64", "int64", "bool", "float16", "bfloat16")
 GRAD_DTYPES = ("float32", "float64")
+COMPLEX_DTYPES = ("complex64", "complex128")
+_COMPLEX_RUN = []  # non-empty during run_name(..., complex=True)
 # (rtol, atol) per dtype: forward and backward. fastt and torch may sum in
 # different orders and round intermediates differently; these allow about
 # two ulps at each precision, not more.
@@ -132,8 +138,12 @@ def _extent(t):
 
 
 def _to_fastt_tensor(t, leaves):
+    orig = t  # (torch's gradients are taken with respect to it)
     if t.is_complex():
-        raise NotApplicable("complex tensor")
+        if not _COMPLEX_RUN:
+            raise NotApplicable("complex tensor")
+        if t.is_conj() or t.is_neg():  # (a storage copy would drop the bit)
+            t = t.detach().resolve_conj().resolve_neg()
     if t.layout != torch.strided or t.is_quantized:
         raise NotApplicable(f"layout {t.layout}")
     if t.device.type != "cpu":  # e.g. a meta tensor in an error input
@@ -162,9 +172,9 @@ def _to_fastt_tensor(t, leaves):
     except Exception as e:
         raise ConvertError(f"tensor {tuple(t.shape)} {t.dtype}: "
                            f"{type(e).__name__}: {e}") from e
-    if t.requires_grad:
+    if orig.requires_grad:
         f.requires_grad_(True)
-        leaves.append((t, f))
+        leaves.append((orig, f))
     return f
 
 
@@ -347,7 +357,7 @@ def convert(x, leaves):
         return v
     if isinstance(x, torch.Generator):
         raise NotApplicable("torch.Generator argument")
-    if isinstance(x, complex):
+    if isinstance(x, complex) and not _COMPLEX_RUN:
         raise NotApplicable("complex scalar")
     if isinstance(x, tuple) and hasattr(x, "_fields"):
         return type(x)(*[convert(v, leaves) for v in x])
@@ -361,6 +371,10 @@ def convert(x, leaves):
 
 
 def _has_complex(x):
+    """x holds a complex tensor or number (outside the complex run,
+    where none is skipped)."""
+    if _COMPLEX_RUN:
+        return False
     if isinstance(x, torch.Tensor):
         return x.is_complex()
     if isinstance(x, (list, tuple)):
@@ -951,17 +965,28 @@ def _ties_ok(name, sample, fout, tout):
     return bool(((a == vals) | (a.isnan() & vals.isnan())).all())
 
 
-def run_name(name, ops=None, max_samples=MAX_SAMPLES):
+def run_name(name, ops=None, max_samples=MAX_SAMPLES, complex=False):
+    if complex:
+        _COMPLEX_RUN.append(True)
+        try:
+            return _run_name(name, ops, max_samples, COMPLEX_DTYPES,
+                             COMPLEX_DTYPES, False)
+        finally:
+            _COMPLEX_RUN.pop()
+    return _run_name(name, ops, max_samples, DTYPES, GRAD_DTYPES, True)
+
+
+def _run_name(name, ops, max_samples, dtypes, grad_dtypes, errors):
     ops = ops if ops is not None else [o for o in op_db if o.name == name]
     res = NameResult(name)
     random = name in RANDOM_OPS
     for op in ops:
-        tested = [d for d in DTYPES
+        tested = [d for d in dtypes
                   if getattr(torch, d) in op.supported_dtypes("cpu")]
         variants = _variants(op)
         for dtype in tested:
             td = getattr(torch, dtype)
-            grad = (op.supports_autograd and dtype in GRAD_DTYPES and
+            grad = (op.supports_autograd and dtype in grad_dtypes and
                     td in op.supported_backward_dtypes("cpu") and
                     name not in RANDOM_OPS)
             with _seeded(0):
@@ -1010,7 +1035,8 @@ def run_name(name, ops=None, max_samples=MAX_SAMPLES):
                              f"{type(e).__name__}: "
                              f"{' '.join(str(e).split())[:200]}")
         try:
-            _run_errors(op, variants, res)
+            if errors:
+                _run_errors(op, variants, res)
         except Missing as m:
             res.fail("missing", f"missing {m}")
             return res.finish()

@@ -2,9 +2,12 @@
 
 Every op name on opinfo_pass.txt must keep passing in full: every
 non-complex sample forward (values, dtype, shape), backward (gradients vs
-torch's) and every error input (same error class). The full run over all
-636 names, with the report of what fails and why, is
+torch's) and every error input (same error class); every name on
+opinfo_complex_pass.txt, every complex64/complex128 sample forward and
+backward. The full runs over all 636 names, with the reports of what fails
+and why, are
     PYTHONPATH=python python3 scripts/opinfo_report.py [--update]
+    PYTHONPATH=python python3 scripts/opinfo_report.py --complex [--update]
 """
 import os
 
@@ -16,13 +19,14 @@ import opinfo_harness as H
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def _pass_list():
-    with open(os.path.join(HERE, "opinfo_pass.txt")) as f:
+def _pass_list(file):
+    with open(os.path.join(HERE, file)) as f:
         return [ln.strip() for ln in f
                 if ln.strip() and not ln.startswith("#")]
 
 
-PASSING = _pass_list()
+PASSING = _pass_list("opinfo_pass.txt")
+COMPLEX_PASSING = _pass_list("opinfo_complex_pass.txt")
 
 
 @pytest.mark.parametrize("name", PASSING)
@@ -32,10 +36,18 @@ def test_opinfo_passes(name):
     assert r.fwd.passed > 0
 
 
-def test_pass_list_names_exist_and_are_sorted():
-    names = set(H.all_names())
-    assert [n for n in PASSING if n not in names] == []
-    assert PASSING == sorted(set(PASSING))
+@pytest.mark.parametrize("name", COMPLEX_PASSING)
+def test_opinfo_complex_samples_pass(name):
+    r = H.run_name(name, complex=True)
+    assert r.status == "pass", f"{name}: {r.status}: {r.first}"
+    assert r.fwd.passed > 0
+
+
+@pytest.mark.parametrize("names", [PASSING, COMPLEX_PASSING])
+def test_pass_list_names_exist_and_are_sorted(names):
+    known = set(H.all_names())
+    assert [n for n in names if n not in known] == []
+    assert names == sorted(set(names))
 
 
 # ---- the harness itself must see what it claims to check ----
@@ -54,6 +66,18 @@ def test_harness_sees_a_wrong_gradient(monkeypatch):
     monkeypatch.setattr(fastt, "sin", sin)
     r = H.run_name("sin")
     assert r.status == "wrong" and r.first.startswith("backward"), r.first
+
+
+def test_complex_run_sees_a_wrong_complex_value(monkeypatch):
+    real = fastt.exp
+
+    def exp(x, *a, **k):  # right real parts, imaginary parts negated
+        y = real(x, *a, **k)
+        return y.conj_physical() if y.is_complex() else y
+    monkeypatch.setattr(fastt, "exp", exp)
+    assert H.run_name("exp").status == "pass"  # the real run cannot see it
+    r = H.run_name("exp", complex=True)
+    assert r.status == "wrong" and "function complex" in r.first, r.first
 
 
 def test_harness_sees_a_wrong_dtype(monkeypatch):
