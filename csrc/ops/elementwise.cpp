@@ -721,7 +721,7 @@ Tensor pow(const Tensor& a, const Tensor& b) {
 // sqrt and rsqrt, not the two-kernel forms (they would round twice).
 // Complex tensors take all six with a real exponent (a complex one with
 // imaginary part 0 included); complex results (a complex number on a real
-// tensor too) torch's pow(z, 0) = 1 and pow(z, 1) = z (the library's
+// tensor too) get torch's pow(z, 0) = 1 and pow(z, 1) = z (the library's
 // complex pow gives NaN for 0^0), in the result's dtype.
 namespace {
 enum class PowFast {
@@ -749,7 +749,9 @@ PowFast pow_fast(const Tensor& a, const Scalar& b) {
   if (e == -2) return PowFast::RecipSquare;
   return PowFast::None;
 }
+// (a's dtype but for a complex number on a real tensor)
 DType pow_result(const Tensor& a, const Scalar& b) {
+  if (!b.is_complex()) return a.dtype();
   ResultTypeState s;
   s.add(a);
   s.add(b);
@@ -826,8 +828,7 @@ Tensor& pow_out(Tensor& out, const Tensor& a, const Scalar& b) {
   const IntList os = out.sizes(), as = a.sizes();
   const bool same_shape = out.defined() && os.size() == as.size() &&
                           std::equal(os.begin(), os.end(), as.begin());
-  const DType result =
-      fast == PowFast::None ? a.dtype() : pow_result(a, b);
+  const DType result = pow_result(a, b);
   const bool direct = same_shape && out.dtype() == result;
   if (fast != PowFast::None && same_shape && !direct &&
       can_cast(result, out.dtype()))
