@@ -35,6 +35,12 @@ struct AddComplex<Types<Ts...>> {
 };
 template <class Set>
 using WithComplex = typename AddComplex<Set>::type;
+// The sets with complex (Cx) that kernels/kernels.def names (its table
+// stays within 80 columns).
+using AllCx = WithComplex<AllTypes>;
+using NumericCx = WithComplex<NumericTypes>;
+using FloatCx = WithComplex<FloatTypes>;
+using F32F64Cx = WithComplex<F32F64Types>;
 
 template <DeviceType Dev, template <class> class Kernel, class... Ts>
 void register_only_on(Op op, Types<Ts...>) {

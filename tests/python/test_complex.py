@@ -559,6 +559,11 @@ MORE_OPS = {
     "prod": lambda m, x, y: x.prod(),
     "prod_dim": lambda m, x, y: x.prod(1, keepdim=True),
     "cumsum": lambda m, x, y: x.cumsum(1),
+    "all_any": lambda m, x, y: m.stack([m.where(x.real > 0, x, 0).all(1),
+                                        (x * 0).any(1), x.any(0)[:3]]),
+    "logical": lambda m, x, y: m.stack([
+        m.logical_and(x, m.where(y.real > 0, y, 0)), m.logical_not(x * 0),
+        m.logical_or(x * 0, y), m.logical_xor(x, y * 0)]),
     "cumprod": lambda m, x, y: x.cumprod(0),
     "var": lambda m, x, y: x.var(1),
     "var_all": lambda m, x, y: x.var(),

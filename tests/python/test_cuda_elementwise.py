@@ -752,6 +752,8 @@ def test_complex_structured_kernels(dtype):
         "flip": lambda v: v.flip(0, 1),
         "roll": lambda v: v.roll((2, -3), (0, 1)),
         "eye": lambda v: fastt.eye(4, 6, dtype=v.dtype, device=v.device),
+        "all": lambda v: fastt.where(v.real > 0, v, 0).all(1),
+        "any": lambda v: (v * 0).any(),
         "prod": lambda v: (v * 0.5).prod(1),
         "prod_all": lambda v: (v[:2] * 0.5).prod(),
         "cumsum": lambda v: v.cumsum(1),
