@@ -345,6 +345,11 @@ bool complex_formula(GradFn fn) {
     case GradFn::LuFactor: case GradFn::LinalgSolve:
     case GradFn::TriangularSolve: case GradFn::Cholesky:
     case GradFn::CholeskySolve: case GradFn::CholeskyInverse:
+    // QR, the spectral decompositions and what is built on them (torch's
+    // complex formulas, with its checks that the loss ignores the phase).
+    case GradFn::LinalgQr: case GradFn::LinalgEigh: case GradFn::LinalgEig:
+    case GradFn::LinalgSvd: case GradFn::LinalgPinv:
+    case GradFn::LinalgLstsq:
     // The holomorphic elementwise functions (conjugate derivatives).
     case GradFn::Exp: case GradFn::Expm1: case GradFn::Log:
     case GradFn::Log1p: case GradFn::Log2: case GradFn::Log10:

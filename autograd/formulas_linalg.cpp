@@ -41,20 +41,49 @@ Tensor or_zeros(const Tensor& g, const Tensor& like) {
   return g.defined() ? g : fastt::zeros_like(like);
 }
 
-// A = Q R with m >= n (R square): gA = (gQ + Q copyltu(M)) R^-T, M =
-// R gR^T - gQ^T Q, copyltu mirroring M's lower triangle upward.
+// A = Q R with m >= n (R square, its diagonal real as LAPACK's):
+// gA = (gQ + Q c) R^-H, M = R gR^H - gQ^H Q, c = M's strict lower
+// triangle mirrored (conjugated) upward plus Re(diag(M)) — Q^H dQ is
+// skew-Hermitian and dR R^-1 upper triangular with a real diagonal.
 Tensor qr_backward_tall(const Tensor& gQ, const Tensor& gR, const Tensor& Q,
                         const Tensor& R) {
-  Tensor M = fastt::sub(fastt::matmul(R, gR.mT()), fastt::matmul(gQ.mT(), Q));
-  Tensor c = fastt::add(fastt::tril(M), fastt::tril(M, -1).mT());
+  Tensor M = fastt::sub(fastt::matmul(R, adjoint(gR)),
+                        fastt::matmul(adjoint(gQ), Q));
+  Tensor low = fastt::tril(M, -1);
+  Tensor d = fastt::diag_embed(real_part(M.diagonal(0, -2, -1)));
+  Tensor c = fastt::add(fastt::add(low, adjoint(low)), d);
   Tensor rhs = fastt::add(gQ, fastt::matmul(Q, c));
-  return fastt::solve_triangular(R, rhs.mT(), /*upper=*/true).mT();
+  return adjoint(
+      fastt::solve_triangular(R, adjoint(rhs), /*upper=*/true));
+}
+
+// torch's check that the loss does not depend on the free phase of
+// complex eigen / singular vectors: |im| <= 1e-2 (+ 1e-2 |ref|).
+void check_phase(const Tensor& im, const Tensor& ref, const char* what) {
+  Tensor bad = fastt::gt(fastt::abs(fastt::sub(im, ref)),
+                         fastt::add(fastt::mul(fastt::abs(ref), Scalar(1e-2)),
+                                    Scalar(1e-2)));
+  FASTT_CHECK(!fastt::any(bad).item().to<bool>(), RuntimeError,
+              "{}: The {} in the complex case are specified up to "
+              "multiplication by e^{{i phi}}. The specified loss function "
+              "depends on this {}, so it is ill-defined.",
+              what,
+              std::string(what) == "svd_backward" ? "singular vectors"
+                                                   : "eigenvectors",
+              std::string(what) == "svd_backward" ? "phase term"
+                                                   : "quantity");
+}
+
+// X with its diagonal replaced by d (zeros when undefined).
+Tensor with_diagonal(const Tensor& X, const Tensor& d) {
+  Tensor r = fastt::sub(X, fastt::diag_embed(X.diagonal(0, -2, -1)));
+  return d.defined() ? fastt::add(r, fastt::diag_embed(d)) : r;
 }
 
 // d pinv(A) adjoint (Golub and Pereyra), valid at any rank:
-// gA = -P^T gP P^T + (I - A P) gP^T P P^T + P^T P gP^T (I - P A).
+// gA = -P^H gP P^H + (I - A P) gP^H P P^H + P^H P gP^H (I - P A).
 Tensor pinv_backward(const Tensor& gP, const Tensor& P, const Tensor& A) {
-  Tensor Pt = P.mT(), gPt = gP.mT();
+  Tensor Pt = adjoint(P), gPt = adjoint(gP);
   Tensor t1 = fastt::matmul(fastt::matmul(Pt, gP), Pt);
   Tensor X = fastt::matmul(gPt, fastt::matmul(P, Pt));
   Tensor t2 = fastt::sub(X, fastt::matmul(A, fastt::matmul(P, X)));
@@ -156,6 +185,18 @@ Tensor2 linalg_eigh(const Tensor& A, bool eigenvectors,
   return r;
 }
 
+Tensor2 linalg_eig(const Tensor& A, bool eigenvectors,
+                   FnRef<Tensor2()> compute) {
+  Tensor2 r = no_grad(compute);
+  NodeRef n = make_node(GradFn::LinalgEig, {&A});
+  n->save(0, std::get<0>(r), true, 0);
+  n->save(1, std::get<1>(r), true, 1);
+  set_history(std::get<0>(r), n.get(), 0);
+  if (!eigenvectors) return {std::get<0>(r), Tensor()};
+  set_history(std::get<1>(r), n.get(), 1);
+  return r;
+}
+
 Tensor3 linalg_svd(const Tensor& A, bool full_matrices, bool compute_uv,
                    FnRef<Tensor3()> compute) {
   Tensor3 r = no_grad(compute);
@@ -199,8 +240,11 @@ Tensor4 linalg_lstsq(const Tensor& A, const Tensor& B,
   // The residuals ||A X - B||^2 per column, recorded through X; when not
   // computed (empty) an output of the node with no gradient, as torch's.
   Tensor& res = std::get<1>(r);
-  if (res.numel() > 0)
-    res = fastt::sum(fastt::square(fastt::sub(fastt::matmul(A, X), B)), {-2});
+  if (res.numel() > 0) {
+    Tensor e = fastt::sub(fastt::matmul(A, X), B);
+    e = is_complex(e.dtype()) ? fastt::abs(e) : e;  // |e|^2, real
+    res = fastt::sum(fastt::square(e), {-2});
+  }
   else
     set_history(res, n.get(), 1);
   return r;
@@ -418,33 +462,66 @@ FASTT_FORMULA(LinalgQr) {
     return;
   }
   // A = [X | Y] with X = Q U square and Y = Q V: Y's gradient is Q gV and
-  // X's is the square case with gQ + Y gV^T.
+  // X's is the square case with gQ + Y gV^H.
   Tensor U = R.narrow(-1, 0, m), V = R.narrow(-1, m, nn - m);
   Tensor gU = gR.narrow(-1, 0, m), gV = gR.narrow(-1, m, nn - m);
   Tensor Y = fastt::matmul(Q, V);
-  Tensor gX = qr_backward_tall(fastt::add(gQ, fastt::matmul(Y, gV.mT())), gU,
-                               Q, U);
+  Tensor gX = qr_backward_tall(fastt::add(gQ, fastt::matmul(Y, adjoint(gV))),
+                               gU, Q, U);
   gi[0] = fastt::cat({gX, fastt::matmul(Q, gV)}, -1);
 }
 
 FASTT_FORMULA(LinalgEigh) {
-  // gA = V (skew(V^T gV) / E + diag(gL)) V^T, E_ij = L_j - L_i (torch's
-  // formula: the skew part only, so gA does not depend on the gauge).
+  // gA = V (skew(V^H gV) / E + diag(gL)) V^H, E_ij = L_j - L_i (torch's
+  // formula: the skew-Hermitian part only, so gA does not depend on the
+  // gauge; complex V: the loss must not depend on the vectors' phase).
   Tensor L = n.unpack(0), V = n.unpack(1);
   const Tensor& gL = go[0];
   Tensor gV = n.num_outputs > 1 ? go[1] : Tensor();
   Tensor X;
   if (gV.defined()) {
-    Tensor VtgV = fastt::matmul(V.mT(), gV);
-    Tensor skew = fastt::mul(fastt::sub(VtgV, VtgV.mT()), Scalar(0.5));
+    Tensor VhgV = fastt::matmul(adjoint(V), gV);
+    if (is_complex(V.dtype())) {
+      Tensor im = imag_part(VhgV.diagonal(0, -2, -1));
+      check_phase(im, fastt::zeros_like(im), "linalg_eigh_backward");
+    }
+    Tensor skew = fastt::mul(fastt::sub(VhgV, adjoint(VhgV)), Scalar(0.5));
     Tensor E = fastt::sub(L.unsqueeze(-2), L.unsqueeze(-1));
     E = fastt::add(E, fastt::eye(L.size(-1), L.dtype(), L.device()));
-    X = fastt::div(skew, E);
-    if (gL.defined()) X = fastt::add(X, fastt::diag_embed(gL));
+    X = with_diagonal(fastt::div(skew, E), gL);
+  } else {  // (gL is real: V's dtype for the matmuls)
+    X = fastt::diag_embed(or_zeros(gL, L)).to(V.dtype());
+  }
+  gi[0] = fastt::matmul(fastt::matmul(V, X), adjoint(V));
+}
+
+FASTT_FORMULA(LinalgEig) {
+  // torch's linalg_eig_backward: gA = V^-H (diag(gL) + (V^H gV -
+  // V^H V diag(Re(diag(V^H gV)))) / conj(E)) V^H, E_ij = L_j - L_i (the
+  // vectors are unit columns); its real part for a real A.
+  Tensor L = n.unpack(0), V = n.unpack(1);
+  const Tensor& gL = go[0];
+  Tensor gV = n.num_outputs > 1 ? go[1] : Tensor();
+  Tensor Vh = adjoint(V);
+  Tensor X;
+  if (gV.defined()) {
+    Tensor VhgV = fastt::matmul(Vh, gV);
+    Tensor d = VhgV.diagonal(0, -2, -1);
+    Tensor im = imag_part(d);
+    check_phase(im, fastt::zeros_like(im), "linalg_eig_backward");
+    VhgV = fastt::sub(
+        VhgV, fastt::matmul(Vh, fastt::mul(V, real_part(d).unsqueeze(-2))));
+    Tensor Lc = conj_physical(L);
+    Tensor E = fastt::sub(Lc.unsqueeze(-2), Lc.unsqueeze(-1));
+    E = fastt::add(E, fastt::eye(L.size(-1), L.dtype(), L.device()));
+    X = fastt::div(VhgV, E);
+    if (gL.defined()) X = with_diagonal(X, gL);
   } else {
     X = fastt::diag_embed(or_zeros(gL, L));
   }
-  gi[0] = fastt::matmul(fastt::matmul(V, X), V.mT());
+  Tensor gA = std::get<0>(
+      fastt::linalg_solve_ex(Vh, fastt::matmul(X, Vh)));
+  gi[0] = is_complex(n.dtypes[0]) ? gA : real_part(gA).contiguous();
 }
 
 FASTT_FORMULA(LinalgSvd) {
@@ -466,26 +543,48 @@ FASTT_FORMULA(LinalgSvd) {
     gi[0] = fastt::matmul(fastt::mul(U, or_zeros(gS, S).unsqueeze(-2)), Vh);
     return;
   }
-  auto skew = [](const Tensor& X) { return fastt::sub(X, X.mT()); };
+  const bool cx = is_complex(U.dtype());
+  auto skew = [](const Tensor& X) { return fastt::sub(X, adjoint(X)); };
+  Tensor UhgU = gU.defined() ? fastt::matmul(adjoint(U), gU) : Tensor();
+  Tensor VhgV = gVh.defined() ? fastt::matmul(Vh, adjoint(gVh)) : Tensor();
+  if (cx) {  // the phase of (u_i, v_i) is free: Im diag must cancel
+    auto im = [&](const Tensor& t) {
+      return t.defined() ? imag_part(t.diagonal(0, -2, -1))
+                         : fastt::zeros_like(S);
+    };
+    check_phase(im(UhgU), fastt::neg(im(VhgV)), "svd_backward");
+  }
   Tensor S2 = fastt::square(S);
   Tensor E = fastt::sub(S2.unsqueeze(-2), S2.unsqueeze(-1));
   E = fastt::add(E, fastt::eye(k, S.dtype(), S.device()));
   Tensor X;
-  if (gU.defined())
-    X = fastt::mul(skew(fastt::matmul(U.mT(), gU)), S.unsqueeze(-2));
+  if (gU.defined()) X = fastt::mul(skew(UhgU), S.unsqueeze(-2));
   if (gVh.defined()) {
-    Tensor t = fastt::mul(S.unsqueeze(-1), skew(fastt::matmul(Vh, gVh.mT())));
+    Tensor t = fastt::mul(S.unsqueeze(-1), skew(VhgV));
     X = X.defined() ? fastt::add(X, t) : t;
   }
   X = fastt::div(X, E);
-  if (gS.defined()) X = fastt::add(X, fastt::diag_embed(gS));
+  // The diagonal: gS, and for complex U the phase term i Im(u_i^H gu_i)
+  // / s_i (the phase carried by U, V's fixed).
+  Tensor diag = gS;
+  if (cx) {
+    X = with_diagonal(X, Tensor());
+    if (gU.defined()) {
+      Tensor ph = fastt::div(UhgU.diagonal(0, -2, -1), S);
+      ph = fastt::sub(ph, real_part(ph));  // i Im(...) / s
+      diag = diag.defined() ? fastt::add(ph, diag) : ph;
+    }
+  }
+  if (diag.defined()) X = fastt::add(X, fastt::diag_embed(diag));
   if (m > k && gU.defined()) {
     Tensor gUS = fastt::div(gU, S.unsqueeze(-2));
-    Tensor t = fastt::sub(gUS, fastt::matmul(U, fastt::matmul(U.mT(), gUS)));
+    Tensor t =
+        fastt::sub(gUS, fastt::matmul(U, fastt::matmul(adjoint(U), gUS)));
     gi[0] = fastt::matmul(fastt::add(fastt::matmul(U, X), t), Vh);
   } else if (nn > k && gVh.defined()) {
     Tensor gVS = fastt::div(gVh, S.unsqueeze(-1));
-    Tensor t = fastt::sub(gVS, fastt::matmul(fastt::matmul(gVS, Vh.mT()), Vh));
+    Tensor t =
+        fastt::sub(gVS, fastt::matmul(fastt::matmul(gVS, adjoint(Vh)), Vh));
     gi[0] = fastt::matmul(U, fastt::add(fastt::matmul(X, Vh), t));
   } else {
     gi[0] = fastt::matmul(fastt::matmul(U, X), Vh);
@@ -502,9 +601,9 @@ FASTT_FORMULA(LinalgLstsq) {
   const Tensor& gX = go[0];
   Tensor P = fastt::linalg_pinv(A);
   if (n.needs(0))
-    gi[0] = sum_to(pinv_backward(fastt::matmul(gX, B.mT()), P, A),
+    gi[0] = sum_to(pinv_backward(fastt::matmul(gX, adjoint(B)), P, A),
                    n.shape0());
-  if (n.needs(1)) gi[1] = sum_to(fastt::matmul(P.mT(), gX), n.shape1());
+  if (n.needs(1)) gi[1] = sum_to(fastt::matmul(adjoint(P), gX), n.shape1());
 }
 
 }  // namespace autograd

@@ -29,6 +29,9 @@ Tensor2 linalg_qr(const Tensor& A, int mode, FnRef<Tensor2()> compute);
 // the values (the vectors stay saved for the formula).
 Tensor2 linalg_eigh(const Tensor& A, bool eigenvectors,
                     FnRef<Tensor2()> compute);
+// linalg.eig / eigvals: compute gives the complex L and V.
+Tensor2 linalg_eig(const Tensor& A, bool eigenvectors,
+                   FnRef<Tensor2()> compute);
 // compute gives U, S, Vh; svdvals (compute_uv false) returns only S.
 Tensor3 linalg_svd(const Tensor& A, bool full_matrices, bool compute_uv,
                    FnRef<Tensor3()> compute);

@@ -85,6 +85,18 @@ struct IsComplex<Complex<T>> : std::true_type {};
 template <class T>
 constexpr bool kIsComplex = IsComplex<T>::value;
 
+// The real type of T's parts: float for Complex64, T itself for a real T.
+template <class T>
+struct RealPart {
+  using type = T;
+};
+template <class T>
+struct RealPart<Complex<T>> {
+  using type = T;
+};
+template <class T>
+using RealOf = typename RealPart<T>::type;
+
 template <class T>
 FASTT_HD Complex<T> conj(Complex<T> z) { return {z.re, -z.im}; }
 // |z| without overflow or underflow of the squares.

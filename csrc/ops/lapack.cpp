@@ -101,7 +101,7 @@ Tensor solve_triangular_impl(const Tensor& A, const Tensor& B, bool upper,
 }  // namespace
 
 std::tuple<Tensor, Tensor, Tensor> lu_factor_ex(const Tensor& A, bool pivot) {
-  check_matrix("linalg.lu_factor_ex", A, "A", true);
+  check_matrix("linalg.lu_factor_ex", A, "A");
   FASTT_CHECK(pivot, RuntimeError,
               "linalg.lu_factor: LU without pivoting is not implemented on "
               "the CPU");
@@ -173,7 +173,7 @@ std::tuple<Tensor, Tensor, Tensor> lu_unpack(const Tensor& LU,
 }
 
 std::tuple<Tensor, Tensor> cholesky_ex(const Tensor& A, bool upper) {
-  check_square("linalg.cholesky", A, "A", true);
+  check_square("linalg.cholesky", A, "A");
   if (autograd::should_record(A))
     return autograd::cholesky_ex(A, upper,
                                  [&] { return cholesky_impl(A, upper); });
@@ -183,10 +183,10 @@ std::tuple<Tensor, Tensor> cholesky_ex(const Tensor& A, bool upper) {
 Tensor solve_triangular(const Tensor& A, const Tensor& B, bool upper,
                         bool left, bool unitriangular) {
   const char* op = "linalg.solve_triangular";
-  check_matrix(op, A, "A", true);
-  check_matrix(op, B, "B", true);
+  check_matrix(op, A, "A");
+  check_matrix(op, B, "B");
   check_same_dtype_device(op, A, B, "A", "B");
-  check_square(op, A, "A", true);
+  check_square(op, A, "A");
   const int64_t K = A.size(-1);
   const int64_t against = left ? B.size(-2) : B.size(-1);
   FASTT_CHECK(K == against, RuntimeError,
@@ -228,8 +228,8 @@ std::tuple<Tensor, Tensor> solve_impl(const Tensor& A, const Tensor& B) {
 
 std::tuple<Tensor, Tensor> linalg_solve_ex(const Tensor& A, const Tensor& B) {
   const char* op = "linalg.solve";
-  check_square(op, A, "A", true);
-  check_matrix(op, B, "B", true);
+  check_square(op, A, "A");
+  check_matrix(op, B, "B");
   check_same_dtype_device(op, A, B, "A", "B");
   FASTT_CHECK(B.size(-2) == A.size(-1), RuntimeError,
               "{}: Incompatible shapes of A and B for the equation AX = B "
@@ -242,7 +242,7 @@ std::tuple<Tensor, Tensor> linalg_solve_ex(const Tensor& A, const Tensor& B) {
 }
 
 std::tuple<Tensor, Tensor> linalg_inv_ex(const Tensor& A) {
-  check_square("linalg.inv", A, "A", true);
+  check_square("linalg.inv", A, "A");
   const Tensor none;
   if (autograd::should_record(A))
     return autograd::linalg_solve(A, none,
@@ -276,7 +276,7 @@ Tensor cholesky_solve(const Tensor& B, const Tensor& L, bool upper) {
               "Expected b and A to have the same dtype, but found b of type "
               "{} and A of type {} instead.",
               torch_type_name(B.dtype()), torch_type_name(L.dtype()));
-  check_square(op, L, "A", true);
+  check_square(op, L, "A");
   FASTT_CHECK(B.size(-2) == L.size(-1), RuntimeError,
               "Incompatible matrix sizes for cholesky_solve: each A matrix "
               "is {} by {} but each b matrix is {} by {}",
@@ -290,7 +290,7 @@ Tensor cholesky_solve(const Tensor& B, const Tensor& L, bool upper) {
 
 Tensor cholesky_inverse(const Tensor& L, bool upper) {
   const char* op = "cholesky_inverse";
-  check_square(op, L, "input", true);
+  check_square(op, L, "input");
   // potri's check: a zero on the factor's diagonal (as LAPACK's info).
   Tensor diag = host(L).diagonal(0, -2, -1);
   if (diag.numel() > 0) {
@@ -314,7 +314,7 @@ Tensor cholesky_inverse(const Tensor& L, bool upper) {
 std::tuple<Tensor, Tensor, Tensor> ldl_factor_ex(const Tensor& A,
                                                  bool hermitian) {
   const char* op = "torch.linalg.ldl_factor_ex";
-  check_square(op, A, "A");
+  check_square(op, A, "A", /*complex_ok=*/false);
   (void)hermitian;  // the same for real matrices
   const Device dev = A.device();
   const int64_t n = A.size(-1);
@@ -334,8 +334,8 @@ std::tuple<Tensor, Tensor, Tensor> ldl_factor_ex(const Tensor& A,
 Tensor ldl_solve(const Tensor& LD, const Tensor& pivots, const Tensor& B,
                  bool hermitian) {
   const char* op = "torch.linalg.ldl_solve";
-  check_square(op, LD, "LD");
-  check_matrix(op, B, "B");
+  check_square(op, LD, "LD", /*complex_ok=*/false);
+  check_matrix(op, B, "B", /*complex_ok=*/false);
   check_same_dtype_device(op, LD, B, "LD", "B");
   (void)hermitian;
   require_defined(pivots, op);

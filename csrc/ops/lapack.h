@@ -72,6 +72,10 @@ std::tuple<Tensor, Tensor> linalg_qr(const Tensor& A,
 std::tuple<Tensor, Tensor> linalg_eigh(const Tensor& A,
                                        const char* uplo = "L",
                                        bool eigenvectors = true);
+// General square A: (complex eigenvalues, complex right eigenvectors as
+// unit columns, LAPACK's geev; undefined when !eigenvectors).
+std::tuple<Tensor, Tensor> linalg_eig(const Tensor& A,
+                                      bool eigenvectors = true);
 // A = U diag(S) Vh, S descending; U and Vh undefined when !compute_uv.
 std::tuple<Tensor, Tensor, Tensor> linalg_svd(const Tensor& A,
                                               bool full_matrices = true,

@@ -1,8 +1,9 @@
 // QR and Householder reflectors (csrc/ops/lapack.h): geqrf, linalg.qr
 // (recorded: autograd/formulas_linalg.cpp), householder_product and ormqr.
-// The last two are LAPACK's orgqr when no gradient is wanted; with one they
-// apply the reflectors H_i = I - tau_i v_i v_i^T with fastt ops, whose own
-// formulas give the gradient (torch's formula is the same product rule).
+// The last two are LAPACK's orgqr (ungqr) when no gradient is wanted; with
+// one they apply the reflectors H_i = I - tau_i v_i v_i^H with fastt ops,
+// whose own formulas give the gradient (torch's formula is the same product
+// rule).
 #include <algorithm>
 #include <vector>
 
@@ -61,13 +62,15 @@ Tensor reflector(const Tensor& A, int64_t i) {
              -2);
 }
 
-// C - tau_i v (v^T C) (left) or C - tau_i (C v) v^T (right).
+// C - tau_i v (v^H C) (left) or C - tau_i (C v) v^H (right); H_i^H (the
+// conjugate tau_i) where `adjoint`.
 Tensor apply_reflector(const Tensor& C, const Tensor& A, const Tensor& tau,
-                       int64_t i, bool left) {
+                       int64_t i, bool left, bool adj = false) {
   Tensor v = reflector(A, i);
   Tensor ti = tau.narrow(-1, i, 1).unsqueeze(-1);
-  Tensor upd =
-      left ? matmul(v, matmul(v.mT(), C)) : matmul(matmul(C, v), v.mT());
+  if (adj && is_complex(ti.dtype())) ti = conj_physical(ti);
+  Tensor vh = adjoint(v);
+  Tensor upd = left ? matmul(v, matmul(vh, C)) : matmul(matmul(C, v), vh);
   return sub(C, mul(ti, upd));
 }
 
@@ -85,7 +88,8 @@ void check_reflectors(const char* op, const Tensor& A, const Tensor& tau) {
               "{}: Expected input and tau to be on the same device, but "
               "found input on {} and tau on {} instead.",
               op, A.device().str(), tau.device().str());
-  FASTT_CHECK(A.dtype() == DType::Float32 || A.dtype() == DType::Float64,
+  FASTT_CHECK(A.dtype() == DType::Float32 || A.dtype() == DType::Float64 ||
+                  is_complex(A.dtype()),
               RuntimeError,
               "{}: Expected a floating point or complex tensor as input. "
               "Got {}",
@@ -156,11 +160,13 @@ Tensor ormqr(const Tensor& A, const Tensor& tau, const Tensor& C, bool left,
                 "{}: Expected batch dimensions of other to be equal to "
                 "input.shape[:-2], but got {}",
                 op, shape_str(C.sizes()));
-  // Q = H_0 H_1 ... H_{t-1}: Q C applies the last first, Q^T C the first.
+  // Q = H_0 H_1 ... H_{t-1}: Q C applies the last first, Q^H C the first
+  // (transpose is the conjugate transpose, as torch's).
   const bool last_first = left != transpose;
   Tensor R = C;
   for (int64_t s = 0; s < t; ++s)
-    R = apply_reflector(R, A, tau, last_first ? t - 1 - s : s, left);
+    R = apply_reflector(R, A, tau, last_first ? t - 1 - s : s, left,
+                        transpose);
   return t == 0 ? C.clone() : R;
 }
 

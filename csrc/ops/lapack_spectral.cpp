@@ -1,5 +1,6 @@
 // Spectral decompositions and what is built on them (csrc/ops/lapack.h):
-// linalg.eigh / eigvalsh (syevd), linalg.svd / svdvals (gesdd),
+// linalg.eigh / eigvalsh (syevd; heevd), linalg.eig / eigvals (geev),
+// linalg.svd / svdvals (gesdd),
 // linalg.pinv and linalg.lstsq (gels / gelsy / gelsd / gelss). Each is
 // recorded as one node (autograd/formulas_linalg.cpp) with torch's
 // gradient; the forward runs on the host for CUDA operands.
@@ -84,7 +85,7 @@ std::tuple<Tensor, Tensor> eigh_impl(const Tensor& A, bool lower,
   const int64_t n = A.size(-1);
   Tensor work = colmajor_copy(A);  // column-major A: 'L' is A's lower part
   std::vector<int64_t> batch = batch_of(A);
-  Tensor L = empty(with(batch, n), A.dtype());
+  Tensor L = empty(with(batch, n), to_real(A.dtype()));
   Tensor info = zeros(batch, DType::Int32);
   if (work.numel() > 0) {
     KernelArgs args = kernel_args(&work, &L, &info);
@@ -115,6 +116,39 @@ std::tuple<Tensor, Tensor> linalg_eigh(const Tensor& A, const char* uplo,
   return eigh_impl(A, lower, eigenvectors);
 }
 
+// ---- eig ----
+namespace {
+std::tuple<Tensor, Tensor> eig_impl(const Tensor& A, bool vectors) {
+  const int64_t n = A.size(-1);
+  const DType cdt = to_complex(A.dtype());
+  Tensor work = colmajor_copy(A);
+  FASTT_CHECK(work.numel() == 0 || all(isfinite(work)).item().to<bool>(),
+              RuntimeError,
+              "torch.linalg.eig: input tensor should not contain infs or "
+              "NaNs.");
+  std::vector<int64_t> batch = batch_of(A);
+  Tensor L = empty(with(batch, n), cdt);
+  Tensor V = vectors ? empty(with(batch, n, n), cdt) : Tensor();
+  Tensor info = zeros(batch, DType::Int32);
+  if (work.numel() > 0) {
+    KernelArgs args = kernel_args(&work, &L, vectors ? &V : nullptr, &info);
+    args.i0 = vectors;
+    run_kernel(Op::geev, A.dtype(), args);
+  }
+  linalg_check_errors(info, "linalg.eig", LinalgFailure::Eigh);
+  if (!vectors) return {back(L, A.device()), Tensor()};
+  return {back(L, A.device()), back(from_colmajor(V), A.device())};
+}
+}  // namespace
+
+std::tuple<Tensor, Tensor> linalg_eig(const Tensor& A, bool eigenvectors) {
+  check_square(eigenvectors ? "linalg.eig" : "linalg.eigvals", A, "A");
+  if (autograd::should_record(A))
+    return autograd::linalg_eig(A, eigenvectors,
+                                [&] { return eig_impl(A, true); });
+  return eig_impl(A, eigenvectors);
+}
+
 // ---- svd ----
 namespace {
 std::tuple<Tensor, Tensor, Tensor> svd_impl(const Tensor& A, bool full,
@@ -123,7 +157,7 @@ std::tuple<Tensor, Tensor, Tensor> svd_impl(const Tensor& A, bool full,
   const int64_t uc = full ? m : k, vr = full ? n : k;
   std::vector<int64_t> batch = batch_of(A);
   Tensor work = colmajor_copy(A);
-  Tensor S = empty(with(batch, k), A.dtype());
+  Tensor S = empty(with(batch, k), to_real(A.dtype()));
   Tensor ubuf = uv ? empty(with(batch, uc, m), A.dtype()) : Tensor();
   Tensor vbuf = uv ? empty(with(batch, n, vr), A.dtype()) : Tensor();
   Tensor info = zeros(batch, DType::Int32);
@@ -183,19 +217,26 @@ Tensor nuclear_norm(const Tensor& A, IntList dims, bool keepdim,
 
 // ---- pinv ----
 namespace {
+// The machine epsilon of dtype's parts (float32 for complex64).
+double eps_of(DType dtype) {
+  return to_real(dtype) == DType::Float32
+             ? double(std::numeric_limits<float>::epsilon())
+             : std::numeric_limits<double>::epsilon();
+}
+
 // max(atol, rtol * largest) per matrix, as [..., 1] (torch's rule: rtol
 // defaults to eps * max(m, n), or to 0 where atol > 0 is given).
 Tensor pinv_tolerance(const Tensor& largest, const Tensor& atol,
                       const Tensor& rtol, int64_t m, int64_t n) {
-  const double eps = largest.dtype() == DType::Float32
-                         ? double(std::numeric_limits<float>::epsilon())
-                         : std::numeric_limits<double>::epsilon();
+  const double eps = eps_of(largest.dtype());
   const double default_rtol = eps * double(std::max(m, n));
   const DType dt = largest.dtype();
-  Tensor at = atol.defined() ? host(atol).to(dt) : zeros({}, dt);
+  // (a complex tolerance counts by its real part, as torch's)
+  auto as_real = [&](const Tensor& t) { return real_part(host(t)).to(dt); };
+  Tensor at = atol.defined() ? as_real(atol) : zeros({}, dt);
   Tensor rt;
   if (rtol.defined())
-    rt = host(rtol).to(dt);
+    rt = as_real(rtol);
   else if (atol.defined())
     rt = where(gt(at, Scalar(0)), Scalar(0), Scalar(default_rtol)).to(dt);
   else
@@ -214,12 +255,13 @@ Tensor pinv_impl(const Tensor& A, const Tensor& atol, const Tensor& rtol,
     Tensor absL = abs(L);
     Tensor tol = pinv_tolerance(amax(absL, {-1}, true), atol, rtol, m, n);
     Tensor inv = where(gt(absL, tol), reciprocal(L), Scalar(0));
-    return back(matmul(mul(V, inv.unsqueeze(-2)), V.mT()), A.device());
+    return back(matmul(mul(V, inv.unsqueeze(-2)), adjoint(V)), A.device());
   }
   auto [U, S, Vh] = svd_impl(a, false, true);
   Tensor tol = pinv_tolerance(S.narrow(-1, 0, 1), atol, rtol, m, n);
   Tensor inv = where(gt(S, tol), reciprocal(S), Scalar(0));
-  return back(matmul(mul(Vh.mT(), inv.unsqueeze(-2)), U.mT()), A.device());
+  return back(matmul(mul(adjoint(Vh), inv.unsqueeze(-2)), adjoint(U)),
+              A.device());
 }
 }  // namespace
 
@@ -235,6 +277,11 @@ Tensor linalg_pinv(const Tensor& A, const Tensor& atol, const Tensor& rtol,
 
 // ---- lstsq ----
 namespace {
+// |t|^2, real (the squared residuals of a complex system too).
+Tensor abs_square(const Tensor& t) {
+  return is_complex(t.dtype()) ? square(abs(t)) : square(t);
+}
+
 int lstsq_driver(const char* driver) {
   const std::string d = driver ? driver : "gelsy";
   if (d == "gels") return 0;
@@ -261,7 +308,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> lstsq_impl(const Tensor& A,
   Tensor xw = zeros(with(batch, r, ld), dt);
   xw.narrow(-1, 0, m).copy_(host(B).mT());
   Tensor rank = zeros(batch, DType::Int64);
-  Tensor sv = driver >= 2 ? zeros(with(batch, k), dt) : Tensor();
+  Tensor sv = driver >= 2 ? zeros(with(batch, k), to_real(dt)) : Tensor();
   if (aw.numel() > 0 && xw.numel() > 0) {
     KernelArgs args = kernel_args(&xw, nullptr, &aw, &rank, &sv);
     args.i0 = driver;
@@ -275,16 +322,16 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> lstsq_impl(const Tensor& A,
   Tensor X = from_colmajor(xw).narrow(-2, 0, n);
   // Squared residuals: the rows of Q^T B past n, when every matrix has
   // full column rank (driver gelsy reports none, as in torch).
-  Tensor res = empty({0}, dt);
+  Tensor res = empty({0}, to_real(dt));
   bool full_rank = m > n && driver != 1;
   if (full_rank && driver != 0 && rank.numel() > 0)
     full_rank = all(eq(rank, Scalar(n))).item().to<bool>();
   if (full_rank)
-    res = sum(square(from_colmajor(xw).narrow(-2, n, m - n)), {-2});
+    res = sum(abs_square(from_colmajor(xw).narrow(-2, n, m - n)), {-2});
   const Device d = device;
   if (driver == 0) rank = empty({0}, DType::Int64);
   return {back(X.contiguous(), d), back(res, d), back(rank, d),
-          sv.defined() ? back(sv, d) : back(empty({0}, dt), d)};
+          sv.defined() ? back(sv, d) : back(empty({0}, to_real(dt)), d)};
 }
 }  // namespace
 
@@ -313,9 +360,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> linalg_lstsq(
               op, vector ? -1 : -2);
   const int drv = lstsq_driver(driver);
   const int64_t m = A.size(-2), n = A.size(-1);
-  const double eps = A.dtype() == DType::Float32
-                         ? double(std::numeric_limits<float>::epsilon())
-                         : std::numeric_limits<double>::epsilon();
+  const double eps = eps_of(A.dtype());
   const double rc = rcond && *rcond >= 0 ? *rcond : eps * double(std::max(m, n));
   Tensor B2 = vector ? B.unsqueeze(-1) : B;
   std::vector<int64_t> batch =

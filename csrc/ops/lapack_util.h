@@ -7,16 +7,18 @@
 
 #include "../dispatch.h"
 #include "../tensor.h"
+#include "complex.h"
 #include "factory.h"
 
 namespace fastt {
 namespace lapack {
 
-// A float32/float64 tensor with >= 2 dims (torch's messages); complex
-// ones too where the op has complex LAPACK rows (complex_ok), else they
-// are refused as not supported yet.
+// A float32/float64/complex tensor with >= 2 dims (torch's messages);
+// complex ones are refused as not supported yet where the op has no
+// complex LAPACK rows (complex_ok false: the LDL family). The one place
+// that decides: Python's fastt.linalg passes complex tensors down.
 inline void check_matrix(const char* op, const Tensor& t, const char* name,
-                         bool complex_ok = false) {
+                         bool complex_ok = true) {
   require_defined(t, op);
   FASTT_CHECK(t.dim() >= 2, RuntimeError,
               "{}: The input tensor {} must have at least 2 dimensions.", op,
@@ -33,7 +35,7 @@ inline void check_matrix(const char* op, const Tensor& t, const char* name,
 }
 
 inline void check_square(const char* op, const Tensor& t, const char* name,
-                         bool complex_ok = false) {
+                         bool complex_ok = true) {
   check_matrix(op, t, name, complex_ok);
   FASTT_CHECK(t.size(-2) == t.size(-1), RuntimeError,
               "{}: {} must be batches of square matrices, but they are {} by "
@@ -87,6 +89,11 @@ inline Tensor colmajor_copy(const Tensor& A) {
   return w;
 }
 inline Tensor from_colmajor(const Tensor& w) { return w.mT(); }
+
+// The conjugate transpose A^H (A^T, a view, for a real A).
+inline Tensor adjoint(const Tensor& A) {
+  return is_complex(A.dtype()) ? conj_physical(A.mT()) : A.mT();
+}
 
 // The kernel of `op` for A's dtype, called on prepared operands.
 inline KernelArgs kernel_args(Tensor* out, Tensor* out2 = nullptr,

@@ -1,12 +1,13 @@
 // CPU kernels of the LAPACK-backed factorizations and solves (ops.def's
 // "dense factorizations"): each loops over the batch and calls OpenBLAS's
 // LAPACK (the Fortran symbols) or cblas_?trsm on one matrix at a time.
-// float and double; complex64 and complex128 for lu_factor, gesv,
-// cholesky and triangular_solve (LAPACK's c/z routines, no inline small
-// paths). The op layer (csrc/ops/lapack*.cpp) validates
-// shapes and hands these a dense, prepared layout. "cm" below means the
-// matrix is stored column-major: a row-major [.., c, r] buffer holds an r x c
-// column-major matrix (what LAPACK reads). B is the batch, k = min(m, n).
+// float and double; complex64 and complex128 (LAPACK's c/z routines,
+// no inline small paths) for all but sytrf/sytrs, with real eigenvalues,
+// singular values and rcond (RealOf<T>). The op layer
+// (csrc/ops/lapack*.cpp) validates shapes and hands these a dense, prepared
+// layout. "cm" below means the matrix is stored column-major: a row-major
+// [.., c, r] buffer holds an r x c column-major matrix (what LAPACK reads).
+// B is the batch, k = min(m, n).
 //
 //   lu_factor        out  [B, n, m] A cm, overwritten by LU; out2 int32
 //                         [B, k] pivots (1-based); in0 int32 [B] info;
@@ -38,6 +39,9 @@
 //   gesv             out  [B, r, n] right-hand sides cm, overwritten by X;
 //                         in0 [B, n, n] A cm (overwritten by its LU); in1
 //                         int32 [B] info
+//   geev             out  [B, n, n] A cm (destroyed); out2 complex [B, n]
+//                         eigenvalues; in0 complex [B, n, n] right
+//                         eigenvectors cm (when i0); in1 int32 [B] info
 //   lstsq            out  [B, r, max(m, n)] right-hand sides cm, overwritten
 //                         by X (first n rows); in0 [B, n, m] A cm
 //                         (destroyed); in1 int64 [B] rank; in2 [B, k]
@@ -70,11 +74,21 @@ extern "C" {
 FASTT_LAPACK_BOTH(FASTT_DECL_LU)
 FASTT_LAPACK_COMPLEX(FASTT_DECL_LU)
 #undef FASTT_DECL_LU
-#define FASTT_DECL(p, T)                                                     \
+// The same signature for both (R is the real type of T's parts).
+#define FASTT_DECL_QR(p, T, q)                                           \
   void p##geqrf_(const int*, const int*, T*, const int*, T*, T*, const int*, \
                  int*);                                                      \
-  void p##orgqr_(const int*, const int*, const int*, T*, const int*,         \
-                 const T*, T*, const int*, int*);                            \
+  void p##q##_(const int*, const int*, const int*, T*, const int*, const T*, \
+               T*, const int*, int*);                                        \
+  void p##gels_(const char*, const int*, const int*, const int*, T*,         \
+                const int*, T*, const int*, T*, const int*, int*, FLen);
+FASTT_DECL_QR(s, float, orgqr)
+FASTT_DECL_QR(d, double, orgqr)
+FASTT_DECL_QR(c, fastt::Complex64, ungqr)
+FASTT_DECL_QR(z, fastt::Complex128, ungqr)
+#undef FASTT_DECL_QR
+// The real routines.
+#define FASTT_DECL(p, T)                                                     \
   void p##syevd_(const char*, const char*, const int*, T*, const int*, T*,   \
                  T*, const int*, int*, const int*, int*, FLen, FLen);        \
   void p##gesdd_(const char*, const int*, const int*, T*, const int*, T*,    \
@@ -84,17 +98,40 @@ FASTT_LAPACK_COMPLEX(FASTT_DECL_LU)
                  const int*, int*, FLen);                                    \
   void p##sytrs_(const char*, const int*, const int*, const T*, const int*,  \
                  const int*, T*, const int*, int*, FLen);                    \
-  void p##gels_(const char*, const int*, const int*, const int*, T*,         \
-                const int*, T*, const int*, T*, const int*, int*, FLen);     \
   void p##gelsy_(const int*, const int*, const int*, T*, const int*, T*,     \
                  const int*, int*, const T*, int*, T*, const int*, int*);    \
   void p##gelsd_(const int*, const int*, const int*, T*, const int*, T*,     \
                  const int*, T*, const T*, int*, T*, const int*, int*,       \
                  int*);                                                      \
   void p##gelss_(const int*, const int*, const int*, T*, const int*, T*,     \
-                 const int*, T*, const T*, int*, T*, const int*, int*);
+                 const int*, T*, const T*, int*, T*, const int*, int*);      \
+  void p##geev_(const char*, const char*, const int*, T*, const int*, T*,    \
+                T*, T*, const int*, T*, const int*, T*, const int*, int*,    \
+                FLen, FLen);
 FASTT_LAPACK_BOTH(FASTT_DECL)
 #undef FASTT_DECL
+// The complex routines: a real workspace (rwork) beside the complex one.
+#define FASTT_DECL_CX(p, T, R)                                               \
+  void p##heevd_(const char*, const char*, const int*, T*, const int*, R*,   \
+                 T*, const int*, R*, const int*, int*, const int*, int*,     \
+                 FLen, FLen);                                                \
+  void p##gesdd_(const char*, const int*, const int*, T*, const int*, R*,    \
+                 T*, const int*, T*, const int*, T*, const int*, R*, int*,   \
+                 int*, FLen);                                                \
+  void p##gelsy_(const int*, const int*, const int*, T*, const int*, T*,     \
+                 const int*, int*, const R*, int*, T*, const int*, R*,       \
+                 int*);                                                      \
+  void p##gelsd_(const int*, const int*, const int*, T*, const int*, T*,     \
+                 const int*, R*, const R*, int*, T*, const int*, R*, int*,   \
+                 int*);                                                      \
+  void p##gelss_(const int*, const int*, const int*, T*, const int*, T*,     \
+                 const int*, R*, const R*, int*, T*, const int*, R*, int*);  \
+  void p##geev_(const char*, const char*, const int*, T*, const int*, T*,    \
+                T*, const int*, T*, const int*, T*, const int*, R*, int*,    \
+                FLen, FLen);
+FASTT_DECL_CX(c, fastt::Complex64, float)
+FASTT_DECL_CX(z, fastt::Complex128, double)
+#undef FASTT_DECL_CX
 }
 
 namespace fastt {
@@ -120,7 +157,7 @@ using namespace cpu;
 FASTT_LAPACK_BOTH(FASTT_WRAP_LU)
 FASTT_LAPACK_COMPLEX(FASTT_WRAP_LU)
 #undef FASTT_WRAP_LU
-#define FASTT_WRAP(p, T)                                                      \
+#define FASTT_WRAP_QR(p, T, q)                                            \
   inline void geqrf(int m, int n, T* a, T* tau, T* w, int lw, int* info) {    \
     const int lda = std::max(1, m);                                           \
     p##geqrf_(&m, &n, a, &lda, tau, w, &lw, info);                            \
@@ -128,15 +165,30 @@ FASTT_LAPACK_COMPLEX(FASTT_WRAP_LU)
   inline void orgqr(int m, int n, int k, T* a, const T* tau, T* w, int lw,    \
                     int* info) {                                              \
     const int lda = std::max(1, m);                                           \
-    p##orgqr_(&m, &n, &k, a, &lda, tau, w, &lw, info);                        \
+    p##q##_(&m, &n, &k, a, &lda, tau, w, &lw, info);                          \
   }                                                                           \
+  inline void gels(int m, int n, int r, T* a, T* b, int ldb, T* w, int lw,    \
+                   int* info) {                                               \
+    const int lda = std::max(1, m);                                           \
+    const char tr = 'N';                                                      \
+    p##gels_(&tr, &m, &n, &r, a, &lda, b, &ldb, w, &lw, info, 1);             \
+  }
+FASTT_WRAP_QR(s, float, orgqr)
+FASTT_WRAP_QR(d, double, orgqr)
+FASTT_WRAP_QR(c, Complex64, ungqr)
+FASTT_WRAP_QR(z, Complex128, ungqr)
+#undef FASTT_WRAP_QR
+// One signature for both kinds: rw (R, the real type of T's parts) is the
+// complex routines' real workspace, unused by the real ones (rw[0] answers
+// a workspace query where the complex routine has one).
+#define FASTT_WRAP(p, T)                                                      \
   inline void syevd(char jobz, char uplo, int n, T* a, T* w, T* wk, int lw,   \
-                    int* iw, int liw, int* info) {                            \
+                    T*, int, int* iw, int liw, int* info) {                   \
     const int lda = std::max(1, n);                                           \
     p##syevd_(&jobz, &uplo, &n, a, &lda, w, wk, &lw, iw, &liw, info, 1, 1);   \
   }                                                                           \
   inline void gesdd(char jobz, int m, int n, T* a, T* s, T* u, int ldu,       \
-                    T* vt, int ldvt, T* w, int lw, int* iw, int* info) {      \
+                    T* vt, int ldvt, T* w, int lw, T*, int* iw, int* info) {  \
     const int lda = std::max(1, m);                                           \
     p##gesdd_(&jobz, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, w, &lw, iw,      \
               info, 1);                                                       \
@@ -151,31 +203,75 @@ FASTT_LAPACK_COMPLEX(FASTT_WRAP_LU)
     const int ld = std::max(1, n);                                            \
     p##sytrs_(&uplo, &n, &r, a, &ld, piv, b, &ld, info, 1);                   \
   }                                                                           \
-  inline void gels(int m, int n, int r, T* a, T* b, int ldb, T* w, int lw,    \
-                   int* info) {                                               \
-    const int lda = std::max(1, m);                                           \
-    const char tr = 'N';                                                      \
-    p##gels_(&tr, &m, &n, &r, a, &lda, b, &ldb, w, &lw, info, 1);             \
-  }                                                                           \
   inline void gelsy(int m, int n, int r, T* a, T* b, int ldb, int* jpvt,      \
-                    T rcond, int* rank, T* w, int lw, int* info) {            \
+                    T rcond, int* rank, T* w, int lw, T*, int* info) {        \
     const int lda = std::max(1, m);                                           \
     p##gelsy_(&m, &n, &r, a, &lda, b, &ldb, jpvt, &rcond, rank, w, &lw,       \
               info);                                                          \
   }                                                                           \
   inline void gelsd(int m, int n, int r, T* a, T* b, int ldb, T* s, T rcond,  \
-                    int* rank, T* w, int lw, int* iw, int* info) {            \
+                    int* rank, T* w, int lw, T*, int* iw, int* info) {        \
     const int lda = std::max(1, m);                                           \
     p##gelsd_(&m, &n, &r, a, &lda, b, &ldb, s, &rcond, rank, w, &lw, iw,      \
               info);                                                          \
   }                                                                           \
   inline void gelss(int m, int n, int r, T* a, T* b, int ldb, T* s, T rcond,  \
-                    int* rank, T* w, int lw, int* info) {                     \
+                    int* rank, T* w, int lw, T*, int* info) {                 \
     const int lda = std::max(1, m);                                           \
     p##gelss_(&m, &n, &r, a, &lda, b, &ldb, s, &rcond, rank, w, &lw, info);   \
+  }                                                                           \
+  /* the right eigenvectors (jobvr 'V') or none; wr + i wi the values */      \
+  inline void geev(char jobvr, int n, T* a, T* wr, T* wi, T* vr, T* w,        \
+                   int lw, int* info) {                                       \
+    const int lda = std::max(1, n), ldvr = jobvr == 'V' ? lda : 1, one = 1;   \
+    const char no = 'N';                                                      \
+    p##geev_(&no, &jobvr, &n, a, &lda, wr, wi, nullptr, &one, vr, &ldvr, w,   \
+             &lw, info, 1, 1);                                                \
   }
 FASTT_LAPACK_BOTH(FASTT_WRAP)
 #undef FASTT_WRAP
+#define FASTT_WRAP_CX(p, T, R)                                                \
+  inline void syevd(char jobz, char uplo, int n, T* a, R* w, T* wk, int lw,   \
+                    R* rw, int lrw, int* iw, int liw, int* info) {            \
+    const int lda = std::max(1, n);                                           \
+    p##heevd_(&jobz, &uplo, &n, a, &lda, w, wk, &lw, rw, &lrw, iw, &liw,      \
+              info, 1, 1);                                                    \
+  }                                                                           \
+  inline void gesdd(char jobz, int m, int n, T* a, R* s, T* u, int ldu,       \
+                    T* vt, int ldvt, T* w, int lw, R* rw, int* iw,            \
+                    int* info) {                                              \
+    const int lda = std::max(1, m);                                           \
+    p##gesdd_(&jobz, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, w, &lw, rw, iw,  \
+              info, 1);                                                       \
+  }                                                                           \
+  inline void gelsy(int m, int n, int r, T* a, T* b, int ldb, int* jpvt,      \
+                    R rcond, int* rank, T* w, int lw, R* rw, int* info) {     \
+    const int lda = std::max(1, m);                                           \
+    p##gelsy_(&m, &n, &r, a, &lda, b, &ldb, jpvt, &rcond, rank, w, &lw, rw,   \
+              info);                                                          \
+  }                                                                           \
+  inline void gelsd(int m, int n, int r, T* a, T* b, int ldb, R* s, R rcond,  \
+                    int* rank, T* w, int lw, R* rw, int* iw, int* info) {     \
+    const int lda = std::max(1, m);                                           \
+    p##gelsd_(&m, &n, &r, a, &lda, b, &ldb, s, &rcond, rank, w, &lw, rw, iw,  \
+              info);                                                          \
+  }                                                                           \
+  inline void gelss(int m, int n, int r, T* a, T* b, int ldb, R* s, R rcond,  \
+                    int* rank, T* w, int lw, R* rw, int* info) {              \
+    const int lda = std::max(1, m);                                           \
+    p##gelss_(&m, &n, &r, a, &lda, b, &ldb, s, &rcond, rank, w, &lw, rw,      \
+              info);                                                          \
+  }                                                                           \
+  inline void geev(char jobvr, int n, T* a, T* ev, T* vr, T* w, int lw,       \
+                   R* rw, int* info) {                                        \
+    const int lda = std::max(1, n), ldvr = jobvr == 'V' ? lda : 1, one = 1;   \
+    const char no = 'N';                                                      \
+    p##geev_(&no, &jobvr, &n, a, &lda, ev, nullptr, &one, vr, &ldvr, w, &lw,  \
+             rw, info, 1, 1);                                                 \
+  }
+FASTT_WRAP_CX(c, Complex64, float)
+FASTT_WRAP_CX(z, Complex128, double)
+#undef FASTT_WRAP_CX
 #undef FASTT_LAPACK_BOTH
 #undef FASTT_LAPACK_COMPLEX
 
@@ -460,19 +556,23 @@ template <class T>
 struct SyevdK {
   static void run(KernelArgs& a) {
     const int n = int(a.out2->sizes()[size_t(a.out2->dim() - 1)]);
+    using R = RealOf<T>;  // the eigenvalues are real
     const char jobz = a.i0 ? 'V' : 'N', uplo = a.i1 ? 'L' : 'U';
     T* base = a.out->template data_ptr<T>();
-    T* w = a.out2->template data_ptr<T>();
+    R* w = a.out2->template data_ptr<R>();
     int* info = a.in[0]->template data_ptr<int32_t>();
     const int64_t B = a.in[0]->numel();
     T q = 0;
+    R rq = 0;
     int iq = 0;
-    syevd(jobz, uplo, n, base, w, &q, -1, &iq, -1, info);
+    syevd(jobz, uplo, n, base, w, &q, -1, &rq, -1, &iq, -1, info);
     std::vector<T> wk(size_t(lwork_of(q)));
+    std::vector<R> rw(size_t(lwork_of(rq)));
     std::vector<int> iw(size_t(std::max(1, iq)));
     for (int64_t b = 0; b < B; ++b)
       syevd(jobz, uplo, n, base + b * int64_t(n) * n, w + b * n, wk.data(),
-            int(wk.size()), iw.data(), int(iw.size()), info + b);
+            int(wk.size()), rw.data(), int(rw.size()), iw.data(),
+            int(iw.size()), info + b);
   }
 };
 
@@ -484,22 +584,85 @@ struct GesddK {
     const int uc = jobz == 'A' ? m : k, vr = jobz == 'A' ? n : k;
     const bool uv = jobz != 'N';
     const int ldu = uv ? std::max(1, m) : 1, ldvt = uv ? std::max(1, vr) : 1;
+    using R = RealOf<T>;  // the singular values are real
     T* base = a.out->template data_ptr<T>();
-    T* s = a.out2->template data_ptr<T>();
+    R* s = a.out2->template data_ptr<R>();
     T* u = uv ? a.in[0]->template data_ptr<T>() : nullptr;
     T* vt = uv ? a.in[1]->template data_ptr<T>() : nullptr;
     int* info = a.in[2]->template data_ptr<int32_t>();
     const int64_t B = a.in[2]->numel();
     T dummy = 0, q = 0;
     std::vector<int> iw(size_t(std::max(1, 8 * k)));
+    // The complex routine's real workspace (LAPACK's documented size).
+    const int64_t mx = std::max(m, n), mn = k;
+    const int64_t lrw = !kIsComplex<T> ? 1
+                        : uv ? std::max(5 * mn * mn + 5 * mn,
+                                        2 * mx * mn + 2 * mn * mn + mn)
+                             : 7 * mn;
+    std::vector<R> rw(size_t(std::max<int64_t>(1, lrw)));
     gesdd(jobz, m, n, base, s, uv ? u : &dummy, ldu, uv ? vt : &dummy, ldvt,
-          &q, -1, iw.data(), info);
+          &q, -1, rw.data(), iw.data(), info);
     std::vector<T> w(size_t(lwork_of(q)));
     for (int64_t b = 0; b < B; ++b)
       gesdd(jobz, m, n, base + b * int64_t(m) * n, s + b * k,
             uv ? u + b * int64_t(m) * uc : &dummy, ldu,
             uv ? vt + b * int64_t(vr) * n : &dummy, ldvt, w.data(),
-            int(w.size()), iw.data(), info + b);
+            int(w.size()), rw.data(), iw.data(), info + b);
+  }
+};
+
+// Eigenvalues (and right eigenvectors) of a general matrix, complex
+// whatever T: a real matrix's conjugate pairs come from LAPACK as (wr, wi)
+// and as the real and imaginary parts of a vector in columns j, j + 1.
+template <class T>
+struct GeevK {
+  static void run(KernelArgs& a) {
+    using R = RealOf<T>;
+    using C = Complex<R>;
+    const int n = int(a.out2->sizes()[size_t(a.out2->dim() - 1)]);
+    const char jobvr = a.i0 ? 'V' : 'N';
+    const int64_t nn = int64_t(n) * n;
+    T* base = a.out->template data_ptr<T>();
+    C* ev = a.out2->template data_ptr<C>();
+    C* vecs = a.i0 ? a.in[0]->template data_ptr<C>() : nullptr;
+    int* info = const_cast<Tensor*>(a.in[1])->template data_ptr<int32_t>();
+    const int64_t B = a.in[1]->numel();
+    T q = 0;
+    std::vector<R> rw(size_t(2 * std::max(1, n)));
+    std::vector<R> wr(size_t(std::max(1, n))), wi(wr.size());
+    std::vector<T> vr(size_t(a.i0 && !kIsComplex<T> ? nn : 1));
+    if constexpr (kIsComplex<T>)
+      geev(jobvr, n, base, ev, vecs, &q, -1, rw.data(), info);
+    else
+      geev(jobvr, n, base, wr.data(), wi.data(), vr.data(), &q, -1, info);
+    std::vector<T> w(size_t(lwork_of(q)));
+    for (int64_t b = 0; b < B; ++b) {
+      T* ab = base + b * nn;
+      C* eb = ev + b * n;
+      C* vb = vecs ? vecs + b * nn : nullptr;
+      if constexpr (kIsComplex<T>) {
+        geev(jobvr, n, ab, eb, vb, w.data(), int(w.size()), rw.data(),
+             info + b);
+      } else {
+        geev(jobvr, n, ab, wr.data(), wi.data(), vr.data(), w.data(),
+             int(w.size()), info + b);
+        for (int j = 0; j < n; ++j) eb[j] = C(wr[size_t(j)], wi[size_t(j)]);
+        if (!vb) continue;
+        for (int j = 0; j < n; ++j) {
+          const T* re = vr.data() + int64_t(j) * n;
+          if (wi[size_t(j)] == 0 || j + 1 == n) {
+            for (int i = 0; i < n; ++i) vb[int64_t(j) * n + i] = C(re[i], 0);
+            continue;
+          }
+          const T* im = re + n;  // the pair (j, j + 1): v and conj(v)
+          for (int i = 0; i < n; ++i) {
+            vb[int64_t(j) * n + i] = C(re[i], im[i]);
+            vb[int64_t(j + 1) * n + i] = C(re[i], -im[i]);
+          }
+          ++j;
+        }
+      }
+    }
   }
 };
 
@@ -552,46 +715,53 @@ struct LstsqK {
     T* x = a.out->template data_ptr<T>();
     T* am = const_cast<Tensor*>(a.in[0])->template data_ptr<T>();
     int64_t* rank = const_cast<Tensor*>(a.in[1])->template data_ptr<int64_t>();
-    T* s = driver >= 2 ? const_cast<Tensor*>(a.in[2])->template data_ptr<T>()
+    using R = RealOf<T>;  // singular values, rcond, real workspace
+    R* s = driver >= 2 ? const_cast<Tensor*>(a.in[2])->template data_ptr<R>()
                        : nullptr;
-    const T rcond = T(a.f0);
+    const R rcond = R(a.f0);
     std::vector<int> jpvt(size_t(std::max(1, n)));
     int info = 0, rk = 0;
     T q = 0;
+    R rq = 0;
     int iq = 0;
-    std::vector<T> sv(size_t(std::max(1, k)));
+    std::vector<R> sv(size_t(std::max(1, k)));
     switch (driver) {
       case 0: gels(m, n, r, am, x, ld, &q, -1, &info); break;
       case 1:
-        gelsy(m, n, r, am, x, ld, jpvt.data(), rcond, &rk, &q, -1, &info);
+        gelsy(m, n, r, am, x, ld, jpvt.data(), rcond, &rk, &q, -1, &rq,
+              &info);
         break;
       case 2:
-        gelsd(m, n, r, am, x, ld, sv.data(), rcond, &rk, &q, -1, &iq,
+        gelsd(m, n, r, am, x, ld, sv.data(), rcond, &rk, &q, -1, &rq, &iq,
               &info);
         break;
       default:
-        gelss(m, n, r, am, x, ld, sv.data(), rcond, &rk, &q, -1, &info);
+        gelss(m, n, r, am, x, ld, sv.data(), rcond, &rk, &q, -1, &rq, &info);
     }
     std::vector<T> w(size_t(lwork_of(q)));
     std::vector<int> iw(size_t(std::max(1, iq)));
+    // complex: gelsy needs 2n, gelss 5 min(m, n), gelsd what it answered
+    std::vector<R> rw(size_t(
+        kIsComplex<T> ? std::max({lwork_of(rq), 2 * n, 5 * k}) : 1));
     for (int64_t b = 0; b < B; ++b) {
       T* ab = am + b * int64_t(m) * n;
       T* xb = x + b * int64_t(r) * ld;
-      T* sb = s ? s + b * k : sv.data();
+      R* sb = s ? s + b * k : sv.data();
       const int lw = int(w.size());
       switch (driver) {
         case 0: gels(m, n, r, ab, xb, ld, w.data(), lw, &info); break;
         case 1:
           std::fill(jpvt.begin(), jpvt.end(), 0);
           gelsy(m, n, r, ab, xb, ld, jpvt.data(), rcond, &rk, w.data(), lw,
-                &info);
+                rw.data(), &info);
           break;
         case 2:
-          gelsd(m, n, r, ab, xb, ld, sb, rcond, &rk, w.data(), lw, iw.data(),
-                &info);
+          gelsd(m, n, r, ab, xb, ld, sb, rcond, &rk, w.data(), lw, rw.data(),
+                iw.data(), &info);
           break;
         default:
-          gelss(m, n, r, ab, xb, ld, sb, rcond, &rk, w.data(), lw, &info);
+          gelss(m, n, r, ab, xb, ld, sb, rcond, &rk, w.data(), lw, rw.data(),
+                &info);
       }
       rank[b] = driver == 0 ? k : rk;
     }

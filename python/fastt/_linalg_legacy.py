@@ -35,8 +35,11 @@ def det(input):
 
 
 def logdet(input):
-    """log(det): nan for a negative determinant, -inf for a singular A."""
+    """log(det): nan for a negative determinant, -inf for a singular A;
+    complex A: log(sign) + log|det| (the principal branch)."""
     sign, labs = L.slogdet(input)
+    if sign.dtype.is_complex:
+        return sign.log() + labs
     return fastt.where(sign < 0, float("nan"), labs)
 
 
@@ -105,7 +108,7 @@ def qr(input, some=True, *, out=None):
 
 
 def svd(input, some=True, compute_uv=True, *, out=None):
-    """(U, S, V) with A = U diag(S) V^T; V, not Vh. Without compute_uv U
+    """(U, S, V) with A = U diag(S) V^H; V, not Vh. Without compute_uv U
     and V are zeros [m, m] and [n, n]."""
     L._check_matrix("svd", input, "input")
     if not compute_uv:
@@ -116,7 +119,7 @@ def svd(input, some=True, compute_uv=True, *, out=None):
                                   device=input.device)
         return L._out(_SVD(z(m), S, z(n)), out)
     U, S, Vh = _C._linalg_svd(input, not some, True)
-    return L._out(_SVD(U, S, Vh.mT), out)
+    return L._out(_SVD(U, S, Vh.mH), out)
 
 
 def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False,
@@ -159,7 +162,7 @@ def _approximate_basis(A, q, niter, M):
         return A @ X if M is None else A @ X - M @ X
 
     def times_t(X):
-        return A.mT @ X if M is None else A.mT @ X - M.mT @ X
+        return A.mH @ X if M is None else A.mH @ X - M.mH @ X
     Q = L.qr(times(R)).Q
     for _ in range(niter):
         Q = L.qr(times_t(Q)).Q
@@ -176,15 +179,15 @@ def svd_lowrank(A, q=6, niter=2, M=None):
         M = M.broadcast_to(tuple(A.shape))
     if m < n or n > q:
         # Sketch A^T: B^T = (A - M) Q stays small (q columns).
-        Q = _approximate_basis(A.mT, q, niter,
-                               None if M is None else M.mT)
+        Q = _approximate_basis(A.mH, q, niter,
+                               None if M is None else M.mH)
         Bt = A @ Q if M is None else A @ Q - M @ Q
         U, S, Vh = L.svd(Bt, full_matrices=False)
-        return U, S, Q @ Vh.mT
+        return U, S, Q @ Vh.mH
     Q = _approximate_basis(A, q, niter, M)
-    B = Q.mT @ A if M is None else Q.mT @ A - Q.mT @ M
+    B = Q.mH @ A if M is None else Q.mH @ A - Q.mH @ M
     U, S, Vh = L.svd(B, full_matrices=False)
-    return Q @ U, S, Vh.mT
+    return Q @ U, S, Vh.mH
 
 
 def pca_lowrank(A, q=None, center=True, niter=2):

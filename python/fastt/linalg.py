@@ -6,8 +6,10 @@ torch's gradient formula. Everything else here is composed of them and of
 fastt's kernels, so its gradient is the composition's: solve, inv, det and
 slogdet go through lu_factor; the norms, cond and matrix_rank through
 svdvals / eigvalsh; lstsq and pinv carry torch's pseudo-inverse gradient,
-valid at any rank. The torch.* legacy names (det, inverse, cholesky, qr,
-svd, lu, ...) and their Tensor methods are at the end (_legacy)."""
+valid at any rank. Complex tensors go through LAPACK's c/z routines (all
+but the LDL family, which the C++ refuses). The torch.* legacy names (det,
+inverse, cholesky, qr, svd, lu, ...) and their Tensor methods are at the
+end (_legacy)."""
 import builtins
 import collections
 import math
@@ -22,7 +24,8 @@ LinAlgError = _LinAlgError
 
 __all__ = [
     "LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det",
-    "diagonal", "eigh", "eigvalsh", "householder_product", "inv", "inv_ex",
+    "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "householder_product",
+    "inv", "inv_ex",
     "ldl_factor", "ldl_factor_ex", "ldl_solve", "lstsq", "lu", "lu_factor",
     "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm",
     "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr",
@@ -38,6 +41,7 @@ def _result(name, fields):
 
 _QR = _result("linalg_qr", ["Q", "R"])
 _EIGH = _result("linalg_eigh", ["eigenvalues", "eigenvectors"])
+_EIG = _result("linalg_eig", ["eigenvalues", "eigenvectors"])
 _SVD = _result("linalg_svd", ["U", "S", "Vh"])
 _SLOGDET = _result("linalg_slogdet", ["sign", "logabsdet"])
 _LSTSQ = _result("linalg_lstsq",
@@ -84,32 +88,30 @@ def _copy_into(o, r):
     o.copy_(r)
 
 
-def _check_float(op, A, name="A", complex_ok=False):
-    """A float32/float64 tensor (complex too where complex_ok: the LU and
-    Cholesky families have complex LAPACK rows, the others not yet)."""
+def _check_float(op, A, name="A"):
+    """A float32/float64 or complex tensor (torch's message otherwise).
+    Complex ones pass: the C++ entry points refuse them where LAPACK rows
+    are missing (the LDL family), one place that decides."""
     if not isinstance(A, fastt.Tensor):
         raise TypeError(f"{op}(): argument '{name}' must be Tensor, not "
                         f"{type(A).__name__}")
     if A.dtype.is_complex:
-        if complex_ok:
-            return
-        raise NotImplementedError(f"{op}: {str(A.dtype)[6:]} tensors are "
-                                  "not supported yet")
+        return
     if not A.dtype.is_floating_point or A.dtype in (fastt.float16,
                                                      fastt.bfloat16):
         raise RuntimeError(f"{op}: Expected a floating point or complex "
                            f"tensor as input. Got {_type_name(A.dtype)}")
 
 
-def _check_matrix(op, A, name="A", complex_ok=False):
-    _check_float(op, A, name, complex_ok)
+def _check_matrix(op, A, name="A"):
+    _check_float(op, A, name)
     if A.dim() < 2:
         raise RuntimeError(f"{op}: The input tensor {name} must have at "
                            "least 2 dimensions.")
 
 
-def _check_square(op, A, name="A", complex_ok=False):
-    _check_matrix(op, A, name, complex_ok)
+def _check_square(op, A, name="A"):
+    _check_matrix(op, A, name)
     if A.shape[-1] != A.shape[-2]:
         raise RuntimeError(f"{op}: {name} must be batches of square "
                            f"matrices, but they are {A.shape[-2]} by "
@@ -147,7 +149,7 @@ def _eye_like(A):
 
 def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
     """LU with partial pivoting, A = P L U packed: (LU, pivots, info)."""
-    _check_matrix("linalg.lu_factor_ex", A, complex_ok=True)
+    _check_matrix("linalg.lu_factor_ex", A)
     LU, piv, info = _C._linalg_lu_factor_ex(A, pivot)
     if check_errors:
         _C._linalg_check_errors(info, "torch.linalg.lu_factor_ex",
@@ -158,7 +160,7 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
 def lu_factor(A, *, pivot=True, out=None):
     """(LU, pivots); raises when a U[i, i] is zero (lu_factor_ex does
     not)."""
-    _check_matrix("linalg.lu_factor", A, complex_ok=True)
+    _check_matrix("linalg.lu_factor", A)
     LU, piv, info = _C._linalg_lu_factor_ex(A, pivot)
     _C._linalg_check_errors(info, "torch.linalg.lu_factor", "lu_factor")
     return _out(_LU_FACTOR(LU, piv), out)
@@ -166,7 +168,7 @@ def lu_factor(A, *, pivot=True, out=None):
 
 def lu(A, *, pivot=True, out=None):
     """A = P L U: (P, L, U); L [.., m, k] unit lower, U [.., k, n]."""
-    _check_matrix("linalg.lu", A, complex_ok=True)
+    _check_matrix("linalg.lu", A)
     LU, piv, _ = _C._linalg_lu_factor_ex(A, pivot)
     return _out(_LU(*_C._lu_unpack(LU, piv)), out)
 
@@ -181,7 +183,7 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
     """X with A X = B (A^H X = B when adjoint; X A = B when not left),
     A = P L U as lu_factor returned it."""
     op = "linalg.lu_solve"
-    _check_square(op, LU, "LU", complex_ok=True)
+    _check_square(op, LU, "LU")
     if B.dim() < 2:
         raise RuntimeError(f"{op}: The input tensor B must have at least 2 "
                            "dimensions.")
@@ -225,7 +227,7 @@ def _as_rhs(op, A, B, left):
 def solve_ex(A, B, *, left=True, check_errors=False, out=None):
     """X with A X = B (X A = B when not left): (result, info)."""
     op = "linalg.solve"
-    _check_square(op, A, complex_ok=True)
+    _check_square(op, A)
     if not isinstance(B, fastt.Tensor):
         raise TypeError("linalg_solve(): argument 'B' must be Tensor, not "
                         f"{type(B).__name__}")
@@ -254,7 +256,7 @@ def solve(A, B, *, left=True, out=None):
 
 def inv_ex(A, *, check_errors=False, out=None):
     """(A^-1, info)."""
-    _check_square("linalg.inv", A, complex_ok=True)
+    _check_square("linalg.inv", A)
     X, info = _C._linalg_inv_ex(A)
     if check_errors:
         _C._linalg_check_errors(info, "linalg.inv_ex", "inverse")
@@ -269,7 +271,7 @@ def inv(A, *, out=None):
 
 
 def _lu_sign_and_diag(op, A):
-    _check_square(op, A, complex_ok=True)
+    _check_square(op, A)
     LU, piv, _ = _C._linalg_lu_factor_ex(A, True)
     n = A.shape[-1]
     swaps = (piv != fastt.arange(1, n + 1, dtype=fastt.int32,
@@ -296,7 +298,7 @@ def slogdet(A, *, out=None):
 
 def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
     """(L, info): A = L L^T from A's lower triangle (U^T U, upper)."""
-    _check_square("linalg.cholesky", A, complex_ok=True)
+    _check_square("linalg.cholesky", A)
     L, info = _C._linalg_cholesky_ex(A, upper)
     if check_errors:
         _C._linalg_check_errors(info, "linalg.cholesky_ex", "cholesky")
@@ -305,7 +307,7 @@ def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
 
 def cholesky(A, *, upper=False, out=None):
     """L with A = L L^T; LinAlgError if A is not positive-definite."""
-    _check_square("linalg.cholesky", A, complex_ok=True)
+    _check_square("linalg.cholesky", A)
     L, info = _C._linalg_cholesky_ex(A, upper)
     _C._linalg_check_errors(info, "linalg.cholesky", "cholesky")
     return _out(L, out)
@@ -366,6 +368,19 @@ def eigvalsh(A, UPLO="L", *, out=None):
     return _out(_C._linalg_eigh(A, UPLO, False)[0], out)
 
 
+def eig(A, *, out=None):
+    """Eigenvalues and right eigenvectors (unit columns) of a general square
+    A, complex whatever A's dtype (LAPACK's geev)."""
+    _check_square("linalg.eig", A)
+    return _out(_EIG(*_C._linalg_eig(A, True)), out)
+
+
+def eigvals(A, *, out=None):
+    """The (complex) eigenvalues of a general square A."""
+    _check_square("linalg.eigvals", A)
+    return _out(_C._linalg_eig(A, False)[0], out)
+
+
 def _no_driver(op, driver):
     if driver is not None:
         raise RuntimeError(f"{op}: keyword argument `driver=` is only "
@@ -388,10 +403,16 @@ def svdvals(A, *, driver=None, out=None):
 
 # ---- pseudo-inverse, least squares, rank ----
 
+def _real(t):
+    return t.real if t.dtype.is_complex else t
+
+
 def _tol_tensor(v, A):
+    """A tolerance as a tensor of A's real dtype (float32 for complex64)."""
     if v is None or isinstance(v, fastt.Tensor):
         return v
-    return fastt.tensor(float(v), dtype=A.dtype, device=A.device)
+    dt = A.real.dtype if A.dtype.is_complex else A.dtype
+    return fastt.tensor(float(v), dtype=dt, device=A.device)
 
 
 def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
@@ -427,16 +448,16 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None,
                             device=A.device)
             return _out(r, out)
         S = eigvalsh(A).abs() if hermitian else svdvals(A)
-        eps = fastt.finfo(A.dtype).eps
+        dt = S.dtype  # real, also for a complex A
+        eps = fastt.finfo(dt).eps
         at = _tol_tensor(atol, A)
-        at = fastt.zeros((), dtype=A.dtype) if at is None else at.to(A.dtype)
+        at = fastt.zeros((), dtype=dt) if at is None else _real(at).to(dt)
         if rtol is not None:
-            rt = _tol_tensor(rtol, A).to(A.dtype)
+            rt = _real(_tol_tensor(rtol, A)).to(dt)
         elif atol is not None:
-            rt = fastt.where(at > 0, 0.0, eps * builtins.max(m, n)).to(
-                A.dtype)
+            rt = fastt.where(at > 0, 0.0, eps * builtins.max(m, n)).to(dt)
         else:
-            rt = fastt.full((), eps * builtins.max(m, n), dtype=A.dtype)
+            rt = fastt.full((), eps * builtins.max(m, n), dtype=dt)
         big = S.amax(-1, keepdim=True)
         tol_ = fastt.maximum(at.unsqueeze(-1), rt.unsqueeze(-1) * big)
         return _out((S > tol_).sum(-1), out)
@@ -476,10 +497,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None,
     """ord 'fro', 'nuc', inf, -inf, 1, -1, 2 or -2 of the matrices over
     dim."""
     op = "linalg.matrix_norm"
-    # complex: "fro", 1 and inf through |A| (the others need a complex SVD)
-    if not A.dtype.is_floating_point and not (
-            A.dtype.is_complex and (ord == "fro" or ord in (1, -1, math.inf,
-                                                           -math.inf))):
+    if not A.dtype.is_floating_point:
         _check_float(op, A)
     if A.dtype in (fastt.float16, fastt.bfloat16) and not (
             ord == "fro" or ord in (1, -1, math.inf, -math.inf)):
@@ -568,7 +586,7 @@ def cond(A, p=None, *, out=None):
     _check_matrix(op, A)
     if p is None or p in (2, -2):
         if A.numel() == 0:
-            return _out(fastt.zeros(tuple(A.shape[:-2]), dtype=A.dtype,
+            return _out(fastt.zeros(tuple(A.shape[:-2]), dtype=_real(A).dtype,
                                     device=A.device), out)
         S = svdvals(A)
         big, small = S.narrow(-1, 0, 1), S.narrow(-1, S.shape[-1] - 1, 1)
@@ -582,7 +600,7 @@ def cond(A, p=None, *, out=None):
                            f"square matrices, but they are {A.shape[-2]} by "
                            f"{A.shape[-1]} matrices")
     if A.numel() == 0:
-        return _out(fastt.zeros(tuple(A.shape[:-2]), dtype=A.dtype,
+        return _out(fastt.zeros(tuple(A.shape[:-2]), dtype=_real(A).dtype,
                                 device=A.device), out)
     Ainv, info = inv_ex(A)
     r = matrix_norm(A, p) * matrix_norm(Ainv, p)
@@ -616,8 +634,6 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
                 f"({_type_name(x.dtype)}) should be convertible without "
                 f"narrowing to the specified dtype ({_type_name(dtype)})")
         x = x.to(dtype)
-    if x.dtype.is_complex:  # the norm of |x| (real), as torch
-        x = x.abs()
     if dim is None or dim == ():
         dims = tuple(range(x.ndim))
     else:
@@ -634,7 +650,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
                 f"linalg.vector_norm cannot compute the {ord} norm on an "
                 "empty tensor because the operation does not have an "
                 "identity")
-    result = fastt.norm(x, ord, dims, keepdim)
+    result = fastt.norm(x, ord, dims, keepdim)  # complex: of |x|, real
     return _out(result, out)
 
 
@@ -816,7 +832,7 @@ def matrix_exp(A):
                            "matrices, but they are "
                            f"{A.shape[-2] if A.dim() >= 2 else '?'} by "
                            f"{A.shape[-1] if A.dim() else '?'} matrices")
-    if not A.dtype.is_floating_point:
+    if not A.dtype.is_floating_point and not A.dtype.is_complex:
         _check_float("linalg.matrix_exp", A)
     n = A.shape[-1]
     if A.numel() == 0:

@@ -64,6 +64,8 @@ FASTT_BIND_FUNCTION(_linalg_qr, 1, fastt::linalg_qr(A, mode ? mode : "reduced"),
 FASTT_BIND_FUNCTION(_linalg_eigh, 1,
                     fastt::linalg_eigh(A, UPLO ? UPLO : "L", eigenvectors),
                     (Tensor, A), (OptStr, UPLO), (BoolOr<true>, eigenvectors))
+FASTT_BIND_FUNCTION(_linalg_eig, 1, fastt::linalg_eig(A, eigenvectors),
+                    (Tensor, A), (BoolOr<true>, eigenvectors))
 FASTT_BIND_FUNCTION(_linalg_svd, 1,
                     fastt::linalg_svd(A, full_matrices, compute_uv),
                     (Tensor, A), (BoolOr<true>, full_matrices),

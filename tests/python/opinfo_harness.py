@@ -613,10 +613,11 @@ def _grad_check(op, tfn, ffn, sample, dtype, res):
         try:
             compare(fg, tg, dtype, BWD_TOL, True, f"grad[{i}]")
         except Mismatch:
-            # torch's float32 gradient can be the less accurate one (large
-            # inputs): fastt's passes if it matches torch's computation in
-            # float64 to float32's tolerance.
-            if dtype != "float32":
+            # torch's float32 (complex64) gradient can be the less
+            # accurate one (large inputs): fastt's passes if it matches
+            # torch's computation in float64 (complex128) to the narrow
+            # dtype's tolerance.
+            if dtype not in ("float32", "complex64"):
                 raise
             if ref64 is None:
                 ref64 = _grads_in_float64(tfn, sample, cots)
@@ -629,13 +630,15 @@ def _grad_check(op, tfn, ffn, sample, dtype, res):
 
 
 def _grads_in_float64(tfn, sample, cots):
-    """torch's gradients of the sample computed in float64 (None when the
-    sample does not upcast cleanly)."""
+    """torch's gradients of the sample computed in float64 / complex128
+    (None when the sample does not upcast cleanly)."""
     leaves = []
+    wider = {torch.float32: torch.float64, torch.complex64: torch.complex128}
 
     def up(x):
-        if isinstance(x, torch.Tensor) and x.dtype == torch.float32:
-            y = x.detach().double().requires_grad_(x.requires_grad)
+        if isinstance(x, torch.Tensor) and x.dtype in wider:
+            y = x.detach().to(wider[x.dtype]).requires_grad_(
+                x.requires_grad)
             if x.requires_grad:
                 leaves.append(y)
             return y
@@ -756,41 +759,43 @@ TIE_OPS = {"sort": (0, -1), "argsort": (0, -1), "msort": (None, 0),
            "argmax": (0, None), "argmin": (0, None)}
 
 
-# Decompositions whose vectors torch defines only up to sign (LAPACK
-# builds choose differently): the positions of the vector factors in the
-# result, and whether the right factor is V (torch.svd) rather than Vh.
+# Decompositions whose vectors torch defines only up to sign, or phase
+# when complex (LAPACK builds choose differently): the positions of the
+# vector factors in the result, and whether the right factor is V
+# (torch.svd) rather than Vh. eig's unit vectors are not orthonormal.
 SIGN_GAUGE_OPS = {"linalg.svd": (0, 2, False), "svd": (0, 2, True),
-                  "linalg.eigh": (1, None, False)}
+                  "linalg.eigh": (1, None, False),
+                  "linalg.eig": (1, None, False)}
 
 
 def _sign_fixed(name, out):
-    """out with each singular / eigen vector's sign chosen so that its
-    largest-magnitude entry is positive (the same flip on U's column and
-    V's), keeping only the k = min(m, n) vectors the values determine;
-    also checks that a full U / V is orthonormal (its extra columns are
-    any basis of the complement)."""
+    """out with each singular / eigen vector's sign (phase) chosen so that
+    its largest-magnitude entry is real and positive (the same factor on
+    U's column and V's), keeping only the k = min(m, n) vectors the values
+    determine; also checks that a full U / V is orthonormal (its extra
+    columns are any basis of the complement)."""
     left, right, right_is_v = SIGN_GAUGE_OPS[name]
     out = [_to_torch(t) for t in out]
     vals = out[1] if right is not None else out[0]
     k = vals.shape[-1]
     for pos in (left, right):
-        if pos is None:
+        if pos is None or name == "linalg.eig":
             continue
-        M = out[pos] if (pos == left or right_is_v) else out[pos].mT
+        M = out[pos] if (pos == left or right_is_v) else out[pos].mH
         eye = torch.eye(M.shape[-1], dtype=M.dtype)
         if M.shape[-2] >= M.shape[-1] and M.numel() and not torch.allclose(
-                M.mT @ M, eye, atol=1e-4 if M.dtype == torch.float32
-                else 1e-10):
+                M.mH @ M, eye, atol=1e-4 if M.dtype in (
+                    torch.float32, torch.complex64) else 1e-10):
             raise Mismatch(f"out[{pos}]: not orthonormal")
     U = out[left][..., :k]
     if U.numel() == 0:
         return out
-    idx = U.abs().argmax(-2, keepdim=True)
-    flip = torch.where(torch.gather(U, -2, idx) < 0, -1.0, 1.0).to(U.dtype)
+    top = torch.gather(U, -2, U.abs().argmax(-2, keepdim=True))
+    flip = torch.where(top == 0, torch.ones_like(top), top.abs() / top)
     fixed = list(out)
     fixed[left] = U * flip
     if right is not None:
-        V = out[right] if right_is_v else out[right].mT
+        V = out[right] if right_is_v else out[right].mH
         fixed[right] = V[..., :k] * flip
     return fixed
 

@@ -723,6 +723,76 @@ def test_linalg_against_torch(name, dtype):
     close(got, want, rtol=tol, atol=tol)
 
 
+def _eig_sorted(m, A):
+    """Eigenvalues in a fixed order (LAPACK builds may order them apart)
+    and the reconstruction V diag(L) V^-1."""
+    L, V = m.linalg.eig(A)
+    key = L.real * 1000 + L.imag
+    order = key.argsort(-1)
+    rec = m.linalg.solve(V, V * L.unsqueeze(-2), left=False)
+    return [L.gather(-1, order), rec]
+
+
+def _svd_parts(m, A, full):
+    """What does not depend on the vectors' free phases: S, |U|, |Vh| and
+    U diag(S) Vh."""
+    U, S, Vh = m.linalg.svd(A, full_matrices=full)
+    k = S.shape[-1]
+    rec = (U[..., :k] * S.unsqueeze(-2).to(A.dtype)) @ Vh[..., :k, :]
+    return [S, U.abs(), Vh.abs(), rec]
+
+
+# name -> fn(lib, A [2, 4, 4], W [2, 4, 6]) -> tensors that do not depend
+# on a free phase (the decompositions built on QR, eigh, eig and the SVD)
+SPECTRAL = {
+    "qr": lambda m, A, W: list(m.linalg.qr(A)),
+    "qr_wide_complete": lambda m, A, W: list(m.linalg.qr(W, "complete")),
+    "qr_tall_r": lambda m, A, W: [m.linalg.qr(W.mT, "r")[1]],
+    "geqrf_householder": lambda m, A, W: [m.linalg.householder_product(
+        *m.geqrf(W.mT))],
+    "ormqr": lambda m, A, W: [m.ormqr(*m.geqrf(A), W, transpose=t, left=l)
+                              for t in (False, True) for l in (True,)] + [
+        m.ormqr(*m.geqrf(A), W.mT, left=False, transpose=True)],
+    "eigh": lambda m, A, W: [m.linalg.eigh(_hpd(m, A))[0],
+                             m.linalg.eigh(_hpd(m, A), "U")[1].abs()],
+    "eigvalsh": lambda m, A, W: [m.linalg.eigvalsh(A + A.mH)],
+    "eig": lambda m, A, W: _eig_sorted(m, A),
+    "eig_real_input": lambda m, A, W: _eig_sorted(m, A.real),
+    "eigvals": lambda m, A, W: [m.linalg.eigvals(A).abs().sort(-1)[0]],
+    "svd": lambda m, A, W: _svd_parts(m, W, False),
+    "svd_full": lambda m, A, W: _svd_parts(m, W.mT, True),
+    "svdvals": lambda m, A, W: [m.linalg.svdvals(W)],
+    "pinv": lambda m, A, W: [m.linalg.pinv(W), m.linalg.pinv(
+        A + A.mH, hermitian=True), m.linalg.pinv(W, atol=5.0)],
+    "lstsq_gelsd": lambda m, A, W: list(m.linalg.lstsq(
+        W.mT, A[:, :, :2].repeat(1, 2, 1)[:, :6], driver="gelsd")),
+    "lstsq_gels": lambda m, A, W: list(m.linalg.lstsq(
+        W.mT, W.mT[..., :2], driver="gels"))[:2],
+    "lstsq_gelsy_gelss": lambda m, A, W: [
+        m.linalg.lstsq(A, W, driver=d)[0] for d in ("gelsy", "gelss")],
+    "matrix_rank": lambda m, A, W: [m.linalg.matrix_rank(W),
+                                    m.linalg.matrix_rank(A, hermitian=True,
+                                                         atol=2.0)],
+    "norms": lambda m, A, W: [m.linalg.matrix_norm(W, o)
+                              for o in ("nuc", 2, -2)] + [
+        m.linalg.cond(A), m.linalg.cond(A, "fro")],
+    "matrix_power_exp": lambda m, A, W: [
+        m.linalg.matrix_power(A / 4, -3), m.linalg.matrix_exp(A / 4)],
+}
+
+
+@pytest.mark.parametrize("name", sorted(SPECTRAL))
+@pytest.mark.parametrize("dtype", CDTYPES)
+def test_spectral_linalg_against_torch(name, dtype):
+    a, w = crand((2, 4, 4), dtype, 5), crand((2, 4, 6), dtype, 6)
+    got = SPECTRAL[name](fastt, fastt.tensor(a), fastt.tensor(w))
+    want = SPECTRAL[name](torch, torch.tensor(a), torch.tensor(w))
+    tol = 2e-4 if dtype == "complex64" else 1e-9
+    assert len(got) == len(want)
+    for g, t in zip(got, want):
+        close(g, t, rtol=tol, atol=tol)
+
+
 def test_complex_singular_and_indefinite_raise_linalg_errors():
     z = fastt.zeros(3, 3, dtype=fastt.complex64)
     with pytest.raises(fastt.linalg.LinAlgError, match="singular"):
@@ -735,12 +805,10 @@ def test_complex_singular_and_indefinite_raise_linalg_errors():
 
 def test_linalg_without_complex_support_says_so():
     z = fastt.tensor(crand((3, 3), "complex64"))
-    for call in (lambda: fastt.linalg.svdvals(z),
-                 lambda: fastt.linalg.matrix_norm(z, 2),
-                 lambda: fastt.linalg.qr(z), lambda: fastt.linalg.eigh(z),
-                 lambda: fastt.linalg.pinv(z),
-                 lambda: fastt.linalg.lstsq(z, z),
-                 lambda: fastt.linalg.ldl_factor(z)):
+    for call in (lambda: fastt.linalg.ldl_factor(z),
+                 lambda: fastt.linalg.ldl_factor_ex(z, hermitian=True),
+                 lambda: fastt.linalg.ldl_solve(
+                     z, fastt.zeros(3, dtype=fastt.int32), z)):
         with pytest.raises(NotImplementedError,
                            match="complex64 tensors are not supported yet"):
             call()

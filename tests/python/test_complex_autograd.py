@@ -177,6 +177,41 @@ CASES = {
     "solve_triangular": (lambda m, a, b: m.linalg.solve_triangular(
         m.triu(a) + 3 * m.eye(3, dtype=a.dtype), b, upper=True, left=False),
         [((3, 3), C), ((2, 3), C)]),
+    # QR and the spectral decompositions: losses that do not depend on
+    # the vectors' free phases (|V|, symmetric functions of eigenvalues)
+    "qr_tall_wide": (lambda m, a, b: m.cat(
+        [t.flatten() for t in m.linalg.qr(a) + m.linalg.qr(b)]),
+        [((4, 3), C), ((3, 5), C)]),
+    "qr_square_complete": (lambda m, a: m.cat(
+        [t.flatten() for t in m.linalg.qr(a, "complete")]), [((3, 3), C)]),
+    "householder_product": (lambda m, a, t: m.linalg.householder_product(
+        a, t), [((4, 3), C), ((2,), C)]),
+    "eigh": (lambda m, a: (lambda L, V: m.cat([L, V.abs().flatten()]))(
+        *m.linalg.eigh(a + a.mH)), [((3, 3), C)]),
+    "eigvalsh": (lambda m, a: m.linalg.eigvalsh(a @ a.mH, "U"),
+                 [((3, 3), C)]),
+    "eig": (lambda m, a: (lambda L, V: m.stack([
+        L.sum(), (L * L).sum(), (V.abs() ** 2 * L.abs().unsqueeze(-2))
+        .sum().to(L.dtype)]))(*m.linalg.eig(a)), [((3, 3), C)]),
+    "eig_real_input": (lambda m, a: (lambda L, V: m.stack([
+        (L * L * L).sum(), (V.abs() ** 2 * L.abs().unsqueeze(-2))
+        .sum().to(L.dtype)]))(*m.linalg.eig(a)), [((4, 4), R)]),
+    "eigvals": (lambda m, a: (m.linalg.eigvals(a) ** 2).sum(),
+                [((3, 3), C)]),
+    "svd_tall_wide": (lambda m, a, b: m.cat([
+        t for M in (a, b) for U, S, Vh in [m.linalg.svd(M, False)]
+        for t in (S, U.abs().flatten(), Vh.abs().flatten())]),
+        [((4, 3), C), ((3, 5), C)]),
+    "svd_reconstruct": (lambda m, a: (lambda U, S, Vh: (U * S.to(a.dtype))
+                                      @ Vh)(*m.linalg.svd(a, False)),
+                        [((3, 4), C)]),
+    "svdvals": (lambda m, a: m.linalg.svdvals(a), [((2, 3, 4), C)]),
+    "pinv": (lambda m, a: m.linalg.pinv(a), [((3, 4), C)]),
+    "pinv_hermitian": (lambda m, a: m.linalg.pinv(
+        a + a.mH + 4 * m.eye(3, dtype=a.dtype), hermitian=True),
+        [((3, 3), C)]),
+    "lstsq": (lambda m, a, b: m.linalg.lstsq(a, b).solution,
+              [((5, 3), C), ((5, 2), C)]),
     "tril_triu_flip_roll": (lambda m, a: a.tril() + a.triu(1).flip(0)
                             + a.roll(1, 1), [((4, 4), C)]),
     # what models do with them
@@ -236,7 +271,10 @@ def test_gradients_match_torch(name):
                                   "masked_select_scatter", "det", "slogdet",
                                   "solve", "lu_wide_tall", "cholesky_upper",
                                   "cholesky_solve_inverse",
-                                  "solve_triangular"])
+                                  "solve_triangular", "qr_tall_wide",
+                                  "householder_product", "eigh", "eig",
+                                  "eig_real_input", "svd_tall_wide",
+                                  "svd_reconstruct", "pinv", "lstsq"])
 def test_gradcheck(name):
     fn, specs = CASES[name]
     f, _ = _leaves(specs, seed=3)
@@ -401,6 +439,22 @@ def test_complex_output_needs_a_grad_output():
     z = fastt.tensor([1 + 2j], requires_grad=True)
     with pytest.raises(RuntimeError, match="real scalar outputs"):
         z.sum().backward()
+
+
+@pytest.mark.parametrize("name", ["eigh", "svd", "eig"])
+def test_losses_that_depend_on_the_phase_are_refused(name):
+    """A complex eigen / singular vector is defined up to e^{i phi}: a loss
+    that sees the phase has no gradient (torch's check and message)."""
+    a = fastt.tensor(_arr((3, 3), 1, C)).requires_grad_()
+    if name == "eigh":
+        loss = fastt.linalg.eigh(a + a.mH)[1].real.sum()
+    elif name == "svd":
+        loss = fastt.linalg.svd(a)[0].real.sum()
+    else:
+        loss = fastt.linalg.eig(a)[1].real.sum()
+    with pytest.raises(RuntimeError, match=r"up to multiplication by "
+                                           r"e\^\{i phi\}"):
+        loss.backward()
 
 
 def test_integer_tensors_still_cannot_require_grad():

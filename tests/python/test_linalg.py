@@ -361,3 +361,72 @@ def test_small_cholesky_matches_lapack(n, upper):
     assert npy(info).tolist() == tinfo.numpy().tolist()
     ok = tinfo.numpy() == 0
     close(npy(L)[ok], tL.numpy()[ok], tol=1e-10)
+
+
+# ---- linalg.eig / eigvals (geev): general, non-symmetric matrices ----
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64,
+                                   np.complex128])
+@pytest.mark.parametrize("batch", [(), (3,)])
+def test_eig_properties(dtype, batch):
+    """A V = V diag(L) with unit columns; a real A gets complex results,
+    its complex eigenvalues in conjugate pairs; eigvals agrees."""
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal(batch + (5, 5))
+    if np.dtype(dtype).kind == "c":
+        a = a + 1j * rng.standard_normal(batch + (5, 5))
+    A = fastt.tensor(a.astype(dtype))
+    L, V = LA.eig(A)
+    cdt = {np.float32: fastt.complex64, np.float64: fastt.complex128,
+           np.complex64: fastt.complex64, np.complex128: fastt.complex128}
+    assert L.dtype == V.dtype == cdt[dtype]
+    assert tuple(L.shape) == batch + (5,) and tuple(V.shape) == batch + (5, 5)
+    tol = 1e-4 if dtype in (np.float32, np.complex64) else 1e-10
+    Ac = A.to(V.dtype)
+    close(Ac @ V, V * L.unsqueeze(-2), tol)
+    close(LA.vector_norm(V, dim=-2), np.ones(batch + (5,)), tol)
+    close(LA.eigvals(A), L, tol)
+    want = np.sort_complex(np.linalg.eigvals(a).reshape(-1, 5))
+    got = np.sort_complex(npy(L).reshape(-1, 5))
+    np.testing.assert_allclose(got, want, rtol=tol * 10, atol=tol * 10)
+    if np.dtype(dtype).kind == "f":  # conjugate pairs
+        s = np.sort_complex(npy(L).reshape(-1, 5))
+        np.testing.assert_allclose(np.sort_complex(s.conj()), s, atol=tol)
+
+
+def test_eig_edge_cases_and_errors():
+    L, V = LA.eig(fastt.zeros(2, 0, 0))
+    assert tuple(L.shape) == (2, 0) and tuple(V.shape) == (2, 0, 0)
+    assert L.dtype == fastt.complex64
+    L, V = LA.eig(f64([[0.0, -1.0], [1.0, 0.0]]))  # a rotation: +-i
+    np.testing.assert_allclose(np.sort_complex(npy(L)), [-1j, 1j],
+                               atol=1e-15)
+    out = (fastt.empty(0, dtype=fastt.complex128),
+           fastt.empty(0, dtype=fastt.complex128))
+    r = LA.eig(f64(np.diag([3.0, 1.0])), out=out)
+    assert r.eigenvalues is out[0] or r[0] is out[0]
+    np.testing.assert_allclose(np.sort(npy(out[0]).real), [1.0, 3.0])
+    with pytest.raises(RuntimeError, match="should not contain infs or NaN"):
+        LA.eig(f64([[1.0, math.nan], [0.0, 1.0]]))
+    with pytest.raises(RuntimeError, match="must be batches of square"):
+        LA.eig(fastt.zeros(2, 3))
+    with pytest.raises(RuntimeError, match="Expected a floating point or "
+                                           "complex tensor as input. Got "
+                                           "Long"):
+        LA.eigvals(fastt.zeros(2, 2, dtype=fastt.int64))
+
+
+def test_eig_gradients_match_torch():
+    """Losses of the eigenvalues and of |V| (which do not see the vectors'
+    free phase) against torch, for a real and a complex A."""
+    rng = np.random.default_rng(8)
+    for a in (rng.standard_normal((4, 4)),
+              rng.standard_normal((4, 4)) + 1j * rng.standard_normal((4, 4))):
+        grads = []
+        for m in (fastt, torch):
+            A = m.tensor(a).requires_grad_()
+            L, V = m.linalg.eig(A)
+            loss = (L * L).sum().real + (V.abs() ** 2 * L.abs()
+                                         .unsqueeze(-2)).sum()
+            loss.backward()
+            grads.append(np.asarray(A.grad.detach().tolist()))
+        np.testing.assert_allclose(grads[0], grads[1], rtol=1e-8, atol=1e-10)
