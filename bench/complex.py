@@ -3,7 +3,8 @@ and matrix products of 64 and 256, one thread, medians of interleaved
 repeats (bench.common.interleaved). The elementwise rows run the generic
 loops over Complex<T> (csrc/complex.h), sums and means go through the
 real view, abs is hypot of the parts, products are OpenBLAS's cgemm /
-zgemm, inv / det / solve LAPACK's c/z getrf and getrs.
+zgemm, inv / det / solve LAPACK's c/z getrf and getrs, qr / eigh / eig /
+svd / pinv / lstsq its c/z geqrf + ungqr, heevd, geev, gesdd and gelsy.
 
     python -m bench.complex [--quick]
 
@@ -78,7 +79,14 @@ def run(quick=False):
             mm = [("matmul", lambda x, y: x @ y),
                   ("inv", lambda x, y: _lib(x).linalg.inv(x)),
                   ("det", lambda x, y: _lib(x).linalg.det(x)),
-                  ("solve", lambda x, y: _lib(x).linalg.solve(x, y))]
+                  ("solve", lambda x, y: _lib(x).linalg.solve(x, y)),
+                  ("qr", lambda x, y: _lib(x).linalg.qr(x)),
+                  ("eigh", lambda x, y: _lib(x).linalg.eigh(x)),
+                  ("eig", lambda x, y: _lib(x).linalg.eig(x)),
+                  ("svd", lambda x, y: _lib(x).linalg.svd(x)),
+                  ("svdvals", lambda x, y: _lib(x).linalg.svdvals(x)),
+                  ("pinv", lambda x, y: _lib(x).linalg.pinv(x)),
+                  ("lstsq", lambda x, y: _lib(x).linalg.lstsq(x, y))]
             for name, d in common.time_ops({"fastt": mm, "torch": mm}, args,
                                            repeats, target).items():
                 res[f"{name} {m}x{m}/{dt}/{m * m}"] = d

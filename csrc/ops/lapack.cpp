@@ -310,12 +310,12 @@ Tensor cholesky_inverse(const Tensor& L, bool upper) {
   return compute();
 }
 
-// ---- symmetric indefinite: A = P L D L^T P^T (Bunch-Kaufman) ----
+// ---- symmetric indefinite: A = P L D L^T P^T (Bunch-Kaufman); a
+// complex A with `hermitian`: L D L^H (LAPACK's hetrf) ----
 std::tuple<Tensor, Tensor, Tensor> ldl_factor_ex(const Tensor& A,
                                                  bool hermitian) {
   const char* op = "torch.linalg.ldl_factor_ex";
-  check_square(op, A, "A", /*complex_ok=*/false);
-  (void)hermitian;  // the same for real matrices
+  check_square(op, A, "A");
   const Device dev = A.device();
   const int64_t n = A.size(-1);
   std::vector<int64_t> batch = batch_of(A);
@@ -326,6 +326,7 @@ std::tuple<Tensor, Tensor, Tensor> ldl_factor_ex(const Tensor& A,
   if (work.numel() > 0) {
     KernelArgs args = kernel_args(&work, &piv, &info);
     args.i0 = 1;  // 'L'
+    args.i1 = hermitian;  // the same for real matrices
     run_kernel(Op::sytrf, A.dtype(), args);
   }
   return {back(from_colmajor(work), dev), back(piv, dev), back(info, dev)};
@@ -334,10 +335,9 @@ std::tuple<Tensor, Tensor, Tensor> ldl_factor_ex(const Tensor& A,
 Tensor ldl_solve(const Tensor& LD, const Tensor& pivots, const Tensor& B,
                  bool hermitian) {
   const char* op = "torch.linalg.ldl_solve";
-  check_square(op, LD, "LD", /*complex_ok=*/false);
-  check_matrix(op, B, "B", /*complex_ok=*/false);
+  check_square(op, LD, "LD");
+  check_matrix(op, B, "B");
   check_same_dtype_device(op, LD, B, "LD", "B");
-  (void)hermitian;
   require_defined(pivots, op);
   FASTT_CHECK(pivots.dtype() == DType::Int32, RuntimeError,
               "{}: Expected pivots to be integers. Got {}", op,
@@ -361,6 +361,7 @@ Tensor ldl_solve(const Tensor& LD, const Tensor& pivots, const Tensor& B,
   if (x.numel() > 0) {
     KernelArgs args = kernel_args(&x, nullptr, &f, &p);
     args.i0 = 1;  // 'L'
+    args.i1 = hermitian;
     run_kernel(Op::sytrs, LD.dtype(), args);
   }
   return back(from_colmajor(x), B.device());

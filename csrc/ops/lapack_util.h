@@ -13,30 +13,23 @@
 namespace fastt {
 namespace lapack {
 
-// A float32/float64/complex tensor with >= 2 dims (torch's messages);
-// complex ones are refused as not supported yet where the op has no
-// complex LAPACK rows (complex_ok false: the LDL family). The one place
-// that decides: Python's fastt.linalg passes complex tensors down.
-inline void check_matrix(const char* op, const Tensor& t, const char* name,
-                         bool complex_ok = true) {
+// A float32/float64/complex64/complex128 tensor with >= 2 dims (torch's
+// messages; every LAPACK row has the four dtypes).
+inline void check_matrix(const char* op, const Tensor& t, const char* name) {
   require_defined(t, op);
   FASTT_CHECK(t.dim() >= 2, RuntimeError,
               "{}: The input tensor {} must have at least 2 dimensions.", op,
               name);
-  FASTT_CHECK(complex_ok || !is_complex(t.dtype()), NotImplementedError,
-              "{}: {} tensors are not supported yet", op,
-              dtype_name(t.dtype()));
   FASTT_CHECK(t.dtype() == DType::Float32 || t.dtype() == DType::Float64 ||
-                  (complex_ok && is_complex(t.dtype())),
+                  is_complex(t.dtype()),
               RuntimeError,
               "{}: Expected a floating point or complex tensor as input. "
               "Got {}",
               op, torch_type_name(t.dtype()));
 }
 
-inline void check_square(const char* op, const Tensor& t, const char* name,
-                         bool complex_ok = true) {
-  check_matrix(op, t, name, complex_ok);
+inline void check_square(const char* op, const Tensor& t, const char* name) {
+  check_matrix(op, t, name);
   FASTT_CHECK(t.size(-2) == t.size(-1), RuntimeError,
               "{}: {} must be batches of square matrices, but they are {} by "
               "{} matrices",

@@ -110,16 +110,24 @@ inline Tensor run_full(Op op, const Tensor& in, DType out_dtype) {
 
 // A complex sum or mean: the same reduction of the real view over the
 // same dims (its trailing pair dim kept), viewed back as complex.
-Tensor complex_reduce(Op op, const char* name, const Tensor& a, IntList dims,
-                      bool keepdim) {
+// The dims a reduction of a over `dims` covers, listed (all of a's where
+// none are given) into d; their count. Checks them as every reduction.
+int listed_dims(const Tensor& a, IntList dims, bool keepdim,
+                const char* name, int64_t* d) {
   ReduceDims r;
   resolve_dims(a, dims, keepdim, name, r);
-  if (a.dim() == 0) return a.clone();
-  int64_t d[kMaxDims];
   int n = r.ndims;
   for (int i = 0; i < n; ++i) d[i] = r.dims[i];
   if (n == 0)
     for (; n < a.dim(); ++n) d[n] = n;
+  return n;
+}
+
+Tensor complex_reduce(Op op, const char* name, const Tensor& a, IntList dims,
+                      bool keepdim) {
+  int64_t d[kMaxDims];
+  const int n = listed_dims(a, dims, keepdim, name, d);
+  if (a.dim() == 0) return a.clone();
   const Tensor parts = view_as_real(a);
   const IntList rd(d, size_t(n));
   Tensor s = op == Op::mean ? mean(parts, rd, keepdim, std::nullopt)
@@ -160,13 +168,8 @@ std::pair<Tensor, Tensor> complex_var(const char* name, const Tensor& a,
                                       IntList dims, double correction,
                                       bool keepdim, bool take_sqrt,
                                       bool with_mean) {
-  ReduceDims r;
-  resolve_dims(a, dims, keepdim, name, r);
   int64_t d[kMaxDims];
-  int n = r.ndims;
-  for (int i = 0; i < n; ++i) d[i] = r.dims[i];
-  if (n == 0)
-    for (; n < a.dim(); ++n) d[n] = n;
+  int n = listed_dims(a, dims, keepdim, name, d);
   if (a.dim() == 0) d[n++] = 0;  // the one element, seen as [1]
   const Tensor parts = view_as_real(a.dim() == 0 ? a.reshape({1}) : a);
   Tensor v = sum(var(parts, IntList(d, size_t(n)), correction,

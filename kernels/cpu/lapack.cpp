@@ -2,8 +2,8 @@
 // "dense factorizations"): each loops over the batch and calls OpenBLAS's
 // LAPACK (the Fortran symbols) or cblas_?trsm on one matrix at a time.
 // float and double; complex64 and complex128 (LAPACK's c/z routines,
-// no inline small paths) for all but sytrf/sytrs, with real eigenvalues,
-// singular values and rcond (RealOf<T>). The op layer
+// no inline small paths), with real eigenvalues, singular values and rcond
+// (RealOf<T>). The op layer
 // (csrc/ops/lapack*.cpp) validates shapes and hands these a dense, prepared
 // layout. "cm" below means the matrix is stored column-major: a row-major
 // [.., c, r] buffer holds an r x c column-major matrix (what LAPACK reads).
@@ -32,10 +32,11 @@
 //                         [B] info; i0 = 'N' / 'S' / 'A' (jobz), i1/i2 = m/n
 //   sytrf            out  [B, n, n] A cm (triangle i0: 1 'L', 0 'U'),
 //                         overwritten by the factor; out2 int32 [B, n]
-//                         pivots (LAPACK's); in0 int32 [B] info
+//                         pivots (LAPACK's); in0 int32 [B] info; i1
+//                         Hermitian (complex: hetrf, else L D L^T)
 //   sytrs            out  [B, r, n] right-hand sides cm, overwritten by X;
 //                         in0 [B, n, n] factor cm; in1 int32 [B, n] pivots;
-//                         i0 = 1 'L', 0 'U'
+//                         i0 = 1 'L', 0 'U'; i1 Hermitian (as sytrf)
 //   gesv             out  [B, r, n] right-hand sides cm, overwritten by X;
 //                         in0 [B, n, n] A cm (overwritten by its LU); in1
 //                         int32 [B] info
@@ -129,6 +130,17 @@ FASTT_LAPACK_BOTH(FASTT_DECL)
   void p##geev_(const char*, const char*, const int*, T*, const int*, T*,    \
                 T*, const int*, T*, const int*, T*, const int*, R*, int*,    \
                 FLen, FLen);
+// LDL of complex symmetric (sy) and Hermitian (he) matrices.
+#define FASTT_DECL_LDL(p, T, f)                                              \
+  void p##f##trf_(const char*, const int*, T*, const int*, int*, T*,         \
+                  const int*, int*, FLen);                                   \
+  void p##f##trs_(const char*, const int*, const int*, const T*, const int*, \
+                  const int*, T*, const int*, int*, FLen);
+FASTT_DECL_LDL(c, fastt::Complex64, sy)
+FASTT_DECL_LDL(z, fastt::Complex128, sy)
+FASTT_DECL_LDL(c, fastt::Complex64, he)
+FASTT_DECL_LDL(z, fastt::Complex128, he)
+#undef FASTT_DECL_LDL
 FASTT_DECL_CX(c, fastt::Complex64, float)
 FASTT_DECL_CX(z, fastt::Complex128, double)
 #undef FASTT_DECL_CX
@@ -194,12 +206,12 @@ FASTT_WRAP_QR(z, Complex128, ungqr)
               info, 1);                                                       \
   }                                                                           \
   inline void sytrf(char uplo, int n, T* a, int* piv, T* w, int lw,           \
-                    int* info) {                                              \
+                    int* info, bool) {                                        \
     const int lda = std::max(1, n);                                           \
     p##sytrf_(&uplo, &n, a, &lda, piv, w, &lw, info, 1);                      \
   }                                                                           \
   inline void sytrs(char uplo, int n, int r, const T* a, const int* piv,      \
-                    T* b, int* info) {                                        \
+                    T* b, int* info, bool) {                                  \
     const int ld = std::max(1, n);                                            \
     p##sytrs_(&uplo, &n, &r, a, &ld, piv, b, &ld, info, 1);                   \
   }                                                                           \
@@ -269,6 +281,22 @@ FASTT_LAPACK_BOTH(FASTT_WRAP)
     p##geev_(&no, &jobvr, &n, a, &lda, ev, nullptr, &one, vr, &ldvr, w, &lw,  \
              rw, info, 1, 1);                                                 \
   }
+// herm: A = L D L^H (hetrf / hetrs), else the complex symmetric L D L^T.
+#define FASTT_WRAP_LDL(p, T)                                                  \
+  inline void sytrf(char uplo, int n, T* a, int* piv, T* w, int lw,           \
+                    int* info, bool herm) {                                   \
+    const int lda = std::max(1, n);                                           \
+    (herm ? p##hetrf_ : p##sytrf_)(&uplo, &n, a, &lda, piv, w, &lw, info, 1); \
+  }                                                                           \
+  inline void sytrs(char uplo, int n, int r, const T* a, const int* piv,      \
+                    T* b, int* info, bool herm) {                             \
+    const int ld = std::max(1, n);                                            \
+    (herm ? p##hetrs_ : p##sytrs_)(&uplo, &n, &r, a, &ld, piv, b, &ld, info,  \
+                                   1);                                        \
+  }
+FASTT_WRAP_LDL(c, Complex64)
+FASTT_WRAP_LDL(z, Complex128)
+#undef FASTT_WRAP_LDL
 FASTT_WRAP_CX(c, Complex64, float)
 FASTT_WRAP_CX(z, Complex128, double)
 #undef FASTT_WRAP_CX
@@ -676,11 +704,12 @@ struct SytrfK {
     int* info = a.in[0]->template data_ptr<int32_t>();
     const int64_t B = a.in[0]->numel();
     T q = 0;
-    sytrf(uplo, n, base, piv, &q, -1, info);
+    const bool herm = a.i1 != 0;  // complex only: L D L^H
+    sytrf(uplo, n, base, piv, &q, -1, info, herm);
     std::vector<T> w(size_t(lwork_of(q)));
     for (int64_t b = 0; b < B; ++b)
       sytrf(uplo, n, base + b * int64_t(n) * n, piv + b * n, w.data(),
-            int(w.size()), info + b);
+            int(w.size()), info + b, herm);
   }
 };
 
@@ -697,10 +726,11 @@ struct SytrsK {
     T* x = a.out->template data_ptr<T>();
     const T* f = a.in[0]->template data_ptr<T>();
     const int* piv = a.in[1]->template data_ptr<int32_t>();
+    const bool herm = a.i1 != 0;  // complex only: L D L^H
     int info = 0;
     for (int64_t b = 0; b < B; ++b)
       sytrs(uplo, n, r, f + b * int64_t(n) * n, piv + b * n,
-            x + b * int64_t(r) * n, &info);
+            x + b * int64_t(r) * n, &info, herm);
   }
 };
 

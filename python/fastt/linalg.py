@@ -6,10 +6,9 @@ torch's gradient formula. Everything else here is composed of them and of
 fastt's kernels, so its gradient is the composition's: solve, inv, det and
 slogdet go through lu_factor; the norms, cond and matrix_rank through
 svdvals / eigvalsh; lstsq and pinv carry torch's pseudo-inverse gradient,
-valid at any rank. Complex tensors go through LAPACK's c/z routines (all
-but the LDL family, which the C++ refuses). The torch.* legacy names (det,
-inverse, cholesky, qr, svd, lu, ...) and their Tensor methods are at the
-end (_legacy)."""
+valid at any rank. Complex tensors go through LAPACK's c/z routines. The
+torch.* legacy names (det, inverse, cholesky, qr, svd, lu, ...) and their
+Tensor methods are at the end (_legacy)."""
 import builtins
 import collections
 import math
@@ -89,9 +88,7 @@ def _copy_into(o, r):
 
 
 def _check_float(op, A, name="A"):
-    """A float32/float64 or complex tensor (torch's message otherwise).
-    Complex ones pass: the C++ entry points refuse them where LAPACK rows
-    are missing (the LDL family), one place that decides."""
+    """A float32/float64 or complex tensor (torch's message otherwise)."""
     if not isinstance(A, fastt.Tensor):
         raise TypeError(f"{op}(): argument '{name}' must be Tensor, not "
                         f"{type(A).__name__}")

@@ -776,6 +776,10 @@ SPECTRAL = {
     "norms": lambda m, A, W: [m.linalg.matrix_norm(W, o)
                               for o in ("nuc", 2, -2)] + [
         m.linalg.cond(A), m.linalg.cond(A, "fro")],
+    "ldl": lambda m, A, W: [
+        t for herm in (False, True) for S in [A + (A.mH if herm else A.mT)]
+        for LD, piv in [m.linalg.ldl_factor(S, hermitian=herm)]
+        for t in (LD, piv, m.linalg.ldl_solve(LD, piv, W, hermitian=herm))],
     "matrix_power_exp": lambda m, A, W: [
         m.linalg.matrix_power(A / 4, -3), m.linalg.matrix_exp(A / 4)],
 }
@@ -803,17 +807,12 @@ def test_complex_singular_and_indefinite_raise_linalg_errors():
     assert info.item() == 1
 
 
-def test_linalg_without_complex_support_says_so():
+def test_vector_norm_of_complex_needs_a_complex_dtype():
     z = fastt.tensor(crand((3, 3), "complex64"))
-    for call in (lambda: fastt.linalg.ldl_factor(z),
-                 lambda: fastt.linalg.ldl_factor_ex(z, hermitian=True),
-                 lambda: fastt.linalg.ldl_solve(
-                     z, fastt.zeros(3, dtype=fastt.int32), z)):
-        with pytest.raises(NotImplementedError,
-                           match="complex64 tensors are not supported yet"):
-            call()
     with pytest.raises(RuntimeError, match="dtype should be complex"):
         fastt.linalg.vector_norm(z, dtype=fastt.float64)
+    close(fastt.linalg.vector_norm(z, dtype=fastt.complex128),
+          torch.linalg.vector_norm(tt(z), dtype=torch.complex128))
 
 
 def test_complex_numbers_need_a_complex_result():
