@@ -319,6 +319,7 @@ bool complex_formula(GradFn fn) {
     case GradFn::Add: case GradFn::Sub: case GradFn::Mul: case GradFn::Div:
     case GradFn::Sum: case GradFn::SumAll: case GradFn::Mean:
     case GradFn::MeanAll: case GradFn::Matmul: case GradFn::Linear:
+    case GradFn::Addmm:
     case GradFn::FftC2c: case GradFn::FftR2c: case GradFn::FftC2r:
     case GradFn::Clone: case GradFn::ToCopy: case GradFn::Reshape:
     case GradFn::Transpose: case GradFn::Permute: case GradFn::Expand:

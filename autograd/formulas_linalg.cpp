@@ -275,9 +275,10 @@ FASTT_FORMULA(Addmm) {
   if (n.needs(0))
     gi[0] = fit(n.f0 == 1 ? g : fastt::mul(g, Scalar(n.f0)), n.shape0(),
                 n.dtypes[0]);
+  // (alpha and beta are real here: addmm composes imaginary ones)
   Tensor ga = n.f1 == 1 ? g : fastt::mul(g, Scalar(n.f1));
-  if (n.needs(1)) gi[1] = fastt::matmul(ga, m2.mT());
-  if (n.needs(2)) gi[2] = fastt::matmul(m1.mT(), ga);
+  if (n.needs(1)) gi[1] = fastt::matmul(ga, adjoint(m2));
+  if (n.needs(2)) gi[2] = fastt::matmul(adjoint(m1), ga);
 }
 FASTT_FORMULA(Linear) {
   const Tensor& g = go[0];

@@ -2,8 +2,8 @@
 """Run torch's whole OpInfo database against fastt and write the report.
 
     PYTHONPATH=python python3 scripts/opinfo_report.py [-j N] [--update]
-        [--names a,b,c] [--report PATH] [--json PATH] [--rerun-failed]
-        [--complex]
+        [--names a,b,c [--merge]] [--report PATH] [--json PATH]
+        [--rerun-failed] [--complex]
 
 Every op name runs in a worker process (a crash or a hang is that name's
 result, not the end of the run). Writes tests/python/opinfo_report.md:
@@ -12,7 +12,9 @@ sample counts and its first difference. --update adds the names that now
 pass in full to tests/python/opinfo_pass.txt (never removes one: that list
 is what CI holds fastt to, tests/python/test_opinfo.py). --rerun-failed
 runs again only the names the existing report lists as crash or hang (a
-loaded machine's timeouts) and rewrites it with their new results.
+loaded machine's timeouts) and rewrites it with their new results;
+--names with --merge does the same for the names given (a change that
+touched a few ops refreshes their rows without the full run).
 --complex runs the complex samples instead (complex64, complex128; the
 harness's complex run) with their own report and pass list,
 opinfo_complex_report.md and opinfo_complex_pass.txt.
@@ -198,6 +200,7 @@ def main():
     ap.add_argument("--report", default=REPORT)
     ap.add_argument("--json")
     ap.add_argument("--rerun-failed", action="store_true")
+    ap.add_argument("--merge", action="store_true")
     ap.add_argument("--complex", action="store_true")
     a = ap.parse_args()
     if a.worker:
@@ -214,8 +217,14 @@ def main():
     import opinfo_harness as H
     names = a.names.split(",") if a.names else H.all_names()
     earlier = {}
-    if a.rerun_failed:
+    if a.merge and not a.names:
+        ap.error("--merge needs --names")
+    unknown = sorted(set(names) - set(H.all_names())) if a.merge else []
+    if unknown:  # (a row for them would change the report's totals)
+        ap.error("--merge: not OpInfo op names: " + ", ".join(unknown))
+    if a.rerun_failed or a.merge:
         earlier = read_report(a.report)
+    if a.rerun_failed:
         names = [n for n, d in earlier.items()
                  if d["status"] in ("crash", "hang")]
     method_names = {o.name for o in H.op_db if o.method_variant is not None}
@@ -230,7 +239,7 @@ def main():
     if a.json:
         with open(a.json, "w") as f:
             json.dump(results, f, indent=1)
-    if a.rerun_failed:
+    if a.rerun_failed or a.merge:
         earlier.update(results)
         total = write_report(earlier, a.report, method_names)
         print(dict(total))

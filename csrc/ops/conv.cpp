@@ -16,6 +16,9 @@
 
 #include "../capture.h"
 #include "../dispatch.h"
+#include "complex.h"
+#include "elementwise.h"
+#include "index.h"
 #include "reduce.h"
 
 namespace fastt {
@@ -744,6 +747,32 @@ Tensor pool_grad_out(const char* op, const Tensor& grad_out, const Tensor& x,
   return p.batched ? g : g.unsqueeze(0);
 }
 
+// A complex convolution as four real ones of the parts (as torch composes
+// it; each is recorded by autograd, so is its gradient): re = f(xr, wr,
+// br) - f(xi, wi), im = f(xr, wi, bi) + f(xi, wr). f(x, w, bias) is the
+// real convolution with every other argument bound.
+bool complex_conv(const Tensor& x, const Tensor& w) {
+  return (x.defined() && is_complex(x.dtype())) ||
+         (w.defined() && is_complex(w.dtype()));
+}
+
+template <class F>
+Tensor conv_of_parts(const char* op, const Tensor& x, const Tensor& w,
+                     const Tensor& bias, F&& f) {
+  check_defined(op, x, "input");
+  check_defined(op, w, "weight");
+  check_same(op, x, w, "weight");
+  if (bias.defined()) check_same(op, x, bias, "bias");
+  const Tensor none;
+  const Tensor xr = real_part(x), xi = imag_part(x);
+  const Tensor wr = real_part(w), wi = imag_part(w);
+  const Tensor br = bias.defined() ? real_part(bias) : none;
+  const Tensor bi = bias.defined() ? imag_part(bias) : none;
+  Tensor re = sub(f(xr, wr, br), f(xi, wi, none));
+  Tensor im = add(f(xr, wi, bi), f(xi, wr, none));
+  return view_as_complex(stack({re, im}, -1));
+}
+
 }  // namespace
 
 // ---- convolutions ----
@@ -752,6 +781,12 @@ Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor& bias,
               IntList stride, IntList padding, IntList dilation,
               int64_t groups) {
   FASTT_AUTOCAST(Lower, x, conv1d(C(x), C(weight), C(bias), stride, padding, dilation, groups));
+  if (FASTT_UNLIKELY(complex_conv(x, weight)))
+    return conv_of_parts(
+        "conv1d", x, weight, bias,
+        [&](const Tensor& a, const Tensor& w, const Tensor& b) {
+          return conv1d(a, w, b, stride, padding, dilation, groups);
+        });
   if (autograd::should_record(x, weight, bias))
     return autograd::conv(autograd::ConvKind::Conv1d, x, weight, bias, stride,
                           padding, dilation, groups, {}, [&] {
@@ -766,6 +801,12 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias,
               IntList stride, IntList padding, IntList dilation,
               int64_t groups) {
   FASTT_AUTOCAST(Lower, x, conv2d(C(x), C(weight), C(bias), stride, padding, dilation, groups));
+  if (FASTT_UNLIKELY(complex_conv(x, weight)))
+    return conv_of_parts(
+        "conv2d", x, weight, bias,
+        [&](const Tensor& a, const Tensor& w, const Tensor& b) {
+          return conv2d(a, w, b, stride, padding, dilation, groups);
+        });
   if (autograd::should_record(x, weight, bias))
     return autograd::conv(autograd::ConvKind::Conv2d, x, weight, bias, stride,
                           padding, dilation, groups, {}, [&] {
@@ -847,6 +888,13 @@ Tensor conv_transpose2d(const Tensor& x, const Tensor& weight,
                         IntList output_padding, int64_t groups,
                         IntList dilation) {
   FASTT_AUTOCAST(Lower, x, conv_transpose2d(C(x), C(weight), C(bias), stride, padding, output_padding, groups, dilation));
+  if (FASTT_UNLIKELY(complex_conv(x, weight)))
+    return conv_of_parts(
+        "conv_transpose2d", x, weight, bias,
+        [&](const Tensor& a, const Tensor& w, const Tensor& b) {
+          return conv_transpose2d(a, w, b, stride, padding, output_padding,
+                                  groups, dilation);
+        });
   if (autograd::should_record(x, weight, bias))
     return autograd::conv(autograd::ConvKind::Transpose2d, x, weight, bias,
                           stride, padding, dilation, groups, output_padding,

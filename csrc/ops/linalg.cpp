@@ -102,15 +102,15 @@ void run_gemm(Tensor& out, const Tensor& a, const Tensor& b,
   KernelFn fn = lookup_kernel(Op::gemm, out.device().type, out.dtype());
   // f0/f1 carry real coefficients: a real product refuses complex ones
   // (as torch), a complex product takes them without an imaginary part
+  // (addmm / baddbmm compose the product with imaginary ones)
   if (FASTT_UNLIKELY(alpha.is_complex() || beta.is_complex())) {
     FASTT_CHECK(is_complex(out.dtype()), RuntimeError,
                 "matmul: value cannot be converted to type {} without "
                 "overflow (a complex alpha or beta)",
                 dtype_name(out.dtype()));
-    FASTT_CHECK(alpha.imag() == 0.0 && beta.imag() == 0.0,
-                NotImplementedError,
-                "matmul: an alpha or beta with an imaginary part is not "
-                "supported yet");
+    FASTT_CHECK(alpha.imag() == 0.0 && beta.imag() == 0.0, RuntimeError,
+                "matmul: an alpha or beta with an imaginary part reached "
+                "the kernel");
   }
   if (out.numel() == 0) return;
   KernelArgs args;
@@ -286,9 +286,33 @@ Tensor bmm(const Tensor& a, const Tensor& b) {
   return out;
 }
 
+// A complex product with a coefficient that has an imaginary part (the
+// kernel's f0/f1 carry real ones): beta * input + alpha * prod composed of
+// elementwise ops, each recorded by autograd; beta == 0 ignores input.
+bool imaginary_coefficient(const Tensor& m, const Scalar& beta,
+                           const Scalar& alpha) {
+  return (alpha.imag() != 0.0 || beta.imag() != 0.0) && m.defined() &&
+         is_complex(m.dtype());
+}
+
+Tensor composed_addmm(const char* op, const Tensor& input, const Tensor& prod,
+                      const Scalar& beta, const Scalar& alpha) {
+  check_defined(op, input, "input");
+  check_input(op, input, prod);
+  std::vector<int64_t> shape = broadcast_shapes(input.sizes(), prod.sizes());
+  FASTT_CHECK(IntList(shape).equals(prod.sizes()), RuntimeError,
+              "{}: input of shape {} does not broadcast to {}", op,
+              shape_str(input.sizes()), shape_str(prod.sizes()));
+  Tensor scaled = mul(prod, alpha);
+  if (beta.to_double() == 0.0 && beta.imag() == 0.0) return scaled;
+  return add(mul(input, beta), scaled);
+}
+
 Tensor addmm(const Tensor& input, const Tensor& m1, const Tensor& m2,
              const Scalar& beta, const Scalar& alpha) {
   FASTT_AUTOCAST(Lower, m1, addmm(C(input), C(m1), C(m2), beta, alpha));
+  if (FASTT_UNLIKELY(imaginary_coefficient(m1, beta, alpha)))
+    return composed_addmm("addmm", input, mm(m1, m2), beta, alpha);
   if (autograd::should_record(input, m1, m2))
     return autograd::addmm(input, m1, m2, beta, alpha, [&] {
       return addmm(input, m1, m2, beta, alpha);
@@ -317,6 +341,8 @@ Tensor addmm(const Tensor& input, const Tensor& m1, const Tensor& m2,
 Tensor baddbmm(const Tensor& input, const Tensor& b1, const Tensor& b2,
                const Scalar& beta, const Scalar& alpha) {
   FASTT_AUTOCAST(Lower, b1, baddbmm(C(input), C(b1), C(b2), beta, alpha));
+  if (FASTT_UNLIKELY(imaginary_coefficient(b1, beta, alpha)))
+    return composed_addmm("baddbmm", input, bmm(b1, b2), beta, alpha);
   if (autograd::should_record(input, b1, b2))
     return autograd::addmm(input, b1, b2, beta, alpha, [&] {
       return baddbmm(input, b1, b2, beta, alpha);

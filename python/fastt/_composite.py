@@ -2329,6 +2329,19 @@ def _resize_(self, *size, memory_format=None):
 _method("resize_", _resize_)
 
 
+def _addbmm_(self, batch1, batch2, *, beta=1, alpha=1):
+    """self = beta * self + alpha * sum_b batch1[b] @ batch2[b]; unlike the
+    other in-place add-products, torch's resizes self to the result's
+    shape (it is addbmm's out= form)."""
+    r = fastt.addbmm(self, batch1, batch2, beta=beta, alpha=alpha)
+    if tuple(r.shape) != tuple(self.shape):
+        _resize_(self, r.shape)
+    return self.copy_(r)
+
+
+_method("addbmm_", _addbmm_)
+
+
 @_export(method=False)
 def resize_as_(input, the_template, *, memory_format=None):
     """input.resize_(the_template.shape)."""

@@ -68,7 +68,8 @@ FASTT_BIND(addbmm, 2, fastt::addbmm(t, batch1, batch2, beta, alpha),
 FASTT_BIND(vdot, 1, with_out(out, fastt::vdot(t, other), "vdot"),
            (Tensor, other), (Kw<Out>, out))
 // The in-place forms: self takes the result, which must have self's shape
-// (torch does not broadcast self in place).
+// (torch does not broadcast self in place; addbmm_, which resizes self as
+// torch's, is python/fastt/_composite.py's).
 static Tensor& into_self(Tensor& self, Tensor&& r, const char* op) {
   FASTT_CHECK(r.sizes().equals(self.sizes()), RuntimeError,
               "{}: output with shape {} doesn't match the broadcast shape {}",
@@ -83,7 +84,6 @@ static Tensor& into_self(Tensor& self, Tensor&& r, const char* op) {
                     (Kw<ScalarOr<1>>, alpha))
 FASTT_BIND_ADD_PRODUCT_(addmm, mat1, mat2)
 FASTT_BIND_ADD_PRODUCT_(baddbmm, batch1, batch2)
-FASTT_BIND_ADD_PRODUCT_(addbmm, batch1, batch2)
 FASTT_BIND_ADD_PRODUCT_(addmv, mat, vec)
 FASTT_BIND_ADD_PRODUCT_(addr, vec1, vec2)
 #undef FASTT_BIND_ADD_PRODUCT_

@@ -154,8 +154,10 @@ def _to_fastt_tensor(t, leaves):
     st = d.untyped_storage()
     memo = getattr(leaves, "storages", {})
     if st.data_ptr() not in memo or st.data_ptr() == 0:
-        memo[st.data_ptr()] = st.clone()
-    whole = memo[st.data_ptr()]
+        # (the storage is kept alive beside its copy: a resolved conjugate
+        # is a temporary whose address a later one could reuse)
+        memo[st.data_ptr()] = (st.clone(), st)
+    whole = memo[st.data_ptr()][0]
     copy = torch.empty(0, dtype=d.dtype).set_(
         whole, d.storage_offset(), d.shape, d.stride())
     try:

@@ -960,7 +960,25 @@ def test_matmul_against_torch(dtype):
           torch.bmm(torch.tensor(crand((3, 4, 5), dtype)),
                     torch.tensor(crand((3, 5, 6), dtype, 1))),
           rtol=rtol, atol=rtol)
-    with pytest.raises(NotImplementedError, match="imaginary"):
-        fastt.addmm(fastt.tensor(c), x, fastt.tensor(w), alpha=1j)
+    for beta, alpha in ((0.5, 1j), (2 - 1j, 1), (0, 1 + 1j)):
+        close(fastt.addmm(fastt.tensor(c), x, fastt.tensor(w), beta=beta,
+                          alpha=alpha),
+              torch.addmm(torch.tensor(c), tx, torch.tensor(w), beta=beta,
+                          alpha=alpha), rtol=rtol, atol=rtol)
     with pytest.raises(RuntimeError, match="same dtype"):
         x @ fastt.ones(30, 2)
+
+
+def test_complex_convolution_needs_one_dtype():
+    x = fastt.tensor(crand((1, 2, 5), "complex64"))
+    w = fastt.ones(3, 2, 2)
+    with pytest.raises(RuntimeError, match=r"Input type \(complex64\) and "
+                                           r"weight type \(float32\) should "
+                                           "be the same"):
+        fastt.nn.functional.conv1d(x, w)
+    with pytest.raises(RuntimeError, match="bias type"):
+        fastt.nn.functional.conv1d(x, w.to(fastt.complex64), fastt.ones(3))
+    got = fastt.nn.functional.conv1d(x, w.to(fastt.complex64))
+    want = torch.nn.functional.conv1d(tt(x), torch.ones(3, 2, 2,
+                                                         dtype=torch.cfloat))
+    close(got, want, rtol=1e-5, atol=1e-5)
