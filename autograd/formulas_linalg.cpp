@@ -549,9 +549,11 @@ FASTT_FORMULA(LinalgSvd) {
   Tensor UhgU = gU.defined() ? fastt::matmul(adjoint(U), gU) : Tensor();
   Tensor VhgV = gVh.defined() ? fastt::matmul(Vh, adjoint(gVh)) : Tensor();
   if (cx) {  // the phase of (u_i, v_i) is free: Im diag must cancel
+    // (torch compares the skewed diagonals: 2 Im, the same tolerance)
     auto im = [&](const Tensor& t) {
-      return t.defined() ? imag_part(t.diagonal(0, -2, -1))
-                         : fastt::zeros_like(S);
+      return t.defined()
+                 ? fastt::mul(imag_part(t.diagonal(0, -2, -1)), Scalar(2))
+                 : fastt::zeros_like(S);
     };
     check_phase(im(UhgU), fastt::neg(im(VhgV)), "svd_backward");
   }

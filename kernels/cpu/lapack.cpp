@@ -430,10 +430,13 @@ void with_small_size(int n, F&& f) {
   }
 }
 
-// LAPACK's workspace query answers in the element type.
+// LAPACK's workspace query answers in the element type (a complex one's
+// real part), rounded up: a float reply above 2^24 may have rounded the
+// size down.
 template <class T>
 int lwork_of(T query) {
-  return std::max(1, int(query));
+  const double q = static_cast<double>(query);
+  return std::max(1, int(std::ceil(q * (1.0 + 1e-6))));
 }
 
 template <class T>

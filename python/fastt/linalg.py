@@ -82,6 +82,10 @@ def _out(result, out):
 
 
 def _copy_into(o, r):
+    if o.dtype != r.dtype and not fastt.can_cast(r.dtype, o.dtype):
+        raise RuntimeError(f"Expected out tensor to be safely castable from "
+                           f"{_type_name(r.dtype)} dtype to "
+                           f"{_type_name(o.dtype)} dtype")
     if tuple(o.shape) != tuple(r.shape):
         o.resize_(tuple(r.shape))
     o.copy_(r)

@@ -149,7 +149,7 @@ def _count(input, dim, keepdim, mask):
 def mean(input, dim=None, *, keepdim=False, dtype=None, mask=None):
     source = "Optional" if dtype is not None else "Input"
     dtype = dtype or input.dtype
-    if not dtype.is_floating_point:
+    if not dtype.is_floating_point and not dtype.is_complex:
         raise ValueError(f"mean(): Could not infer output dtype. {source} "
                          "dtype must be either a floating point or complex "
                          f"dtype. Got: {dtype}")
@@ -205,22 +205,24 @@ def _std_var(input, dim, unbiased, correction, keepdim, dtype, mask, sqrt):
         corr = 1.0 if unbiased else 0.0
     if correction is not None:
         corr = float(correction)
-    if input.dtype.is_complex or (dtype is not None and dtype.is_complex):
-        raise NotImplementedError("masked var/std: complex tensors are not "
-                                  "supported yet")
     if dtype is None:
-        dtype = (input.dtype if input.dtype.is_floating_point
-                 else fastt.float32)
-    compute = dtype if dtype.is_floating_point else fastt.float32
+        dtype = (input.dtype if input.dtype.is_floating_point or
+                 input.dtype.is_complex else fastt.float32)
+    compute = dtype if dtype.is_floating_point or dtype.is_complex \
+        else fastt.float32
+    # complex: the sum of |x - mean|^2, kept complex as torch's masked var
+    real = {fastt.complex64: fastt.float32,
+            fastt.complex128: fastt.float64}.get(compute, compute)
     count = _count(input, dim, True, mask)
     centered = input - sum(input, dim, keepdim=True, dtype=dtype,
                            mask=mask) / count
-    total = sum(centered * centered, dim, keepdim=keepdim, dtype=compute,
-                mask=mask)
+    sq = centered * (centered.conj() if centered.dtype.is_complex
+                     else centered)
+    total = sum(sq, dim, keepdim=keepdim, dtype=compute, mask=mask)
     if not keepdim:
         count = count.reshape(tuple(total.shape))
     if corr != 0:
-        count = fastt.clamp(count.to(compute) - corr, min=0)
+        count = fastt.clamp(count.to(real) - corr, min=0)
     out = (total / count).to(dtype)
     return fastt.sqrt(out) if sqrt else out
 

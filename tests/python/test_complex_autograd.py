@@ -212,12 +212,16 @@ CASES = {
         *m.linalg.eigh(a + a.mH)), [((3, 3), C)]),
     "eigvalsh": (lambda m, a: m.linalg.eigvalsh(a @ a.mH, "U"),
                  [((3, 3), C)]),
+    # (|V|^2 weighted unevenly: a weight per column alone would sum to a
+    # constant, the columns being unit vectors)
     "eig": (lambda m, a: (lambda L, V: m.stack([
-        L.sum(), (L * L).sum(), (V.abs() ** 2 * L.abs().unsqueeze(-2))
-        .sum().to(L.dtype)]))(*m.linalg.eig(a)), [((3, 3), C)]),
+        L.sum(), (L * L).sum(), (V.abs() ** 2 * m.arange(
+            1.0, 10.0, dtype=m.float64).reshape(3, 3) ** 2).sum()
+        .to(L.dtype)]))(*m.linalg.eig(a)), [((3, 3), C)]),
     "eig_real_input": (lambda m, a: (lambda L, V: m.stack([
-        (L * L * L).sum(), (V.abs() ** 2 * L.abs().unsqueeze(-2))
-        .sum().to(L.dtype)]))(*m.linalg.eig(a)), [((4, 4), R)]),
+        (L * L * L).sum(), (V.abs() ** 2 * m.arange(
+            1.0, 17.0, dtype=m.float64).reshape(4, 4) ** 2).sum()
+        .to(L.dtype)]))(*m.linalg.eig(a)), [((4, 4), R)]),
     "eigvals": (lambda m, a: (m.linalg.eigvals(a) ** 2).sum(),
                 [((3, 3), C)]),
     "svd_tall_wide": (lambda m, a, b: m.cat([

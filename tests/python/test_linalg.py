@@ -415,6 +415,17 @@ def test_eig_edge_cases_and_errors():
         LA.eigvals(fastt.zeros(2, 2, dtype=fastt.int64))
 
 
+def test_out_refuses_a_dtype_the_result_cannot_be_cast_to():
+    rot = f64([[0.0, -1.0], [1.0, 0.0]])
+    with pytest.raises(RuntimeError, match="safely castable from "
+                                           "ComplexDouble"):
+        LA.eigvals(rot, out=fastt.empty(0, dtype=fastt.float64))
+    out = fastt.empty(0, dtype=fastt.complex128)
+    LA.eigvals(rot, out=out)
+    np.testing.assert_allclose(np.sort_complex(npy(out)), [-1j, 1j],
+                               atol=1e-15)
+
+
 def test_eig_gradients_match_torch():
     """Losses of the eigenvalues and of |V| (which do not see the vectors'
     free phase) against torch, for a real and a complex A."""
@@ -425,8 +436,10 @@ def test_eig_gradients_match_torch():
         for m in (fastt, torch):
             A = m.tensor(a).requires_grad_()
             L, V = m.linalg.eig(A)
-            loss = (L * L).sum().real + (V.abs() ** 2 * L.abs()
-                                         .unsqueeze(-2)).sum()
+            # |V|^2 weighted unevenly: the vectors' part of the formula
+            # (a weight per column alone sums to a constant: unit columns)
+            W = m.arange(1.0, 17.0, dtype=m.float64).reshape(4, 4) ** 2
+            loss = (L * L).sum().real + (V.abs() ** 2 * W).sum()
             loss.backward()
             grads.append(np.asarray(A.grad.detach().tolist()))
         np.testing.assert_allclose(grads[0], grads[1], rtol=1e-8, atol=1e-10)
