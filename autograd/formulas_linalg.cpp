@@ -173,10 +173,13 @@ Tensor2 linalg_qr(const Tensor& A, int mode, FnRef<Tensor2()> compute) {
   return r;
 }
 
-Tensor2 linalg_eigh(const Tensor& A, bool eigenvectors,
-                    FnRef<Tensor2()> compute) {
+namespace {
+// eigh and eig: values (and vectors) from compute; the vectors are saved
+// either way (the formulas need them), an output only when returned.
+Tensor2 record_eigen(GradFn fn, const Tensor& A, bool eigenvectors,
+                     FnRef<Tensor2()> compute) {
   Tensor2 r = no_grad(compute);
-  NodeRef n = make_node(GradFn::LinalgEigh, {&A});
+  NodeRef n = make_node(fn, {&A});
   n->save(0, std::get<0>(r), true, 0);
   n->save(1, std::get<1>(r), eigenvectors, 1);
   set_history(std::get<0>(r), n.get(), 0);
@@ -184,17 +187,16 @@ Tensor2 linalg_eigh(const Tensor& A, bool eigenvectors,
   set_history(std::get<1>(r), n.get(), 1);
   return r;
 }
+}  // namespace
+
+Tensor2 linalg_eigh(const Tensor& A, bool eigenvectors,
+                    FnRef<Tensor2()> compute) {
+  return record_eigen(GradFn::LinalgEigh, A, eigenvectors, compute);
+}
 
 Tensor2 linalg_eig(const Tensor& A, bool eigenvectors,
                    FnRef<Tensor2()> compute) {
-  Tensor2 r = no_grad(compute);
-  NodeRef n = make_node(GradFn::LinalgEig, {&A});
-  n->save(0, std::get<0>(r), true, 0);
-  n->save(1, std::get<1>(r), true, 1);
-  set_history(std::get<0>(r), n.get(), 0);
-  if (!eigenvectors) return {std::get<0>(r), Tensor()};
-  set_history(std::get<1>(r), n.get(), 1);
-  return r;
+  return record_eigen(GradFn::LinalgEig, A, eigenvectors, compute);
 }
 
 Tensor3 linalg_svd(const Tensor& A, bool full_matrices, bool compute_uv,

@@ -370,6 +370,17 @@ Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps,
   Tensor out = Tensor::empty(IntList(steps), dt, device);
   if (steps == 1) {
     out.fill_(start);
+  } else if (steps > 1 && is_complex(dt)) {
+    // Each part its own real linspace (the step is complex, the index
+    // real: torch's formula part by part).
+    const DType rt = to_real(dt);
+    Tensor parts = view_as_real(out);
+    parts.select(-1, 0).copy_(linspace(Scalar(start.to_double()),
+                                       Scalar(end.to_double()), steps, rt,
+                                       device));
+    parts.select(-1, 1).copy_(linspace(Scalar(start.imag()),
+                                       Scalar(end.imag()), steps, rt,
+                                       device));
   } else if (steps > 1) {
     KernelFn fn = lookup_kernel(Op::linspace, device.type, dt);
     check_scalar_fits(start, dt, "linspace");

@@ -98,30 +98,33 @@ Tensor rsub(const Tensor& a, const Scalar& b, const Scalar& alpha) {
   return fastt::sub(b, a, alpha);
 }
 
-// torch computes complex inputs in complex128; fastt has no complex pow
-// kernel yet, so they are refused rather than cut to their real parts.
-static void check_float_power_real(bool complex) {
-  FASTT_CHECK(!complex, NotImplementedError,
-              "float_power: complex inputs are not supported yet");
+// torch computes in double, in complex128 when either side is complex.
+static DType float_power_type(bool complex) {
+  return complex ? DType::Complex128 : DType::Float64;
+}
+static Scalar float_power_scalar(const Scalar& s) {
+  return s.is_complex() ? s : Scalar(s.to<double>());
 }
 Tensor float_power(const Tensor& a, const Tensor& b) {
-  check_float_power_real(is_complex(a.dtype()) || is_complex(b.dtype()));
-  return fastt::pow(a.to(DType::Float64), b.to(DType::Float64));
+  const DType t =
+      float_power_type(is_complex(a.dtype()) || is_complex(b.dtype()));
+  return fastt::pow(a.to(t), b.to(t));
 }
 Tensor float_power(const Tensor& a, const Scalar& b) {
-  check_float_power_real(is_complex(a.dtype()) || b.is_complex());
-  return fastt::pow(a.to(DType::Float64), Scalar(b.to<double>()));
+  const DType t = float_power_type(is_complex(a.dtype()) || b.is_complex());
+  return fastt::pow(a.to(t), float_power_scalar(b));
 }
 Tensor float_power(const Scalar& a, const Tensor& b) {
-  check_float_power_real(a.is_complex() || is_complex(b.dtype()));
-  return fastt::pow(Scalar(a.to<double>()), b.to(DType::Float64));
+  const DType t = float_power_type(a.is_complex() || is_complex(b.dtype()));
+  return fastt::pow(float_power_scalar(a), b.to(t));
 }
-static void check_float_power_inplace(const Tensor& self) {
+static void check_float_power_inplace(const Tensor& self, bool complex) {
   require_defined(self, "float_power_");
-  FASTT_CHECK(self.dtype() == DType::Float64, RuntimeError,
+  const DType t = float_power_type(complex || is_complex(self.dtype()));
+  FASTT_CHECK(self.dtype() == t, RuntimeError,
               "the base given to float_power_ has dtype {} but the "
-              "operation's result requires dtype Double",
-              dtype_name(self.dtype()));
+              "operation's result requires dtype {}",
+              torch_type_name(self.dtype()), torch_type_name(t));
 }
 
 Tensor ldexp(const Tensor& a, const Tensor& b) {
@@ -184,12 +187,12 @@ Tensor& nan_to_num_(Tensor& a, std::optional<double> nan,
   });
 }
 Tensor& float_power_(Tensor& a, const Tensor& b) {
-  check_float_power_inplace(a);
+  check_float_power_inplace(a, b.defined() && is_complex(b.dtype()));
   return write_back(a, "float_power_",
                     [&](const Tensor& s) { return float_power(s, b); });
 }
 Tensor& float_power_(Tensor& a, const Scalar& b) {
-  check_float_power_inplace(a);
+  check_float_power_inplace(a, b.is_complex());
   return write_back(a, "float_power_",
                     [&](const Tensor& s) { return float_power(s, b); });
 }

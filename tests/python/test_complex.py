@@ -713,14 +713,23 @@ LINALG = {
 }
 
 
+def _table_against_torch(fn, dtype, b_shape, tol):
+    """fn(lib, A [2, 4, 4], B) for fastt and torch: a tensor or a list."""
+    a, b = crand((2, 4, 4), dtype, 5), crand(b_shape, dtype, 6)
+    got = fn(fastt, fastt.tensor(a), fastt.tensor(b))
+    want = fn(torch, torch.tensor(a), torch.tensor(b))
+    if not isinstance(got, list):
+        got, want = [got], [want]
+    assert len(got) == len(want)
+    for g, t in zip(got, want):
+        close(g, t, rtol=tol, atol=tol)
+
+
 @pytest.mark.parametrize("name", sorted(LINALG))
 @pytest.mark.parametrize("dtype", CDTYPES)
 def test_linalg_against_torch(name, dtype):
-    a, b = crand((2, 4, 4), dtype, 5), crand((2, 4, 4), dtype, 6)
-    got = LINALG[name](fastt, fastt.tensor(a), fastt.tensor(b))
-    want = LINALG[name](torch, torch.tensor(a), torch.tensor(b))
-    tol = 1e-4 if dtype == "complex64" else 1e-10
-    close(got, want, rtol=tol, atol=tol)
+    _table_against_torch(LINALG[name], dtype, (2, 4, 4),
+                         1e-4 if dtype == "complex64" else 1e-10)
 
 
 def _eig_sorted(m, A):
@@ -788,13 +797,8 @@ SPECTRAL = {
 @pytest.mark.parametrize("name", sorted(SPECTRAL))
 @pytest.mark.parametrize("dtype", CDTYPES)
 def test_spectral_linalg_against_torch(name, dtype):
-    a, w = crand((2, 4, 4), dtype, 5), crand((2, 4, 6), dtype, 6)
-    got = SPECTRAL[name](fastt, fastt.tensor(a), fastt.tensor(w))
-    want = SPECTRAL[name](torch, torch.tensor(a), torch.tensor(w))
-    tol = 2e-4 if dtype == "complex64" else 1e-9
-    assert len(got) == len(want)
-    for g, t in zip(got, want):
-        close(g, t, rtol=tol, atol=tol)
+    _table_against_torch(SPECTRAL[name], dtype, (2, 4, 6),
+                         2e-4 if dtype == "complex64" else 1e-9)
 
 
 def test_complex_singular_and_indefinite_raise_linalg_errors():
@@ -903,8 +907,8 @@ def test_real_parameters_refuse_complex_values():
     assert float(fastt.tensor(3 + 0j)) == 3.0
     with pytest.raises(RuntimeError, match="can't be cast"):
         x.pow_(1j)  # (pow(x, 1j) is complex: test_more_ops_against_torch)
-    with pytest.raises(NotImplementedError):
-        fastt.float_power(x, 1j)
+    with pytest.raises(RuntimeError, match="requires dtype ComplexDouble"):
+        x.double().float_power_(1j)  # (float_power(x, 1j) is complex)
     with pytest.raises(TypeError, match="complex"):
         fastt.nn.functional.leaky_relu(x, 1j)
 
@@ -982,3 +986,25 @@ def test_complex_convolution_needs_one_dtype():
     want = torch.nn.functional.conv1d(tt(x), torch.ones(3, 2, 2,
                                                          dtype=torch.cfloat))
     close(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_complex_linspace_and_float_power_as_torch():
+    for dt, tdt in ((fastt.complex64, torch.complex64),
+                    (fastt.complex128, torch.complex128)):
+        for start, end, n in ((0, 1 + 2j, 5), (-1 - 1j, 3 + 0.5j, 8),
+                              (2j, 2j, 1), (1, 2, 0)):
+            close(fastt.linspace(start, end, n, dtype=dt),
+                  torch.linspace(start, end, n, dtype=tdt))
+    z = fastt.tensor(crand((6,), "complex64"))
+    x = fastt.tensor([0.5, 2.0, 3.0])
+    close(fastt.float_power(z, 2.5), torch.float_power(tt(z), 2.5))
+    close(fastt.float_power(x, 1j), torch.float_power(tt(x), 1j))
+    close(fastt.float_power(z[:3], x), torch.float_power(tt(z)[:3], tt(x)))
+    close(fastt.float_power(2, z), torch.float_power(2, tt(z)))
+    with pytest.raises(RuntimeError, match="has dtype ComplexFloat but the "
+                                           "operation's result requires "
+                                           "dtype ComplexDouble"):
+        z.clone().float_power_(2)
+    w = z.to(fastt.complex128)
+    w.float_power_(2)
+    close(w, torch.float_power(tt(z), 2))
