@@ -10,9 +10,6 @@ namespace fastt {
 namespace autograd {
 namespace {
 
-// The conjugate transpose (a view for real tensors).
-Tensor adjoint(const Tensor& t) { return conj_physical(t.mT()); }
-
 void matmul_backward(const Tensor& g, const Tensor& a, const Tensor& b,
                      bool need_a, bool need_b, Tensor& ga, Tensor& gb) {
   const bool a1 = a.dim() == 1, b1 = b.dim() == 1;
@@ -58,8 +55,10 @@ Tensor qr_backward_tall(const Tensor& gQ, const Tensor& gR, const Tensor& Q,
 }
 
 // torch's check that the loss does not depend on the free phase of
-// complex eigen / singular vectors: |im| <= 1e-2 (+ 1e-2 |ref|).
-void check_phase(const Tensor& im, const Tensor& ref, const char* what) {
+// complex eigen / singular vectors: |im| <= 1e-2 (+ 1e-2 |ref|); `what`
+// names the backward, `vectors` and `term` complete torch's message.
+void check_phase(const Tensor& im, const Tensor& ref, const char* what,
+                 const char* vectors, const char* term) {
   Tensor bad = fastt::gt(fastt::abs(fastt::sub(im, ref)),
                          fastt::add(fastt::mul(fastt::abs(ref), Scalar(1e-2)),
                                     Scalar(1e-2)));
@@ -67,11 +66,14 @@ void check_phase(const Tensor& im, const Tensor& ref, const char* what) {
               "{}: The {} in the complex case are specified up to "
               "multiplication by e^{{i phi}}. The specified loss function "
               "depends on this {}, so it is ill-defined.",
-              what,
-              std::string(what) == "svd_backward" ? "singular vectors"
-                                                   : "eigenvectors",
-              std::string(what) == "svd_backward" ? "phase term"
-                                                   : "quantity");
+              what, vectors, term);
+}
+
+// E_ij = v_j - v_i with ones on the diagonal (divided into the skew
+// parts, whose diagonals the formulas replace).
+Tensor gaps(const Tensor& v) {
+  Tensor E = fastt::sub(v.unsqueeze(-2), v.unsqueeze(-1));
+  return fastt::add(E, fastt::eye(v.size(-1), v.dtype(), v.device()));
 }
 
 // X with its diagonal replaced by d (zeros when undefined).
@@ -486,12 +488,11 @@ FASTT_FORMULA(LinalgEigh) {
     Tensor VhgV = fastt::matmul(adjoint(V), gV);
     if (is_complex(V.dtype())) {
       Tensor im = imag_part(VhgV.diagonal(0, -2, -1));
-      check_phase(im, fastt::zeros_like(im), "linalg_eigh_backward");
+      check_phase(im, fastt::zeros_like(im), "linalg_eigh_backward",
+                  "eigenvectors", "quantity");
     }
     Tensor skew = fastt::mul(fastt::sub(VhgV, adjoint(VhgV)), Scalar(0.5));
-    Tensor E = fastt::sub(L.unsqueeze(-2), L.unsqueeze(-1));
-    E = fastt::add(E, fastt::eye(L.size(-1), L.dtype(), L.device()));
-    X = with_diagonal(fastt::div(skew, E), gL);
+    X = with_diagonal(fastt::div(skew, gaps(L)), gL);
   } else {  // (gL is real: V's dtype for the matmuls)
     X = fastt::diag_embed(or_zeros(gL, L)).to(V.dtype());
   }
@@ -511,13 +512,11 @@ FASTT_FORMULA(LinalgEig) {
     Tensor VhgV = fastt::matmul(Vh, gV);
     Tensor d = VhgV.diagonal(0, -2, -1);
     Tensor im = imag_part(d);
-    check_phase(im, fastt::zeros_like(im), "linalg_eig_backward");
+    check_phase(im, fastt::zeros_like(im), "linalg_eig_backward",
+                "eigenvectors", "quantity");
     VhgV = fastt::sub(
         VhgV, fastt::matmul(Vh, fastt::mul(V, real_part(d).unsqueeze(-2))));
-    Tensor Lc = conj_physical(L);
-    Tensor E = fastt::sub(Lc.unsqueeze(-2), Lc.unsqueeze(-1));
-    E = fastt::add(E, fastt::eye(L.size(-1), L.dtype(), L.device()));
-    X = fastt::div(VhgV, E);
+    X = fastt::div(VhgV, gaps(conj_physical(L)));
     if (gL.defined()) X = with_diagonal(X, gL);
   } else {
     X = fastt::diag_embed(or_zeros(gL, L));
@@ -557,11 +556,10 @@ FASTT_FORMULA(LinalgSvd) {
                  ? fastt::mul(imag_part(t.diagonal(0, -2, -1)), Scalar(2))
                  : fastt::zeros_like(S);
     };
-    check_phase(im(UhgU), fastt::neg(im(VhgV)), "svd_backward");
+    check_phase(im(UhgU), fastt::neg(im(VhgV)), "svd_backward",
+                "singular vectors", "phase term");
   }
-  Tensor S2 = fastt::square(S);
-  Tensor E = fastt::sub(S2.unsqueeze(-2), S2.unsqueeze(-1));
-  E = fastt::add(E, fastt::eye(k, S.dtype(), S.device()));
+  Tensor E = gaps(fastt::square(S));
   Tensor X;
   if (gU.defined()) X = fastt::mul(skew(UhgU), S.unsqueeze(-2));
   if (gVh.defined()) {

@@ -112,4 +112,6 @@ Tensor conj_physical(const Tensor& t) {
   return out;
 }
 
+Tensor adjoint(const Tensor& t) { return conj_physical(t.mT()); }
+
 }  // namespace fastt

@@ -19,5 +19,8 @@ Tensor imag_part(const Tensor& t);
 // The complex conjugate as a new tensor (recorded: a gradient flows
 // through it); a real tensor is returned as it is (torch).
 Tensor conj_physical(const Tensor& t);
+// The conjugate transpose of the last two dims (torch's mH): a view for a
+// real tensor, conj_physical of the transpose for a complex one.
+Tensor adjoint(const Tensor& t);
 
 }  // namespace fastt

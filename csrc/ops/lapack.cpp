@@ -254,7 +254,7 @@ std::tuple<Tensor, Tensor> linalg_inv_ex(const Tensor& A) {
 namespace {
 // A^-1 B for A = L L^H (U^H U when upper): two triangular solves.
 Tensor cholesky_solve_impl(const Tensor& B, const Tensor& L, bool upper) {
-  const Tensor LH = conj_physical(L.mT());  // (a view for the reals)
+  const Tensor LH = adjoint(L);  // (a view for the reals)
   Tensor Y = solve_triangular_impl(upper ? LH : L, B, false, true, false);
   return solve_triangular_impl(upper ? L : LH, Y, true, true, false);
 }

@@ -68,7 +68,7 @@ Tensor apply_reflector(const Tensor& C, const Tensor& A, const Tensor& tau,
                        int64_t i, bool left, bool adj = false) {
   Tensor v = reflector(A, i);
   Tensor ti = tau.narrow(-1, i, 1).unsqueeze(-1);
-  if (adj && is_complex(ti.dtype())) ti = conj_physical(ti);
+  if (adj) ti = conj_physical(ti);
   Tensor vh = adjoint(v);
   Tensor upd = left ? matmul(v, matmul(vh, C)) : matmul(matmul(C, v), vh);
   return sub(C, mul(ti, upd));
@@ -88,9 +88,7 @@ void check_reflectors(const char* op, const Tensor& A, const Tensor& tau) {
               "{}: Expected input and tau to be on the same device, but "
               "found input on {} and tau on {} instead.",
               op, A.device().str(), tau.device().str());
-  FASTT_CHECK(A.dtype() == DType::Float32 || A.dtype() == DType::Float64 ||
-                  is_complex(A.dtype()),
-              RuntimeError,
+  FASTT_CHECK(lapack_dtype(A.dtype()), RuntimeError,
               "{}: Expected a floating point or complex tensor as input. "
               "Got {}",
               op, torch_type_name(A.dtype()));

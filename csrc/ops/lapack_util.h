@@ -13,16 +13,19 @@
 namespace fastt {
 namespace lapack {
 
+// The dtypes every LAPACK row has.
+inline bool lapack_dtype(DType t) {
+  return t == DType::Float32 || t == DType::Float64 || is_complex(t);
+}
+
 // A float32/float64/complex64/complex128 tensor with >= 2 dims (torch's
-// messages; every LAPACK row has the four dtypes).
+// messages).
 inline void check_matrix(const char* op, const Tensor& t, const char* name) {
   require_defined(t, op);
   FASTT_CHECK(t.dim() >= 2, RuntimeError,
               "{}: The input tensor {} must have at least 2 dimensions.", op,
               name);
-  FASTT_CHECK(t.dtype() == DType::Float32 || t.dtype() == DType::Float64 ||
-                  is_complex(t.dtype()),
-              RuntimeError,
+  FASTT_CHECK(lapack_dtype(t.dtype()), RuntimeError,
               "{}: Expected a floating point or complex tensor as input. "
               "Got {}",
               op, torch_type_name(t.dtype()));
@@ -82,11 +85,6 @@ inline Tensor colmajor_copy(const Tensor& A) {
   return w;
 }
 inline Tensor from_colmajor(const Tensor& w) { return w.mT(); }
-
-// The conjugate transpose A^H (A^T, a view, for a real A).
-inline Tensor adjoint(const Tensor& A) {
-  return is_complex(A.dtype()) ? conj_physical(A.mT()) : A.mT();
-}
 
 // The kernel of `op` for A's dtype, called on prepared operands.
 inline KernelArgs kernel_args(Tensor* out, Tensor* out2 = nullptr,

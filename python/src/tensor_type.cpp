@@ -477,7 +477,7 @@ static PyObject* get_H(PyObject* self, void*) {
 }
 static PyObject* get_mH(PyObject* self, void*) {
   FASTT_PY_BEGIN
-  return wrap(conj_physical(unwrap(self).mT()));
+  return wrap(adjoint(unwrap(self)));
   FASTT_PY_END
 }
 static PyObject* get_is_cuda(PyObject* self, void*) {
