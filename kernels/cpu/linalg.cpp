@@ -682,11 +682,6 @@ struct Gemm {
 void register_linalg_kernels() {
 #define FASTT_KERNELS_linalg
 #include "kernels/kernels.def"
-  // complex products: CPU only so far (no cuBLAS cgemm row yet)
-  register_kernel(Op::gemm, DeviceType::CPU, DType::Complex64,
-                  &Gemm<Complex64>::run);
-  register_kernel(Op::gemm, DeviceType::CPU, DType::Complex128,
-                  &Gemm<Complex128>::run);
 }
 
 }  // namespace fastt

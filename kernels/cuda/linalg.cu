@@ -1,7 +1,8 @@
 // CUDA kernel for Op::gemm: out = beta*addend + alpha*(A @ B) over any
 // batch dims, with the CPU kernel's contract (kernels/cpu/linalg.cpp).
-// Floating dtypes go to cuBLAS when built with it (FASTT_WITH_CUBLAS) and
-// the operands are BLAS-shaped; everything else (integers, odd strides,
+// Floating and complex dtypes go to cuBLAS when built with it
+// (FASTT_WITH_CUBLAS; cgemm/zgemm types for complex) and the operands
+// are BLAS-shaped; everything else (integers, odd strides,
 // builds without cuBLAS) runs a tiled shared-memory kernel.
 #include <climits>
 #include <type_traits>
@@ -46,6 +47,26 @@ __host__ __device__ __forceinline__ acc_t<T> to_acc(T v) {
   else
     return static_cast<acc_t<T>>(v);
 }
+
+// A tile element in shared memory, whose arrays take no constructor
+// (Complex zero-initializes): a complex accumulator is staged as a plain
+// pair of its parts.
+template <class Acc>
+struct SmemOf {
+  using type = Acc;
+};
+template <class R>
+struct SmemOf<Complex<R>> {
+  struct type {
+    R re, im;
+    __host__ __device__ type& operator=(Complex<R> z) {
+      re = z.re;
+      im = z.im;
+      return *this;
+    }
+    __host__ __device__ operator Complex<R>() const { return {re, im}; }
+  };
+};
 
 // One call's geometry as the device sees it (strides in elements). Batch
 // item b is decomposed over bsizes (row-major, last batch dim fastest).
@@ -123,8 +144,9 @@ __device__ __forceinline__ void batch_offsets(const GemmParams<T>& p,
 template <class T>
 __global__ void tiled_gemm_kernel(GemmParams<T> p) {
   using Acc = acc_t<T>;
-  __shared__ Acc As[kTile][kTile + 1];
-  __shared__ Acc Bs[kTile][kTile + 1];
+  using Smem = typename SmemOf<Acc>::type;
+  __shared__ Smem As[kTile][kTile + 1];
+  __shared__ Smem Bs[kTile][kTile + 1];
   const int tx = threadIdx.x, ty = threadIdx.y;
   const int64_t mtiles = (p.M + kTile - 1) / kTile;
   const int64_t ntiles = (p.N + kTile - 1) / kTile;
@@ -151,7 +173,8 @@ __global__ void tiled_gemm_kernel(GemmParams<T> p) {
                              : Acc(0);
             __syncthreads();
 #pragma unroll
-            for (int k = 0; k < kTile; ++k) acc += As[ty][k] * Bs[k][tx];
+            for (int k = 0; k < kTile; ++k)
+              acc += Acc(As[ty][k]) * Acc(Bs[k][tx]);
             __syncthreads();
           }
         }
@@ -320,9 +343,24 @@ struct CublasType<BFloat16> {
   using Scale = float;
 };
 
+// complex64/complex128: cuBLAS's cgemm/zgemm types; alpha and beta are
+// complex numbers of the element type (Complex's layout is cuComplex's).
+template <>
+struct CublasType<Complex64> {
+  static constexpr cudaDataType_t data = CUDA_C_32F;
+  using Scale = Complex64;
+};
+template <>
+struct CublasType<Complex128> {
+  static constexpr cudaDataType_t data = CUDA_C_64F;
+  using Scale = Complex128;
+};
+
 template <class T>
 cublasComputeType_t compute_type() {
-  if constexpr (std::is_same<T, double>::value) return CUBLAS_COMPUTE_64F;
+  if constexpr (std::is_same<RealOf<T>, double>::value)
+    return CUBLAS_COMPUTE_64F;
+  if constexpr (IsComplex<T>::value) return CUBLAS_COMPUTE_32F;
   if constexpr (std::is_same<T, float>::value)
     return allow_tf32() ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
   // 16-bit inputs accumulate in float, like torch.

@@ -132,6 +132,8 @@ def check_grad(fn, *args, rtol=None, atol=None, what=""):
             cot = fastt.tensor(gen.standard_normal(tuple(o.shape)),
                                dtype=o.dtype).to(o.device)
             term = (o * cot).sum()
+            if term.is_complex():  # a real loss: Re(sum(o * cot))
+                term = term.real
             total = term if total is None else total + term
         total.backward()
         grads = [a.grad for a in inputs

@@ -18,7 +18,8 @@ from cuda_util import (DEVICE, assert_close, check, check_grad, noncontig,
 pytestmark = requires_device
 
 MM_DTYPES = [fastt.float32, fastt.float64, fastt.float16, fastt.bfloat16,
-             fastt.int64, fastt.int32]
+             fastt.int64, fastt.int32, fastt.complex64, fastt.complex128]
+COMPLEX = [fastt.complex64, fastt.complex128]
 FLOATS = [fastt.float32, fastt.float64, fastt.float16, fastt.bfloat16]
 
 # Products of K terms in [-1, 1): the device sums in another order (and
@@ -33,10 +34,16 @@ MM_TOL = {
     fastt.int32: (0, 0),
     fastt.uint8: (0, 0),
     fastt.int8: (0, 0),
+    fastt.complex64: (1e-4, 1e-4),
+    fastt.complex128: (1e-10, 1e-10),
 }
 
 
 def mrand(*shape, dtype=fastt.float32, seed=0):
+    if dtype.is_complex:  # both parts in [-1, 1)
+        real = fastt.float32 if dtype == fastt.complex64 else fastt.float64
+        return fastt.complex(mrand(*shape, dtype=real, seed=seed),
+                             mrand(*shape, dtype=real, seed=seed + 1000))
     if dtype.is_floating_point:
         return rand(*shape, dtype=dtype, seed=seed, low=-1.0, high=1.0)
     return rand(*shape, dtype=dtype, seed=seed, low=-5, high=5)
@@ -151,7 +158,7 @@ def test_matmul_integer_wraps(dtype):
 
 @pytest.mark.parametrize("dtype", MM_DTYPES)
 def test_addmm_baddbmm(dtype):
-    floating = dtype.is_floating_point
+    floating = dtype.is_floating_point or dtype.is_complex
     inp = mrand(6, 7, dtype=dtype, seed=1)
     m1, m2 = mrand(6, 5, dtype=dtype, seed=2), mrand(5, 7, dtype=dtype, seed=3)
     scalars = ([(1, 1), (0.5, 2.0), (0, 1.5), (2.0, 0)] if floating
@@ -248,6 +255,38 @@ def test_matmul_grads(dtype):
     w = mrand(7, 5, dtype=dtype, seed=7).requires_grad_(True)
     b = mrand(7, dtype=dtype, seed=8).requires_grad_(True)
     check_grad(F.linear, x, w, b, rtol=r, atol=a, what="linear")
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_complex_products(dtype):
+    # cgemm/zgemm (cuBLAS) or the tiled kernel's complex accumulator:
+    # conjugated views (resolved before the kernel), the adjoint, complex
+    # coefficients (a real one reaches the kernel; an imaginary part is
+    # composed by the op layer), a product large enough for several tiles.
+    r, a = MM_TOL[dtype]
+    x, y = mrand(6, 9, dtype=dtype, seed=1), mrand(9, 4, dtype=dtype, seed=2)
+    check(lambda p, q: fastt.mm(p.conj(), q), x, y, rtol=r, atol=a)
+    check(lambda p, q: p.mH @ q, mrand(9, 6, dtype=dtype, seed=15),
+          mrand(9, 5, dtype=dtype, seed=16), rtol=r, atol=a)
+    check(lambda i, p, q: fastt.addmm(i, p, q, beta=0.5, alpha=2 - 1j),
+          mrand(6, 4, dtype=dtype, seed=3), x, y, rtol=r, atol=a)
+    check(lambda i, p, q: fastt.baddbmm(i, p, q, beta=1j, alpha=0.25),
+          mrand(2, 6, 4, dtype=dtype, seed=4),
+          mrand(2, 6, 9, dtype=dtype, seed=5),
+          mrand(2, 9, 4, dtype=dtype, seed=6), rtol=r, atol=a)
+    check(fastt.matmul, mrand(70, 129, dtype=dtype, seed=7),
+          mrand(129, 33, dtype=dtype, seed=8), rtol=4 * r, atol=4 * a)
+    check(fastt.vdot, mrand(17, dtype=dtype, seed=9),
+          mrand(17, dtype=dtype, seed=10), rtol=r, atol=a)
+    # Gradients (conjugate Wirtinger: g @ B^H, A^H @ g) through the
+    # device's conj and product kernels.
+    p = mrand(3, 4, 5, dtype=dtype, seed=11).requires_grad_(True)
+    q = mrand(5, 6, dtype=dtype, seed=12).requires_grad_(True)
+    check_grad(fastt.matmul, p, q, rtol=r, atol=a, what="complex matmul")
+    check_grad(lambda i, u, v: fastt.addmm(i, u, v, beta=0.5, alpha=1j),
+               mrand(4, 6, dtype=dtype, seed=13).requires_grad_(True),
+               mrand(4, 5, dtype=dtype, seed=14).requires_grad_(True), q,
+               rtol=r, atol=a, what="complex addmm")
 
 
 def test_tf32_defaults_like_torch():
