@@ -108,8 +108,6 @@ inline Tensor run_full(Op op, const Tensor& in, DType out_dtype) {
   return out;
 }
 
-// A complex sum or mean: the same reduction of the real view over the
-// same dims (its trailing pair dim kept), viewed back as complex.
 // The dims a reduction of a over `dims` covers, listed (all of a's where
 // none are given) into d; their count. Checks them as every reduction.
 int listed_dims(const Tensor& a, IntList dims, bool keepdim,
@@ -123,11 +121,25 @@ int listed_dims(const Tensor& a, IntList dims, bool keepdim,
   return n;
 }
 
+// A complex sum or mean. Over the last dim: the complex sum kernel (dense
+// runs fold as pairs of real lanes), the mean divided after. Otherwise
+// the same reduction of the real view over the same dims, viewed back:
+// the kept last dim and its parts read as dense columns there.
 Tensor complex_reduce(Op op, const char* name, const Tensor& a, IntList dims,
                       bool keepdim) {
   int64_t d[kMaxDims];
   const int n = listed_dims(a, dims, keepdim, name, d);
   if (a.dim() == 0) return a.clone();
+  bool last = false;
+  for (int i = 0; i < n; ++i) last = last || d[i] == a.dim() - 1;
+  if (last) {
+    ReduceDims r;
+    resolve_dims(a, dims, keepdim, name, r);
+    Tensor s = run_reduce(Op::sum, a, r, a.dtype());
+    if (op != Op::mean) return s;
+    const int64_t count = s.numel() ? a.numel() / s.numel() : 0;
+    return div(s, Scalar(double(count)));  // 0 / 0: NaN, as torch's
+  }
   const Tensor parts = view_as_real(a);
   const IntList rd(d, size_t(n));
   Tensor s = op == Op::mean ? mean(parts, rd, keepdim, std::nullopt)

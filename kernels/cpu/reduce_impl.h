@@ -59,6 +59,26 @@ struct DenseRun<reduce_ops::SumR<double>, T> {
     sum_cols<Identity, T>(x, rs, rows, n, acc);
   }
 };
+// complex64/complex128 sums (accumulated in complex128): pair_sum.
+template <class T>
+struct DenseRun<reduce_ops::SumR<Complex128>, T> {
+  static constexpr bool kHas = kIsComplex<T>, kCols = false;
+  static constexpr int64_t kMin = 8;
+  static Complex128 run(const T* x, int64_t n, int64_t) {
+    Complex128 s;
+    pair_sum(reinterpret_cast<const RealOf<T>*>(x), n, &s.re, &s.im);
+    return s;
+  }
+  static void rows(const T* const* p, int64_t count, int64_t n,
+                   Complex128* out) {
+    using R = RealOf<T>;
+    for (int64_t i = 0; i < count; ++i) {
+      const R* x = reinterpret_cast<const R*>(p[i]);
+      if (n <= kShortPairs) short_pair_sum(x, n, &out[i].re, &out[i].im);
+      else pair_sum(x, n, &out[i].re, &out[i].im);
+    }
+  }
+};
 template <class V, bool IsMax>
 struct DenseRun<reduce_ops::ExtremeR<V, IsMax>, V> {
   static constexpr bool kHas = std::is_floating_point<V>::value;

@@ -139,6 +139,50 @@ FASTT_VEC_CLONES double sum_span(const T* x, int64_t n) {
   return fold_lanes<L>(dacc, [](double p, double q) { return p + q; });
 }
 
+// Dense complex64/complex128 sum of n numbers: their 2n parts in 32
+// lanes, the even lanes the real parts and the odd lanes the imaginary
+// ones, so the loop is the real sum's: blocks of eight steps in the parts'
+// own type, then into double lanes (as sum_span; the generic driver's
+// scalar complex steps ran a row sum 5-9x torch's time). Up to 16
+// numbers (short_pair_sum, inline in a batch of rows): 8 double lanes.
+// Both fold as trees that keep the parity.
+constexpr int64_t kShortPairs = 16;
+template <class R>
+inline void short_pair_sum(const R* x, int64_t n, double* re, double* im) {
+  const int64_t m = 2 * n;
+  double a[8] = {};
+  int64_t i = 0;
+  for (; i + 8 <= m; i += 8)
+    for (int k = 0; k < 8; ++k) a[k] += double(x[i + k]);
+  for (int64_t k = 0; i + k < m; ++k) a[k] += double(x[i + k]);
+  for (int w = 4; w >= 2; w /= 2)
+    for (int k = 0; k < w; ++k) a[k] += a[k + w];
+  *re = a[0];
+  *im = a[1];
+}
+template <class R>
+FASTT_VEC_CLONES void pair_sum(const R* x, int64_t n, double* re,
+                               double* im) {
+  constexpr int L = 32, K = 8;
+  const int64_t m = 2 * n;
+  if (n <= kShortPairs) return short_pair_sum(x, n, re, im);
+  double dacc[L] = {};
+  int64_t i = 0;
+  for (; i + K * L <= m; i += K * L) {
+    R acc[L] = {};
+    for (int s = 0; s < K; ++s)
+      for (int k = 0; k < L; ++k) acc[k] += x[i + s * L + k];
+    for (int k = 0; k < L; ++k) dacc[k] += double(acc[k]);
+  }
+  for (; i + L <= m; i += L)
+    for (int k = 0; k < L; ++k) dacc[k] += double(x[i + k]);
+  for (int64_t k = 0; i + k < m; ++k) dacc[k] += double(x[i + k]);
+  for (int w = L / 2; w >= 2; w /= 2)  // a tree that keeps the parity
+    for (int k = 0; k < w; ++k) dacc[k] += dacc[k + w];
+  *re = dacc[0];
+  *im = dacc[1];
+}
+
 // Dense float32/float64 max or min of a range: 64 lanes, each taking one
 // element from each half of a walk_blocks block by a plain select (a NaN
 // is never taken: v > NaN and NaN > a are false) and noting NaNs on the

@@ -756,12 +756,22 @@ def test_complex_structured_kernels(dtype):
         "any": lambda v: (v * 0).any(),
         "prod": lambda v: (v * 0.5).prod(1),
         "prod_all": lambda v: (v[:2] * 0.5).prod(),
+        # sums over the last dim: the complex sum kernel; over others: the
+        # real view's columns
+        "sum_rows": lambda v: v.sum(1),
+        "sum_all": lambda v: v.sum(),
+        "sum_cols": lambda v: v.sum(0),
+        "sum_strided": lambda v: v.t().sum(0),
+        "mean_rows": lambda v: v.mean(-1, keepdim=True),
         "cumsum": lambda v: v.cumsum(1),
         "cumprod": lambda v: (v * 0.5).cumprod(0),
         "lerp": lambda v: fastt.lerp(v, v.flip(0), v.abs().to(v.dtype) / 4),
         "lerp_scalar": lambda v: fastt.lerp(v, v.flip(1), 0.3 - 0.2j),
         "addcmul": lambda v: fastt.addcmul(v, v, v.flip(0), value=2 - 1j),
         "addcdiv": lambda v: fastt.addcdiv(v, v, v.flip(0), value=0.5j),
+        "logaddexp": lambda v: fastt.logaddexp(v, v.flip(0) * 0.5),
+        "sinc": lambda v: fastt.sinc(v * 0.3),
+        "silu": lambda v: fastt.nn.functional.silu(v),
     }
     for what, fn in cases.items():
         check(fn, x, what=what)
