@@ -1,9 +1,9 @@
 // CPU kernels of the LAPACK-backed factorizations and solves (ops.def's
 // "dense factorizations"): each loops over the batch and calls OpenBLAS's
 // LAPACK (the Fortran symbols) or cblas_?trsm on one matrix at a time.
-// float and double; complex64 and complex128 (LAPACK's c/z routines,
-// no inline small paths), with real eigenvalues, singular values and rcond
-// (RealOf<T>). The op layer
+// float and double; complex64 and complex128 (LAPACK's c/z routines; the
+// inline small LU paths too, not Cholesky's), with real eigenvalues,
+// singular values and rcond (RealOf<T>). The op layer
 // (csrc/ops/lapack*.cpp) validates shapes and hands these a dense, prepared
 // layout. "cm" below means the matrix is stored column-major: a row-major
 // [.., c, r] buffer holds an r x c column-major matrix (what LAPACK reads).
@@ -333,6 +333,14 @@ inline void trsm(CBLAS_SIDE s, CBLAS_UPLO u, CBLAS_DIAG d, int M, int N,
 // info = the first zero pivot), so results agree to rounding.
 constexpr int kSmallMatrix = 8;
 
+// |v| as the pivot search measures it: LAPACK's i?amax, |re| + |im| for a
+// complex entry (icamax's cabs1), so pivots agree with cgetrf's.
+template <class T>
+FASTT_ALWAYS_INLINE RealOf<T> pivot_abs(T v) {
+  if constexpr (kIsComplex<T>) return std::fabs(v.re) + std::fabs(v.im);
+  else return std::abs(v);
+}
+
 template <class T>
 FASTT_ALWAYS_INLINE void small_getrf(int m, int n, T* a, int* piv,
                                      int* info) {
@@ -340,9 +348,10 @@ FASTT_ALWAYS_INLINE void small_getrf(int m, int n, T* a, int* piv,
   *info = 0;
   for (int j = 0; j < k; ++j) {
     int p = j;
-    T best = std::abs(a[j * m + j]);
+    RealOf<T> best = pivot_abs(a[j * m + j]);
     for (int i = j + 1; i < m; ++i)
-      if (std::abs(a[j * m + i]) > best) best = std::abs(a[j * m + (p = i)]);
+      if (pivot_abs(a[j * m + i]) > best)
+        best = pivot_abs(a[j * m + (p = i)]);
     piv[j] = p + 1;
     if (a[j * m + p] != T(0)) {
       if (p != j)
@@ -447,21 +456,18 @@ struct LuFactorK {
     int* piv = a.out2->template data_ptr<int32_t>();
     int* info = a.in[0]->template data_ptr<int32_t>();
     const int64_t B = a.in[0]->numel();
-    if constexpr (!kIsComplex<T>) {
-      if (m == n && n >= 1 && n <= kSmallMatrix) {
-        with_small_size(n, [&](auto size) {
-          constexpr int N = decltype(size)::value;
-          for (int64_t b = 0; b < B; ++b)
-            small_getrf_n<N>(base + b * int64_t(N) * N, piv + b * N,
-                             info + b);
-        });
-        return;
-      }
-      if (std::max(m, n) <= kSmallMatrix) {
+    if (m == n && n >= 1 && n <= kSmallMatrix) {
+      with_small_size(n, [&](auto size) {
+        constexpr int N = decltype(size)::value;
         for (int64_t b = 0; b < B; ++b)
-          small_getrf(m, n, base + b * int64_t(m) * n, piv + b * k, info + b);
-        return;
-      }
+          small_getrf_n<N>(base + b * int64_t(N) * N, piv + b * N, info + b);
+      });
+      return;
+    }
+    if (std::max(m, n) <= kSmallMatrix) {
+      for (int64_t b = 0; b < B; ++b)
+        small_getrf(m, n, base + b * int64_t(m) * n, piv + b * k, info + b);
+      return;
     }
     for (int64_t b = 0; b < B; ++b)
       getrf(m, n, base + b * int64_t(m) * n, piv + b * k, info + b);
@@ -479,21 +485,19 @@ struct GesvK {
     int* info = const_cast<Tensor*>(a.in[1])->template data_ptr<int32_t>();
     const int64_t B = a.in[1]->numel();
     if (n == 0) return;
-    if constexpr (!kIsComplex<T>) {
-      if (n <= kSmallMatrix) {
-        with_small_size(n, [&](auto size) {
-          constexpr int N = decltype(size)::value;
-          int piv[N];
-          for (int64_t b = 0; b < B; ++b) {
-            T* ab = am + b * int64_t(N) * N;
-            small_getrf_n<N>(ab, piv, info + b);
-            // singular: X is left as B (LAPACK's gesv computes nothing)
-            if (info[b] == 0)
-              small_getrs<N>(ab, piv, x + b * int64_t(r) * N, r);
-          }
-        });
-        return;
-      }
+    if (n <= kSmallMatrix) {
+      with_small_size(n, [&](auto size) {
+        constexpr int N = decltype(size)::value;
+        int piv[N];
+        for (int64_t b = 0; b < B; ++b) {
+          T* ab = am + b * int64_t(N) * N;
+          small_getrf_n<N>(ab, piv, info + b);
+          // singular: X is left as B (LAPACK's gesv computes nothing)
+          if (info[b] == 0)
+            small_getrs<N>(ab, piv, x + b * int64_t(r) * N, r);
+        }
+      });
+      return;
     }
     std::vector<int> piv(static_cast<size_t>(n));
     for (int64_t b = 0; b < B; ++b) {

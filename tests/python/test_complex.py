@@ -837,6 +837,28 @@ def test_spectral_linalg_against_torch(name, dtype):
                          2e-4 if dtype == "complex64" else 1e-9)
 
 
+@pytest.mark.parametrize("dtype", CDTYPES)
+def test_small_lu_pivots_as_lapack(dtype):
+    # The inline small-matrix LU picks pivots by |re| + |im| as cgetrf's
+    # icamax: 2+2j (4) over 3 (|z| would pick 3), in batches of 1x1-9x9
+    # (9: LAPACK itself) and a rectangular 3x5.
+    a = np.array([[3, 1, 0], [2 + 2j, 0, 1], [1j, 1, 1]])
+    rng = np.random.default_rng(3)
+    cases = [a] + [rng.standard_normal((3, n, n)) +
+                   1j * rng.standard_normal((3, n, n)) for n in range(1, 10)]
+    cases.append(rng.standard_normal((2, 3, 5)) + 1j)
+    for c in cases:
+        f = fastt.linalg.lu_factor(fastt.tensor(c.astype(dtype)))
+        t = torch.linalg.lu_factor(torch.tensor(c.astype(dtype)))
+        assert f[1].tolist() == t[1].tolist()
+        close(f[0], t[0], rtol=1e-4 if dtype == "complex64" else 1e-10,
+              atol=1e-4 if dtype == "complex64" else 1e-10)
+        if c.shape[-1] == c.shape[-2]:
+            close(fastt.linalg.det(fastt.tensor(c.astype(dtype))),
+                  torch.linalg.det(torch.tensor(c.astype(dtype))),
+                  rtol=1e-4 if dtype == "complex64" else 1e-10)
+
+
 def test_complex_singular_and_indefinite_raise_linalg_errors():
     z = fastt.zeros(3, 3, dtype=fastt.complex64)
     with pytest.raises(fastt.linalg.LinAlgError, match="singular"):
