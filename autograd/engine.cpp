@@ -359,7 +359,10 @@ bool complex_formula(GradFn fn) {
     case GradFn::Sinh: case GradFn::Cosh: case GradFn::Tanh:
     case GradFn::Asin: case GradFn::Acos: case GradFn::Atan:
     case GradFn::Asinh: case GradFn::Acosh: case GradFn::Atanh:
-    case GradFn::Sigmoid:
+    case GradFn::Sigmoid: case GradFn::Sinc: case GradFn::Logaddexp:
+    case GradFn::Logsumexp:
+    // softmax(dtype=) of a complex input; conj(y) for a complex result.
+    case GradFn::Softmax: case GradFn::LogSoftmax:
       return true;
     default:
       return false;

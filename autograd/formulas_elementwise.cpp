@@ -639,8 +639,8 @@ static void logaddexp_grad(Node& n, Tensor* go, Tensor* gi, bool base2) {
   Tensor a = operand(n, 0), b = operand(n, 1);
   auto share = [&](const Tensor& x, const Tensor& y) {
     Tensor d = fastt::sub(y, x);
-    return fastt::div(go[0], fastt::add(base2 ? fastt::exp2(d) : fastt::exp(d),
-                                        Scalar(1)));
+    Tensor q = fastt::add(base2 ? fastt::exp2(d) : fastt::exp(d), Scalar(1));
+    return fastt::div(go[0], conj_physical(q));  // conjugate: complex
   };
   if (n.needs(0)) set_binary(n, gi, 0, share(a, b));
   if (n.needs(1)) set_binary(n, gi, 1, share(b, a));
@@ -663,12 +663,12 @@ FASTT_FORMULA(Nextafter) {  // one ulp from a: g for a, none for b (torch's)
 }
 
 // ---- special functions (the rows of elementwise.def's special block) ----
-FASTT_FORMULA(Sinc) {  // (cos(pi x) - sinc(x)) / x, 0 at 0
+FASTT_FORMULA(Sinc) {  // (cos(pi x) - sinc(x)) / x, 0 at 0; conjugated
   Tensor x = n.unpack(0);
   Tensor d = fastt::div(
       fastt::sub(fastt::cos(fastt::mul(x, Scalar(kPi))), fastt::sinc(x)), x);
   set0(n, gi, fastt::mul(go[0], fastt::where(fastt::eq(x, Scalar(0)),
-                                             Scalar(0), d)));
+                                             Scalar(0), conj_physical(d))));
 }
 FASTT_FORMULA(I0) {
   set0(n, gi, fastt::mul(go[0], fastt::special_i1(n.unpack(0))));

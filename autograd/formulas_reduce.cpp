@@ -177,7 +177,7 @@ FASTT_FORMULA(Logsumexp) {
   const Tensor& g = go[0];
   Tensor x = n.unpack(0), out = expand_reduced(n.unpack(1), n, n.i0);
   gi[0] = fastt::mul(expand_reduced(g, n, n.i0),
-                     fastt::exp(fastt::sub(x, out)));
+                     conj_physical(fastt::exp(fastt::sub(x, out))));
 }
 FASTT_FORMULA(Cumsum) {
   const Tensor& g = go[0];
@@ -220,25 +220,32 @@ FASTT_FORMULA(Cumprod) {
 static Tensor in_input_dtype(const Node& n, Tensor g) {
   return g.dtype() == n.dtypes[0] ? g : g.to(n.dtypes[0]);
 }
+// A complex input reaches these through softmax(x, dtype=<real>) (the
+// result is real; in_input_dtype makes the gradient complex with a zero
+// imaginary part, as torch's cast); a complex result takes conj(y), the
+// holomorphic rule (torch's CPU has no complex softmax kernel).
 FASTT_FORMULA(Softmax) {
   const Tensor& g = go[0];
   Tensor y = n.unpack(0);
-  if (!grad_enabled() && g.dtype() == y.dtype()) {  // one fused pass
+  if (!grad_enabled() && g.dtype() == y.dtype() && !is_complex(y.dtype())) {
     gi[0] = in_input_dtype(n, fastt::softmax_backward(g, y, n.i0));
     return;
   }
+  if (is_complex(y.dtype())) y = conj_physical(y);
   Tensor s = fastt::sum(fastt::mul(g, y), IntList(n.i0), true);
   gi[0] = in_input_dtype(n, fastt::mul(y, fastt::sub(g, s)));
 }
 FASTT_FORMULA(LogSoftmax) {
   const Tensor& g = go[0];
   Tensor y = n.unpack(0);
-  if (!grad_enabled() && g.dtype() == y.dtype()) {
+  if (!grad_enabled() && g.dtype() == y.dtype() && !is_complex(y.dtype())) {
     gi[0] = in_input_dtype(n, fastt::log_softmax_backward(g, y, n.i0));
     return;
   }
   Tensor s = fastt::sum(g, IntList(n.i0), true);
-  gi[0] = in_input_dtype(n, fastt::sub(g, fastt::mul(fastt::exp(y), s)));
+  Tensor e = fastt::exp(y);
+  if (is_complex(e.dtype())) e = conj_physical(e);
+  gi[0] = in_input_dtype(n, fastt::sub(g, fastt::mul(e, s)));
 }
 
 }  // namespace autograd

@@ -172,7 +172,7 @@ struct GeluTanhBackward {  // with s = sigmoid(2u) = (1 + tanh u) / 2:
 };
 struct Silu {
   template <class T> FASTT_HD T operator()(T a) const {
-    return a / (T(1) + std::exp(-a));
+    return a / (T(1) + cmath::exp(-a));
   }
 };
 struct Erf {
@@ -630,6 +630,19 @@ struct Hypot {
 };
 // log(exp(a) + exp(b)) without overflow; equal infinities stay themselves.
 struct Logaddexp {
+  // Complex (torch's): the operand with the larger real part leads,
+  // max + log1p(exp(min - max)); a NaN part anywhere gives NaN + NaN i;
+  // equal infinite real parts give min (-inf) or log(e^min + e^max).
+  template <class R> FASTT_HD Complex<R> operator()(Complex<R> a,
+                                                    Complex<R> b) const {
+    const bool nan_a = a.re != a.re || a.im != a.im;
+    const bool nan_b = b.re != b.re || b.im != b.im;
+    if (nan_a || nan_b) return {R(NAN), R(NAN)};
+    const Complex<R> lo = a.re < b.re ? a : b, hi = a.re < b.re ? b : a;
+    if (std::isinf(lo.re) && lo.re == hi.re)
+      return lo.re < 0 ? lo : cmath::log(cmath::exp(lo) + cmath::exp(hi));
+    return cmath::log1p(cmath::exp(lo - hi)) + hi;
+  }
   template <class T> FASTT_HD T operator()(T a, T b) const {
     if (std::isinf(a) && a == b) return a;
     const T m = a > b ? a : b;

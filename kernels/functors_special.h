@@ -615,6 +615,12 @@ struct Igammac {
 // sin(pi x) / (pi x), 1 at 0 (sin of the reduced argument keeps it exact
 // at the integers).
 struct Sinc {
+  // Complex: sin(pi z) / (pi z) in the element type, 1 at 0 (torch's).
+  template <class R> FASTT_HD Complex<R> operator()(Complex<R> a) const {
+    if (a.re == 0 && a.im == 0) return Complex<R>(1);
+    const Complex<R> p = a * Complex<R>(R(special::kPi));
+    return cmath::sin(p) / p;
+  }
   template <class T> FASTT_HD T operator()(T a) const {
     const double x = double(a);
     if (x == 0) return T(1);

@@ -12,6 +12,8 @@
 
 #include "../capture.h"
 #include "../dispatch.h"
+#include "elementwise.h"
+#include "reduce.h"
 
 namespace fastt {
 namespace {
@@ -358,26 +360,46 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_backward(
 }
 
 // ---- RMS norm ----
+static double rms_eps(DType dt, std::optional<double> eps) {
+  if (eps) return *eps;
+  switch (dt) {  // torch.finfo(dtype).eps
+    case DType::Float16: return 0.0009765625;
+    case DType::BFloat16: return 0.0078125;
+    case DType::Float64: case DType::Complex128:
+      return 2.220446049250313e-16;
+    default: return 1.1920928955078125e-07;
+  }
+}
+
+// Complex input: torch's composition, x rsqrt(mean(x * x) + eps) (the
+// square, not |x|^2); its gradient is the composition's.
+static std::tuple<Tensor, Tensor> complex_rms_norm(
+    const Tensor& x, IntList normalized_shape, const Tensor& weight,
+    std::optional<double> eps) {
+  norm_shape(x, normalized_shape, weight, Tensor(), "rms_norm");  // checks
+  int64_t d[kMaxDims];
+  const int n = int(normalized_shape.size());
+  for (int i = 0; i < n; ++i) d[i] = i - n;
+  Tensor r = rsqrt(add(mean(mul(x, x), IntList(d, size_t(n)), true,
+                            std::nullopt),
+                       Scalar(rms_eps(x.dtype(), eps))));
+  Tensor out = mul(x, r);
+  if (weight.defined()) out = mul(out, weight);
+  return {out, r};
+}
+
 std::tuple<Tensor, Tensor> rms_norm(const Tensor& x, IntList normalized_shape,
                                     const Tensor& weight,
                                     std::optional<double> eps) {
+  if (FASTT_UNLIKELY(x.defined() && is_complex(x.dtype())))
+    return complex_rms_norm(x, normalized_shape, weight, eps);
   if (autograd::should_record(x, weight))
     return autograd::rms_norm(x, normalized_shape, weight, eps);
   const char* op = "rms_norm";
   check_defined(x, op, "input");
   const NormShape s = norm_shape(x, normalized_shape, weight, Tensor(), op);
   KernelFn fn = lookup_kernel(Op::rms_norm, x.device().type, x.dtype());
-  double e = 0;
-  if (eps) {
-    e = *eps;
-  } else {  // torch.finfo(x.dtype).eps
-    switch (x.dtype()) {
-      case DType::Float16: e = 0.0009765625; break;
-      case DType::BFloat16: e = 0.0078125; break;
-      case DType::Float64: e = 2.220446049250313e-16; break;
-      default: e = 1.1920928955078125e-07; break;
-    }
-  }
+  const double e = rms_eps(x.dtype(), eps);
   Tensor t[kRmsN];
   t[kRmsX] = x.contiguous();
   t[kRmsWeight] = dense_or_none(weight);

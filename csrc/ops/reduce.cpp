@@ -462,9 +462,25 @@ Tensor any(const Tensor& a, IntList dims, bool keepdim) {
 }
 
 // ---- logsumexp ----
+// Complex (torch's): the real parts' max m (0 where infinite) shifts the
+// exponentials: log(sum exp(a - m)) + m.
+static Tensor complex_logsumexp(const Tensor& a, IntList dims,
+                                bool keepdim) {
+  int64_t d[kMaxDims];
+  const int n = listed_dims(a, dims, keepdim, "logsumexp", d);
+  const IntList rd(d, size_t(n));
+  if (a.numel() == 0)
+    return log(sum(exp(a), rd, keepdim, std::nullopt));
+  Tensor m = amax(real_part(a), rd, true);
+  m = where(isinf(m), Scalar(0.0), m);
+  Tensor s = sum(exp(sub(a, m)), rd, keepdim, std::nullopt);
+  return add(log(s), keepdim ? m : m.reshape(s.sizes()));
+}
+
 Tensor logsumexp(const Tensor& a, IntList dims, bool keepdim) {
   if (autograd::should_record(a)) return autograd::logsumexp(a, dims, keepdim);
   check_defined(a, "logsumexp");
+  if (is_complex(a.dtype())) return complex_logsumexp(a, dims, keepdim);
   ReduceDims r;
   resolve_dims(a, dims, keepdim, "logsumexp", r);
   Tensor in = is_inexact(a.dtype()) ? a : a.to(default_dtype());

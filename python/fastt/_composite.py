@@ -1787,7 +1787,7 @@ def logcumsumexp(input, dim, *, out=None):
     """log(cumsum(exp(input))) along dim, computed stably: a scan of
     logaddexp."""
     d = _wrap_dim(dim, input.ndim, "logcumsumexp")
-    if not input.dtype.is_floating_point:
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
         raise RuntimeError("\"logcumsumexp_out_cpu\" not implemented for "
                            f"'{_type_name(input.dtype)}'")
     x = input if input.ndim else input.reshape(1)

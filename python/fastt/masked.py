@@ -58,12 +58,16 @@ def _identity(op, input, ord=None):
         v = 0
     elif op in ("prod", "cumprod"):
         v = 1
+    elif op == "logsumexp" and dt.is_complex:  # torch's -inf + 0j
+        v = complex(-math.inf, 0)
     elif op in ("amax", "argmax", "logsumexp", "logaddexp"):
         v = (-math.inf if dt.is_floating_point
-             else fastt.iinfo(dt).min if dt != fastt.bool else None)
+             else None if dt == fastt.bool or dt.is_complex
+             else fastt.iinfo(dt).min)
     elif op in ("amin", "argmin", "norm"):
         v = (math.inf if dt.is_floating_point
-             else fastt.iinfo(dt).max if dt != fastt.bool else None)
+             else None if dt == fastt.bool or dt.is_complex
+             else fastt.iinfo(dt).max)
     elif op == "median":
         return fastt.tensor(math.nan, dtype=dt if dt.is_floating_point
                             else fastt.float32, device=input.device)

@@ -160,6 +160,17 @@ def _sigmoid(x):
     return 1 / (1 + np.exp(-x))
 
 
+def _logaddexp(a, b):
+    """np.logaddexp, and torch's complex form: the operand with the larger
+    real part leads (its imaginary part is kept, not wrapped)."""
+    if not (np.iscomplexobj(a) or np.iscomplexobj(b)):
+        return np.logaddexp(a, b)
+    a, b = np.broadcast_arrays(np.asarray(a, complex), np.asarray(b, complex))
+    first = a.real < b.real
+    lo, hi = np.where(first, a, b), np.where(first, b, a)
+    return hi + np.log1p(np.exp(lo - hi))
+
+
 def _floor_div(a, b):
     return np.floor_divide(a, b)
 
@@ -283,7 +294,7 @@ OPS = [
     unary("cos", np.cos, ALL + COMPLEX, result="float"),
     unary("tanh", np.tanh, ALL + COMPLEX, result="float"),
     unary("sigmoid", _sigmoid, ALL + COMPLEX, result="float"),
-    unary("silu", lambda x: x * _sigmoid(x), FLOATS,
+    unary("silu", lambda x: x * _sigmoid(x), FLOATS + COMPLEX,
           torch_name="nn.functional.silu"),
     OpInfo("gelu", lambda x: fastt.gelu(x), _gelu, FLOATS, domain=(-5, 5),
            torch_name="nn.functional.gelu"),
@@ -330,7 +341,7 @@ OPS = [
     unary("bitwise_not", np.invert, BOOL + INTS),
     unary("sgn", lambda x: x if x.dtype == bool else np.sign(x),  # z/|z|
           ALL + COMPLEX),
-    unary("sinc", np.sinc, ALL, result="float"),
+    unary("sinc", np.sinc, ALL + COMPLEX, result="float"),
     unary("i0", np.i0, ALL, result="float"),
     _special_row("i0e", ALL),
     _special_row("i1", ALL),
@@ -387,7 +398,7 @@ OPS = [
     binary("fmax", np.fmax, ALL, scalar=False),
     binary("fmin", np.fmin, ALL, scalar=False),
     binary("hypot", np.hypot, FLOATS, scalar=False),
-    binary("logaddexp", np.logaddexp, FLOATS, scalar=False),
+    binary("logaddexp", _logaddexp, FLOATS + COMPLEX, scalar=False),
     binary("logaddexp2", np.logaddexp2, FLOATS, scalar=False),
     binary("copysign", np.copysign, ALL, result="float"),
     binary("nextafter", np.nextafter, FLOATS, scalar=False),

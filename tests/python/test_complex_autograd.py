@@ -240,6 +240,19 @@ CASES = {
               [((5, 3), C), ((5, 2), C)]),
     "tril_triu_flip_roll": (lambda m, a: a.tril() + a.triu(1).flip(0)
                             + a.roll(1, 1), [((4, 4), C)]),
+    # log-sum-exp family (the larger real part leads), sinc, softmax of
+    # a complex input cast to a real dtype, rms_norm's composition
+    "logsumexp": (lambda m, a: m.logsumexp(a, (0, 2)) + m.logsumexp(
+        a, 1, keepdim=True).sum(), [((2, 3, 4), C)]),
+    "logaddexp": (lambda m, a, b: m.logaddexp(a, b),
+                  [((3, 4), C), ((4,), C)]),
+    "logcumsumexp": (lambda m, a: m.logcumsumexp(a, 1), [((2, 5), C)]),
+    "sinc": (lambda m, a: m.sinc(a), [((6,), C)]),
+    "softmax_to_real": (lambda m, a: m.softmax(a, 1, dtype=m.float64)
+                        + m.log_softmax(a, 0, dtype=m.float64),
+                        [((3, 4), C)]),
+    "rms_norm": (lambda m, x, w: m.nn.functional.rms_norm(x, (4,), w),
+                 [((2, 3, 4), C), ((4,), C)]),
     # what models do with them
     "rope": (lambda m, x: m.view_as_real(
         m.view_as_complex(x.reshape(2, 4, 2)) * m.polar(
@@ -303,7 +316,9 @@ def test_gradients_match_torch(name):
                                   "svd_reconstruct", "pinv", "lstsq",
                                   "addmm_complex_coefficients",
                                   "baddbmm_addbmm_addmv", "conv2d",
-                                  "conv_transpose1d_2d"])
+                                  "conv_transpose1d_2d", "logsumexp",
+                                  "logaddexp", "logcumsumexp", "sinc",
+                                  "softmax_to_real", "rms_norm"])
 def test_gradcheck(name):
     fn, specs = CASES[name]
     f, _ = _leaves(specs, seed=3)
@@ -500,6 +515,38 @@ def test_real_only_formulas_refuse_complex_tensors():
     with fastt.no_grad():  # the forward itself is fine
         assert fastt.nn.functional.embedding(fastt.tensor([1]), z).shape == \
             (1, 2)
+
+
+def test_silu_of_complex_has_no_gradient_as_torch():
+    # torch: "silu does not support automatic differentiation for outputs
+    # with complex dtype"; the forward is fine.
+    z = fastt.tensor([1 + 2j, -0.5j], requires_grad=True)
+    with pytest.raises(RuntimeError, match="SiluBackward0"):
+        fastt.nn.functional.silu(z)
+    with fastt.no_grad():
+        np.testing.assert_allclose(
+            _np(fastt.nn.functional.silu(z)),
+            _np(torch.nn.functional.silu(torch.tensor([1 + 2j, -0.5j]))),
+            rtol=1e-6)
+
+
+def test_complex_log_sum_exp_special_values_match_torch():
+    inf, nan = float("inf"), float("nan")
+    a = [complex(inf, 1), complex(-inf, 2), complex(1, nan), 3 + 4j,
+         complex(inf, 0), 1e30 + 1j]
+    b = [complex(inf, 3), complex(-inf, 5), 1 + 1j, -2 + 1j, 1 + 1j, 2j]
+    for x, y in ((a, b), (b, a)):
+        got = _np(fastt.logaddexp(fastt.tensor(x), fastt.tensor(y)))
+        want = torch.logaddexp(torch.tensor(x), torch.tensor(y)).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+    rows = [[complex(inf, 1), 1 + 1j], [complex(-inf, 1), complex(-inf, 3)],
+            [complex(nan, 0), 1j], [1e300 + 1j, 1e300 - 1j]]
+    for r in rows:
+        got = _np(fastt.logsumexp(fastt.tensor(r), 0))
+        want = torch.logsumexp(torch.tensor(r), 0).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+    e = fastt.logsumexp(fastt.zeros(0, 3, dtype=fastt.complex64), 0)
+    assert e.dtype == fastt.complex64 and _np(e).real.tolist() == [-inf] * 3
 
 
 def test_inplace_through_a_dtype_view_is_refused():
