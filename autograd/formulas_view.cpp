@@ -1,6 +1,7 @@
 // Backward formulas of the copies and views (recorded by clone, to_copy,
 // copy_, view_of, rebase_view and the in-place write through a view in
 // formulas.cpp), and AccumulateGrad's, which the engine handles itself.
+#include <algorithm>
 #include <vector>
 
 #include "autograd/formulas.h"
@@ -21,20 +22,23 @@ Tensor scatter_into(IntList shape, const Tensor& g, F&& view_fn) {
 }
 
 Tensor as_strided_backward(const Tensor& g, const Node& n) {
-  if (is_complex(g.dtype())) {  // the parts apart (index_add is real-only)
-    Tensor re = as_strided_backward(real_part(g).contiguous(), n);
-    Tensor im = as_strided_backward(imag_part(g).contiguous(), n);
-    return fastt::view_as_complex(fastt::stack({re, im}, -1));
-  }
   // The input's storage span as a flat buffer; each output element adds
-  // its gradient at its storage position (overlapping windows sum).
+  // its gradient at its storage position (overlapping windows sum). The
+  // buffer also covers output positions outside that span (a view read
+  // before or past its input's elements, as torch allows): they add
+  // nothing to the input's gradient.
   const size_t nd = n.ints.size() / 2;
   const int64_t in_off = n.i0;
   int64_t span = 1;
   for (int d = 0; d < n.nd0; ++d)
     if (n.a0[d] > 0) span += (n.a0[d] - 1) * n.a1[d];
-  Tensor pos = fastt::full({}, Scalar(n.ints[2 * nd] - in_off), DType::Int64,
-                           g.device());
+  const int64_t first = n.ints[2 * nd] - in_off;
+  int64_t last = first;
+  for (size_t d = 0; d < nd; ++d)
+    if (n.ints[d] > 0) last += (n.ints[d] - 1) * n.ints[nd + d];
+  const int64_t lo = std::min<int64_t>(0, first);
+  const int64_t hi = std::max<int64_t>(span, last + 1);
+  Tensor pos = fastt::full({}, Scalar(first - lo), DType::Int64, g.device());
   for (size_t d = 0; d < nd; ++d) {
     std::vector<int64_t> shape(nd, 1);
     shape[d] = n.ints[d];
@@ -47,9 +51,9 @@ Tensor as_strided_backward(const Tensor& g, const Node& n) {
   }
   std::vector<int64_t> out_shape(n.ints.begin(), n.ints.begin() + nd);
   pos = pos.expand(IntList(out_shape)).reshape({-1});
-  Tensor buf = fastt::zeros({span}, g.dtype(), g.device());
+  Tensor buf = fastt::zeros({hi - lo}, g.dtype(), g.device());
   buf = fastt::index_add(buf, 0, pos, g.reshape({-1}));
-  return buf.as_strided(n.shape0(), n.shape1(), 0);
+  return buf.as_strided(n.shape0(), n.shape1(), -lo);
 }
 
 }  // namespace

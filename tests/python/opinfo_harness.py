@@ -615,6 +615,14 @@ def _grad_check(op, tfn, ffn, sample, dtype, res):
         try:
             compare(fg, tg, dtype, BWD_TOL, True, f"grad[{i}]")
         except Mismatch:
+            raw = op.name.startswith("as_strided")  # reads storage
+            if _torch_grad_is_wrong(tfn, sample, cots, i, tg, raw):
+                # (torch.as_strided_scatter's input gradient and istft's
+                # complex window gradient fail torch's own gradcheck):
+                # fastt's is judged by finite differences
+                compare(fg, _numerical_grad(tfn, sample, cots, i, raw).to(
+                    tg.dtype), dtype, BWD_TOL, True, f"grad[{i}] (numerical)")
+                continue
             # torch's float32 (complex64) gradient can be the less
             # accurate one (large inputs): fastt's passes if it matches
             # torch's computation in float64 (complex128) to the narrow
@@ -629,6 +637,73 @@ def _grad_check(op, tfn, ffn, sample, dtype, res):
                       else torch.float32)
             compare(fg, ref64[i].to(narrow), dtype, BWD_TOL, True,
                     f"grad[{i}]")
+
+
+def _numerical_grad(tfn, sample, cots, which, raw, h=1e-6):
+    """The gradient of L = sum Re(conj(cot) * out) with respect to the
+    sample's grad leaf `which`, by central differences in float64 /
+    complex128 (dL/dRe + i dL/dIm for a complex leaf: torch's convention).
+    `raw`: the op reads the leaves' storage beyond their elements, which
+    the float64 copies would not share (refused unless there is none).
+    """
+    wider = {torch.float32: torch.float64, torch.complex64: torch.complex128,
+             torch.float64: torch.float64,
+             torch.complex128: torch.complex128}
+    leaves = []
+
+    def up(x):
+        if isinstance(x, torch.Tensor) and x.dtype in wider:
+            if raw and x.requires_grad and (x.storage_offset() or (
+                    x.untyped_storage().nbytes() !=
+                    x.numel() * x.element_size())):
+                raise Mismatch("numerical gradient: a leaf sharing storage")
+            y = x.detach().to(wider[x.dtype]).clone()
+            if x.requires_grad:
+                leaves.append(y)
+            return y
+        if isinstance(x, (list, tuple)) and not hasattr(x, "_fields"):
+            return type(x)(up(v) for v in x)
+        if isinstance(x, dict):
+            return {k: up(v) for k, v in x.items()}
+        return x
+    inp, args, kw = up(sample.input), up(sample.args), up(sample.kwargs)
+    leaf = leaves[which]
+    wide = [c.to(torch.complex128 if c.is_complex() else torch.float64)
+            for c in cots]
+
+    def loss():
+        with torch.no_grad():
+            out = sample.output_process_fn_grad(_call(tfn, inp, args, kw))
+        outs = [t for t in _tensors_in(out)
+                if t.is_floating_point() or t.is_complex()]
+        return sum(float((c.conj() * o).real.sum()) if o.is_complex()
+                   else float((c * o).sum())
+                   for o, c in zip(outs, wide, strict=True))
+    if not leaf.is_contiguous() or leaf.numel() > 512:
+        raise Mismatch("numerical gradient: a non-contiguous or large leaf")
+    flat = leaf.view(-1)
+    grad = torch.zeros_like(flat)
+    steps = (1, 1j) if leaf.is_complex() else (1,)
+    for k in range(flat.numel()):
+        for step in steps:
+            old = flat[k].clone()
+            flat[k] = old + h * step
+            up_ = loss()
+            flat[k] = old - h * step
+            down = loss()
+            flat[k] = old
+            grad[k] += (up_ - down) / (2 * h) * step
+    return grad.view(leaf.shape)
+
+
+def _torch_grad_is_wrong(tfn, sample, cots, which, tg, raw):
+    """torch's gradient of leaf `which` is not the finite-difference one
+    (a bug of torch's, which its own gradcheck also reports)."""
+    try:
+        num = _numerical_grad(tfn, sample, cots, which, raw)
+    except Exception:
+        return False
+    return not torch.allclose(tg.to(num.dtype), num, rtol=1e-3, atol=1e-3)
 
 
 def _grads_in_float64(tfn, sample, cots):
@@ -829,7 +904,8 @@ def _equivalent(op, tfn, sample, fout, tout, dtype):
     if dtype in ("float32", "float64") and _matches_ref(op, sample, fout,
                                                        tout, dtype):
         return True
-    if dtype == "float32" and _as_accurate_as_torch(tfn, sample, fout, tout):
+    if dtype in ("float32", "complex64") and \
+            _as_accurate_as_torch(tfn, sample, fout, tout):
         return True
     if dtype in ("float16", "bfloat16"):
         td = getattr(torch, dtype)
@@ -862,18 +938,22 @@ def _equivalent(op, tfn, sample, fout, tout, dtype):
     return False
 
 
+_WIDER = {torch.float32: torch.float64, torch.complex64: torch.complex128}
+
+
 def _as_accurate_as_torch(tfn, sample, fout, tout):
-    """fastt's float32 tensor result is no further from torch's float64
-    computation than twice torch's own float32 result is (plus float32's
-    tolerance): where the problem is ill-conditioned (a matrix exponential
-    of large entries) neither float32 result can match the other."""
+    """fastt's float32 / complex64 tensor result is no further from
+    torch's float64 / complex128 computation than twice torch's own result
+    is (plus float32's tolerance): where the problem is ill-conditioned (a
+    matrix exponential of large entries) or the result cancels to near 0
+    (an inverse FFT's small outputs) neither result can match the other."""
     if not isinstance(fout, fastt.Tensor) or \
-            not isinstance(tout, torch.Tensor) or tout.dtype != torch.float32:
+            not isinstance(tout, torch.Tensor) or tout.dtype not in _WIDER:
         return False
 
     def up(x):
-        if isinstance(x, torch.Tensor) and x.dtype == torch.float32:
-            return x.detach().double()
+        if isinstance(x, torch.Tensor) and x.dtype in _WIDER:
+            return x.detach().to(_WIDER[x.dtype])
         if isinstance(x, (list, tuple)):
             return type(x)(up(v) for v in x)
         if isinstance(x, dict):
@@ -883,11 +963,14 @@ def _as_accurate_as_torch(tfn, sample, fout, tout):
         with torch.no_grad():
             ref = _call(tfn, up(sample.input), up(sample.args),
                         up(sample.kwargs))
-        f = _to_torch(fout).double()
-        if not isinstance(ref, torch.Tensor) or f.shape != ref.shape:
+        if not isinstance(ref, torch.Tensor) or \
+                ref.dtype != _WIDER[tout.dtype]:
             return False
-        torch_err = (tout.double() - ref).abs().nan_to_num(0).max().item() \
-            if ref.numel() else 0.0
+        f = _to_torch(fout).to(ref.dtype)
+        if f.shape != ref.shape:
+            return False
+        torch_err = (tout.to(ref.dtype) - ref).abs().nan_to_num(0).max() \
+            .item() if ref.numel() else 0.0
         rtol, atol = FWD_TOL["float32"]
         bound = 2 * torch_err + atol + rtol * ref.abs().nan_to_num(0)
         return bool(((f - ref).abs() <= bound).all()) or \

@@ -929,6 +929,28 @@ def test_view_grads_like_torch(name):
     close(xf.grad, xt.grad)
 
 
+@needs_torch
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+def test_as_strided_reading_outside_its_input_like_torch(dtype):
+    # A leaf that is a view at storage offset 5 of a 15-element buffer:
+    # as_strided reads storage elements before it (and, overlapping, some
+    # of its own); only those inside the leaf get a gradient, as torch's.
+    base = np.arange(15.0) * (1 + 1j if dtype == "complex128" else 1)
+    xf = fastt.tensor(base).to(getattr(fastt, dtype))[5:].detach()
+    xt = torch.tensor(base).to(getattr(torch, dtype))[5:].detach()
+    for off, size, stride in ((0, (2, 2), (1, 2)), (3, (3, 2), (2, 1)),
+                              (4, (2, 3), (3, 2))):
+        a = xf.detach().requires_grad_()
+        b = xt.detach().requires_grad_()
+        rf = fastt.as_strided(a, size, stride, off)
+        rt = torch.as_strided(b, size, stride, off)
+        close(rf, rt)
+        w = np.arange(1.0, 1.0 + np.prod(size)).reshape(size)
+        rf.backward(fastt.tensor(w).to(rf.dtype))
+        rt.backward(torch.tensor(w).to(rt.dtype))
+        close(a.grad, b.grad)
+
+
 def test_views_of_non_leaf_share_data_and_record():
     x = fastt.randn(3, 4, requires_grad=True)
     y = x * 1
