@@ -635,12 +635,24 @@ FASTT_FORMULA(Hypot) {  // d/da = a / out
     set_binary(n, gi, 1, fastt::div(fastt::mul(go[0], operand(n, 1)), out));
 }
 // logaddexp: d/da = 1 / (1 + e^(b - a)); base 2 likewise with 2^(b - a).
+// d/dx log(e^x + e^y) = 1 / (1 + e^(y - x)) (torch's), conjugated for
+// complex; there, where Re(y - x) > 0, as q / (1 + q) with q = e^(x - y):
+// e^(y - x) overflows to inf + inf i for far-apart operands, and a
+// complex inf / inf is NaN.
 static void logaddexp_grad(Node& n, Tensor* go, Tensor* gi, bool base2) {
   Tensor a = operand(n, 0), b = operand(n, 1);
+  auto power = [&](const Tensor& d) {
+    return base2 ? fastt::exp2(d) : fastt::exp(d);
+  };
   auto share = [&](const Tensor& x, const Tensor& y) {
     Tensor d = fastt::sub(y, x);
-    Tensor q = fastt::add(base2 ? fastt::exp2(d) : fastt::exp(d), Scalar(1));
-    return fastt::div(go[0], conj_physical(q));  // conjugate: complex
+    if (!is_complex(d.dtype()))
+      return fastt::div(go[0], fastt::add(power(d), Scalar(1)));
+    Tensor flip = fastt::gt(real_part(d), Scalar(0));
+    Tensor q = power(fastt::where(flip, fastt::neg(d), d));
+    Tensor s = fastt::div(fastt::where(flip, q, fastt::ones_like(q)),
+                          fastt::add(q, Scalar(1)));
+    return fastt::mul(go[0], conj_physical(s));
   };
   if (n.needs(0)) set_binary(n, gi, 0, share(a, b));
   if (n.needs(1)) set_binary(n, gi, 1, share(b, a));

@@ -1793,7 +1793,35 @@ def logcumsumexp(input, dim, *, out=None):
     x = input if input.ndim else input.reshape(1)
     (r,) = _doubling_scan([x], d, lambda e, l: [fastt.logaddexp(e[0],
                                                                 l[0])])
+    if r.dtype.is_complex and r.numel():
+        r = r + _torch_scan_branch(x, r.detach(), d)
     return _out(r.reshape(input.shape), out, input)
+
+
+def _torch_scan_branch(x, c, d):
+    """2 pi i k per element that moves the scan's logarithms c (a valid
+    branch each) to torch's sequential one: c_k = hi + log1p(exp(lo -
+    hi)) of (x_k, c_(k-1)), hi the larger real part, so Im c_k is Im x_j
+    (j: the last k where x_k led) plus the Args of the 1 + exp(lo - hi)
+    since, which depend on c only through exp (its branch cancels)."""
+    n = x.shape[d]
+    prev = fastt.cat([fastt.full_like(c.narrow(d, 0, 1), -math.inf),
+                      c.narrow(d, 0, n - 1)], d)
+    lead = x.real >= prev.real  # torch: x leads unless x.re < prev.re
+    hi = fastt.where(lead, x, prev)
+    lo = fastt.where(lead, prev, x)
+    step = fastt.log1p(fastt.exp(lo - hi)).imag.nan_to_num(0.0)
+    total = step.cumsum(d)
+    pos = fastt.arange(n, device=x.device).reshape(
+        [n if i == d else 1 for i in range(x.ndim)]).expand(x.shape)
+    last = fastt.where(lead, pos, fastt.zeros_like(pos)).cummax(d).values
+    start = fastt.where(lead, x.imag - (total - step), fastt.zeros_like(
+        total)).gather(d, last)
+    want = start + total
+    k = fastt.round((want - c.imag) / (2 * math.pi))
+    k = fastt.where(fastt.isfinite(c) & fastt.isfinite(want), k,
+                    fastt.zeros_like(k))
+    return fastt.complex(fastt.zeros_like(k), k * (2 * math.pi)).to(c.dtype)
 
 
 # ---- scatter with a reduction ----

@@ -530,6 +530,23 @@ def test_silu_of_complex_has_no_gradient_as_torch():
             rtol=1e-6)
 
 
+def test_logaddexp_gradient_of_far_apart_operands_is_finite():
+    # 1 / (1 + e^(y - x)) with e^(y - x) = inf + inf i would be NaN
+    # (torch's is): the share is e^(x - y) / (1 + e^(x - y)) there.
+    a = [10000 + 1j, -5 + 2j, 3 + 0.5j]
+    b = [-5 + 2j, 10000 + 1j, 3 - 0.5j]
+    g = np.array([1 + 1j, 2 - 1j, 0.5j])
+    x = fastt.tensor(a, dtype=fastt.complex128, requires_grad=True)
+    y = fastt.tensor(b, dtype=fastt.complex128, requires_grad=True)
+    fastt.logaddexp(x, y).backward(fastt.tensor(g))
+    d = np.array(b) - np.array(a)
+    with np.errstate(over="ignore", invalid="ignore"):
+        sx = np.where(d.real > 0, np.exp(-d) / (1 + np.exp(-d)),
+                      1 / (1 + np.exp(d)))
+    np.testing.assert_allclose(_np(x.grad), g * sx.conj(), atol=1e-12)
+    np.testing.assert_allclose(_np(y.grad), g * (1 - sx).conj(), atol=1e-12)
+
+
 def test_complex_log_sum_exp_special_values_match_torch():
     inf, nan = float("inf"), float("nan")
     a = [complex(inf, 1), complex(-inf, 2), complex(1, nan), 3 + 4j,
