@@ -578,6 +578,34 @@ def _seeded(seed):
     yield
 
 
+_WIDE = {torch.float32: torch.float64, torch.complex64: torch.complex128,
+         torch.float64: torch.float64, torch.complex128: torch.complex128}
+
+
+def _widened(x, leaves, grad, raw=False):
+    """x (a sample's input, args or kwargs) with float64 / complex128
+    copies of its floating tensors; the copies of grad leaves appended to
+    `leaves` (leaves of their own when `grad`). `raw`: the op reads the
+    leaves' storage beyond their elements, which a copy would not share
+    (refused unless there is none)."""
+    if isinstance(x, torch.Tensor) and x.dtype in _WIDE:
+        if raw and x.requires_grad and (x.storage_offset() or (
+                x.untyped_storage().nbytes() !=
+                x.numel() * x.element_size())):
+            raise Mismatch("numerical gradient: a leaf sharing storage")
+        y = x.detach().to(_WIDE[x.dtype]).clone()
+        if x.requires_grad:
+            if grad:
+                y.requires_grad_(True)
+            leaves.append(y)
+        return y
+    if isinstance(x, (list, tuple)) and not hasattr(x, "_fields"):
+        return type(x)(_widened(v, leaves, grad, raw) for v in x)
+    if isinstance(x, dict):
+        return {k: _widened(v, leaves, grad, raw) for k, v in x.items()}
+    return x
+
+
 def _grad_check(op, tfn, ffn, sample, dtype, res):
     """Gradients of <outputs, cotangent> w.r.t. the sample's grad inputs."""
     leaves = _Leaves()
@@ -646,26 +674,10 @@ def _numerical_grad(tfn, sample, cots, which, raw, h=1e-6):
     `raw`: the op reads the leaves' storage beyond their elements, which
     the float64 copies would not share (refused unless there is none).
     """
-    wider = {torch.float32: torch.float64, torch.complex64: torch.complex128,
-             torch.float64: torch.float64,
-             torch.complex128: torch.complex128}
     leaves = []
 
     def up(x):
-        if isinstance(x, torch.Tensor) and x.dtype in wider:
-            if raw and x.requires_grad and (x.storage_offset() or (
-                    x.untyped_storage().nbytes() !=
-                    x.numel() * x.element_size())):
-                raise Mismatch("numerical gradient: a leaf sharing storage")
-            y = x.detach().to(wider[x.dtype]).clone()
-            if x.requires_grad:
-                leaves.append(y)
-            return y
-        if isinstance(x, (list, tuple)) and not hasattr(x, "_fields"):
-            return type(x)(up(v) for v in x)
-        if isinstance(x, dict):
-            return {k: up(v) for k, v in x.items()}
-        return x
+        return _widened(x, leaves, grad=False, raw=raw)
     inp, args, kw = up(sample.input), up(sample.args), up(sample.kwargs)
     leaf = leaves[which]
     wide = [c.to(torch.complex128 if c.is_complex() else torch.float64)
@@ -710,20 +722,9 @@ def _grads_in_float64(tfn, sample, cots):
     """torch's gradients of the sample computed in float64 / complex128
     (None when the sample does not upcast cleanly)."""
     leaves = []
-    wider = {torch.float32: torch.float64, torch.complex64: torch.complex128}
 
     def up(x):
-        if isinstance(x, torch.Tensor) and x.dtype in wider:
-            y = x.detach().to(wider[x.dtype]).requires_grad_(
-                x.requires_grad)
-            if x.requires_grad:
-                leaves.append(y)
-            return y
-        if isinstance(x, (list, tuple)) and not hasattr(x, "_fields"):
-            return type(x)(up(v) for v in x)
-        if isinstance(x, dict):
-            return {k: up(v) for k, v in x.items()}
-        return x
+        return _widened(x, leaves, grad=True)
     try:
         out = _call(tfn, up(sample.input), up(sample.args),
                     up(sample.kwargs))
@@ -952,13 +953,7 @@ def _as_accurate_as_torch(tfn, sample, fout, tout):
         return False
 
     def up(x):
-        if isinstance(x, torch.Tensor) and x.dtype in _WIDER:
-            return x.detach().to(_WIDER[x.dtype])
-        if isinstance(x, (list, tuple)):
-            return type(x)(up(v) for v in x)
-        if isinstance(x, dict):
-            return {k: up(v) for k, v in x.items()}
-        return x
+        return _widened(x, [], grad=False)
     try:
         with torch.no_grad():
             ref = _call(tfn, up(sample.input), up(sample.args),
