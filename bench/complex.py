@@ -1,10 +1,12 @@
 """complex64 / complex128 ops, fastt against torch at 64K and 1M elements
 and matrix products of 64 and 256, one thread, medians of interleaved
 repeats (bench.common.interleaved). The elementwise rows run the generic
-loops over Complex<T> (csrc/complex.h), sums and means go through the
-real view, abs is hypot of the parts, products are OpenBLAS's cgemm /
-zgemm, inv / det / solve LAPACK's c/z getrf and getrs, qr / eigh / eig /
-svd / pinv / lstsq its c/z geqrf + ungqr, heevd, geev, gesdd and gelsy.
+loops over Complex<T> (csrc/complex.h), sums over the last dim the sum
+kernel's pair lanes (others the real view), abs is hypot of the parts,
+products are OpenBLAS's cgemm / zgemm, inv / det / solve LAPACK's c/z
+getrf and getrs (batches of 3x3 and 4x4: the inline small LU), qr / eigh
+/ eig / svd / pinv / lstsq its c/z geqrf + ungqr, heevd, geev, gesdd and
+gelsy.
 
     python -m bench.complex [--quick]
 
@@ -29,6 +31,7 @@ def ops():
         ("neg", lambda x, y: -x), ("abs", lambda x, y: x.abs()),
         ("sum", lambda x, y: x.sum()),
         ("sum(-1)", lambda x, y: x.view(-1, 256).sum(-1)),
+        ("sum(-1) rows of 8", lambda x, y: x.view(-1, 8).sum(-1)),
         ("to complex128", lambda x, y: x.to(complex_other(x))),
         ("exp", lambda x, y: x.exp()), ("pow 2.5", lambda x, y: x ** 2.5),
         ("pow x**y", lambda x, y: x ** y),
@@ -90,6 +93,20 @@ def run(quick=False):
             for name, d in common.time_ops({"fastt": mm, "torch": mm}, args,
                                            repeats, target).items():
                 res[f"{name} {m}x{m}/{dt}/{m * m}"] = d
+        for m in (3, 4):  # 4096 small matrices (graphics, robotics)
+            rng = np.random.default_rng(m)
+            a, b = [(rng.standard_normal((4096, m, c)) + 1j *
+                     rng.standard_normal((4096, m, c))).astype(dt)
+                    for c in (m, 1)]
+            args = {"fastt": [fastt.from_numpy(v.copy()) for v in (a, b)],
+                    "torch": [torch.from_numpy(v.copy()) for v in (a, b)]}
+            small = [("solve", lambda x, y: _lib(x).linalg.solve(x, y)),
+                     ("inv", lambda x, y: _lib(x).linalg.inv(x)),
+                     ("det", lambda x, y: _lib(x).linalg.det(x)),
+                     ("lu_factor", lambda x, y: _lib(x).linalg.lu_factor(x))]
+            for name, d in common.time_ops({"fastt": small, "torch": small},
+                                           args, repeats, target).items():
+                res[f"{name} 4096x{m}x{m}/{dt}/{4096 * m * m}"] = d
         common.log(f"complex: {dt} done")
     return {"isa": fastt._C._cpu_isa()["in_use"], "us": res,
             "others_busy": common.others_busy()}
@@ -98,8 +115,9 @@ def run(quick=False):
 def markdown(res):
     return common.ratio_table(
         res, "complex64 / complex128 ops, one thread, µs per call (median "
-        "of interleaved repeats); sum(-1) over rows of 256, matmul of "
-        f"square matrices; fastt's kernels at {res['isa']}.")
+        "of interleaved repeats); sum(-1) over rows of 256 (and of 8), "
+        "matmul and the factorizations of square matrices, batches of 4096 "
+        f"3x3 / 4x4 systems; fastt's kernels at {res['isa']}.")
 
 
 if __name__ == "__main__":
