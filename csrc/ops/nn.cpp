@@ -372,11 +372,14 @@ static double rms_eps(DType dt, std::optional<double> eps) {
 }
 
 // Complex input: torch's composition, x rsqrt(mean(x * x) + eps) (the
-// square, not |x|^2); its gradient is the composition's.
+// square, not |x|^2); its gradient is the composition's. The weight's
+// dtype promotes with the result's (a real weight too), as torch's.
 static std::tuple<Tensor, Tensor> complex_rms_norm(
     const Tensor& x, IntList normalized_shape, const Tensor& weight,
     std::optional<double> eps) {
-  norm_shape(x, normalized_shape, weight, Tensor(), "rms_norm");  // checks
+  const bool same = !weight.defined() || weight.dtype() == x.dtype();
+  norm_shape(x, normalized_shape, same ? weight : weight.to(x.dtype()),
+             Tensor(), "rms_norm");  // shapes and devices
   int64_t d[kMaxDims];
   const int n = int(normalized_shape.size());
   for (int i = 0; i < n; ++i) d[i] = i - n;

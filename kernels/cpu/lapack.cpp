@@ -349,9 +349,13 @@ FASTT_ALWAYS_INLINE void small_getrf(int m, int n, T* a, int* piv,
   for (int j = 0; j < k; ++j) {
     int p = j;
     RealOf<T> best = pivot_abs(a[j * m + j]);
-    for (int i = j + 1; i < m; ++i)
-      if (pivot_abs(a[j * m + i]) > best)
-        best = pivot_abs(a[j * m + (p = i)]);
+    for (int i = j + 1; i < m; ++i) {
+      const RealOf<T> v = pivot_abs(a[j * m + i]);
+      if (v > best) {
+        best = v;
+        p = i;
+      }
+    }
     piv[j] = p + 1;
     if (a[j * m + p] != T(0)) {
       if (p != j)

@@ -1795,6 +1795,14 @@ def logcumsumexp(input, dim, *, out=None):
                                                                 l[0])])
     if r.dtype.is_complex and r.numel():
         r = r + _torch_scan_branch(x, r.detach(), d)
+        # a sum of zeros so far: torch's -inf + 0j (its start value); a
+        # NaN part in x so far: NaN + NaN i (the scan keeps x's first
+        # value as it is)
+        r = fastt.where(r.real == -math.inf,
+                        fastt.full_like(r, builtins.complex(-math.inf, 0)), r)
+        seen = fastt.isnan(x).to(fastt.int64).cummax(d).values.bool()
+        r = fastt.where(seen, fastt.full_like(
+            r, builtins.complex(math.nan, math.nan)), r)
     return _out(r.reshape(input.shape), out, input)
 
 

@@ -129,8 +129,10 @@ def check_grad(fn, *args, rtol=None, atol=None, what=""):
         for o in outs:
             if not (isinstance(o, fastt.Tensor) and o.requires_grad):
                 continue
-            cot = fastt.tensor(gen.standard_normal(tuple(o.shape)),
-                               dtype=o.dtype).to(o.device)
+            v = gen.standard_normal(tuple(o.shape))
+            if o.is_complex():
+                v = v + 1j * gen.standard_normal(tuple(o.shape))
+            cot = fastt.tensor(v, dtype=o.dtype).to(o.device)
             term = (o * cot).sum()
             if term.is_complex():  # a real loss: Re(sum(o * cot))
                 term = term.real

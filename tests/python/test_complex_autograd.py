@@ -562,6 +562,24 @@ def test_complex_log_sum_exp_special_values_match_torch():
         got = _np(fastt.logsumexp(fastt.tensor(r), 0))
         want = torch.logsumexp(torch.tensor(r), 0).numpy()
         np.testing.assert_allclose(got, want, rtol=1e-12)
+    inf_rows = [[complex(-inf, 2), complex(-inf, 5), 1 + 1j],
+                [1 + 2j, complex(-inf, 3)], [complex(inf, 1), complex(inf, 3)],
+                [complex(nan, 1), 2j], [1j, complex(1, nan), 3],
+                [complex(-inf, 1), complex(nan, 0)]]
+    for r in inf_rows:  # logcumsumexp: torch's -inf + 0j start, NaN rule
+        got = _np(fastt.logcumsumexp(fastt.tensor(r), 0))
+        want = torch.logcumsumexp(torch.tensor(r), 0).numpy()
+        for g, w in zip(got, want):
+            for p, q in ((g.real, w.real), (g.imag, w.imag)):
+                assert (np.isnan(p) and np.isnan(q)) or p == q, (r, got,
+                                                                 want)
+    x = _arr((2, 3, 4), 5, C)
+    w = np.array([0.5, 2.0, -1.0, 1.5])  # a real weight promotes (torch)
+    np.testing.assert_allclose(
+        _np(fastt.nn.functional.rms_norm(fastt.tensor(x), (4,),
+                                         fastt.tensor(w))),
+        torch.nn.functional.rms_norm(torch.tensor(x), (4,),
+                                     torch.tensor(w)).numpy(), rtol=1e-12)
     e = fastt.logsumexp(fastt.zeros(0, 3, dtype=fastt.complex64), 0)
     assert e.dtype == fastt.complex64 and _np(e).real.tolist() == [-inf] * 3
 

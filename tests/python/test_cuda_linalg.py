@@ -276,6 +276,10 @@ def test_complex_products(dtype):
           mrand(2, 9, 4, dtype=dtype, seed=6), rtol=r, atol=a)
     check(fastt.matmul, mrand(70, 129, dtype=dtype, seed=7),
           mrand(129, 33, dtype=dtype, seed=8), rtol=4 * r, atol=4 * a)
+    # A transposed out= result: no BLAS view of C, so the tiled kernel's
+    # shared-memory complex accumulator runs on a cuBLAS build too.
+    check(lambda p, q: fastt.mm(p, q, out=fastt.empty(
+        4, 6, dtype=p.dtype, device=p.device).t()), x, y, rtol=r, atol=a)
     check(fastt.vdot, mrand(17, dtype=dtype, seed=9),
           mrand(17, dtype=dtype, seed=10), rtol=r, atol=a)
     # Gradients (conjugate Wirtinger: g @ B^H, A^H @ g) through the
