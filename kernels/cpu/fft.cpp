@@ -13,7 +13,8 @@
 //            frequency and (n even) Nyquist values are not read.
 //
 // Complex transforms of power-of-two length are fastt's own radix-4
-// Stockham loops (Pow2Dft, about twice KissFFT's speed there); the other
+// Stockham loops (Pow2Dft, about twice KissFFT's speed there; several
+// rows of one length run four at a time in SIMD lanes, lane_rows); the other
 // lengths are KissFFT's (kissfft.hh, the header-only template: float and
 // double, any length, BSD-3; README's dependency table says why this
 // library). Where n has a large prime factor p, KissFFT's generic
@@ -30,12 +31,15 @@
 #include <cmath>
 #include <complex>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <memory>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "kernels/cpu/loop.h"
+#include "kernels/cpu/vec_clones.h"
 
 namespace fastt {
 namespace {
@@ -126,6 +130,11 @@ class Pow2Dft {
       }
   }
 
+  int64_t size() const { return n_; }
+  bool inverse() const { return inverse_; }
+  int stages() const { return stages_; }
+  const C* twiddles() const { return tw_.data(); }
+
  private:
   // One radix-4 stage: m butterflies of s columns each, x[q + s (p + k m)]
   // -> y[q + s (4 p + k)] with the twiddles w^kp of the stage's length.
@@ -212,6 +221,9 @@ class ComplexPlan {
     fa_.resize(size_t(m));
   }
 
+  // The power-of-two transform, or null.
+  const Pow2Dft<R>* pow2() const { return pow2_.get(); }
+
   // out = DFT(in); in and out are n values each and must not overlap.
   void run(const C* in, C* out) {
     if (pow2_) {
@@ -242,6 +254,277 @@ class ComplexPlan {
 
 enum class Kind { Forward, Inverse, R2c, C2r };
 
+// ---- Many rows at once: the lane layout ----
+// A batch of rows of one power-of-two length runs kLanes<R> = 4 rows
+// together. Value k of lane (row) l lives at [k * L + l], real and
+// imaginary parts in separate arrays, so one Stockham butterfly of the
+// rows' values is a run of s * L contiguous parts: every stage vectorizes,
+// the first (s = 1) included, with the twiddles broadcast. Row at a time,
+// the interleaved parts and the first stages' short runs left the loops
+// scalar: 64 rows of 1024 points took 4.9x torch's time. Four lanes, not a
+// whole AVX-512 register's 16: the Stockham passes read and write the
+// whole layout, n L values twice, which at four lanes stays in the L1
+// cache up to 512 complex float values; 8 and 16 lanes were no faster
+// there (L2-bound) and slower at 64 x 64 (bench/fft.py). The rows go into
+// and out of the layout through transposed tiles (lanes_in, lanes_out).
+// The group function is FASTT_VEC_CLONES: AVX-512, AVX2 and baseline
+// clones, one picked at load.
+template <class R>
+constexpr int64_t kLanes = 4;
+
+// Rows that take the lane path: a power-of-two complex length (the real
+// kinds': n / 2, n even) of at most 4096 values (longer rows' layout
+// outgrows the L2 cache), at least two of them (one row alone runs faster
+// in the row loops: 4 vs 5 us at 1024 points, 15 vs 28 at 4096).
+template <class R>
+bool use_lanes(int64_t n, Kind kind, int64_t rows) {
+  const bool real = kind == Kind::R2c || kind == Kind::C2r;
+  if (real && n % 2 != 0) return false;
+  const int64_t c = real ? n / 2 : n;
+  return c >= 1 && (c & (c - 1)) == 0 && c <= 4096 && rows >= 2;
+}
+
+// One radix-4 Stockham stage over the lane layout (Pow2Dft::stage's
+// indices, each value a run of L lanes): run = s * L.
+template <class R, bool Inverse>
+FASTT_VEC_INLINE void lane_stage(const R* __restrict xr,
+                                 const R* __restrict xi, R* __restrict yr,
+                                 R* __restrict yi, const std::complex<R>* t,
+                                 int64_t m, int64_t run) {
+  constexpr int64_t L = kLanes<R>;
+  const int64_t q = run * m;  // from one input quarter to the next
+  for (int64_t p = 0; p < m; ++p) {
+    const R w1r = t[3 * p].real(), w1i = t[3 * p].imag();
+    const R w2r = t[3 * p + 1].real(), w2i = t[3 * p + 1].imag();
+    const R w3r = t[3 * p + 2].real(), w3i = t[3 * p + 2].imag();
+    for (int64_t j0 = 0; j0 < run; j0 += L) {
+      const int64_t x = run * p + j0, y = 4 * run * p + j0;
+      // One vector (or two, four) of lanes: a fixed trip count.
+#pragma GCC ivdep
+      for (int64_t l = 0; l < L; ++l) {
+        const R ar = xr[x + l], ai = xi[x + l];
+        const R br = xr[x + q + l], bi = xi[x + q + l];
+        const R cr = xr[x + 2 * q + l], ci = xi[x + 2 * q + l];
+        const R dr = xr[x + 3 * q + l], di = xi[x + 3 * q + l];
+        const R apcr = ar + cr, apci = ai + ci;
+        const R amcr = ar - cr, amci = ai - ci;
+        const R bpdr = br + dr, bpdi = bi + di;
+        const R bmdr = br - dr, bmdi = bi - di;
+        // (b - d) times -i (forward) or +i (inverse)
+        const R jr = Inverse ? -bmdi : bmdi, ji = Inverse ? bmdr : -bmdr;
+        const R t1r = amcr + jr, t1i = amci + ji;
+        const R t2r = apcr - bpdr, t2i = apci - bpdi;
+        const R t3r = amcr - jr, t3i = amci - ji;
+        yr[y + l] = apcr + bpdr;
+        yi[y + l] = apci + bpdi;
+        yr[y + run + l] = w1r * t1r - w1i * t1i;
+        yi[y + run + l] = w1r * t1i + w1i * t1r;
+        yr[y + 2 * run + l] = w2r * t2r - w2i * t2i;
+        yi[y + 2 * run + l] = w2r * t2i + w2i * t2r;
+        yr[y + 3 * run + l] = w3r * t3r - w3i * t3i;
+        yi[y + 3 * run + l] = w3r * t3i + w3i * t3r;
+      }
+    }
+  }
+}
+
+// out = DFT(in) of every lane, as Pow2Dft::run: the stages ping-pong
+// between out and work (n L parts per array each); in is not written.
+template <class R>
+FASTT_VEC_INLINE void lane_dft(const Pow2Dft<R>& d, const R* inr,
+                               const R* ini, R* outr, R* outi, R* wr,
+                               R* wi) {
+  constexpr int64_t L = kLanes<R>;
+  const int64_t n = d.size();
+  const int stages = d.stages();
+  const bool radix2 = (n >> (2 * stages)) == 2;
+  const int total = stages + (radix2 ? 1 : 0);
+  if (total == 0) {
+    for (int64_t j = 0; j < L; ++j) {
+      outr[j] = inr[j];
+      outi[j] = ini[j];
+    }
+    return;
+  }
+  const R *sr = inr, *si = ini;
+  const std::complex<R>* t = d.twiddles();
+  int64_t m = n / 4, s = 1;
+  for (int st = 0; st < stages; ++st, m /= 4, s *= 4) {
+    const bool last = (total - 1 - st) % 2 == 0;
+    R* dr = last ? outr : wr;
+    R* di = last ? outi : wi;
+    if (d.inverse())
+      lane_stage<R, true>(sr, si, dr, di, t, m, s * L);
+    else
+      lane_stage<R, false>(sr, si, dr, di, t, m, s * L);
+    t += 3 * m;
+    sr = dr;
+    si = di;
+  }
+  if (radix2) {
+    const int64_t run = s * L;
+#pragma GCC ivdep
+    for (int64_t j = 0; j < run; ++j) {
+      const R ar = sr[j], ai = si[j], br = sr[j + run], bi = si[j + run];
+      outr[j] = ar + br;
+      outi[j] = ai + bi;
+      outr[j + run] = ar - br;
+      outi[j + run] = ai - bi;
+    }
+  }
+}
+
+// The lane layout's transposes work on L x L tiles held as L vectors of L
+// values (GCC's generic vectors, lowered to each clone's instructions),
+// transposed by Eklundh's exchanges: log2 L rounds in which rows i and
+// i + h swap blocks of h values, each a two-source shuffle. Value by value
+// the tiles took longer than the transform's stages.
+template <class R>
+struct LaneVec {
+  using E = std::conditional_t<sizeof(R) == 4, int32_t, int64_t>;
+  typedef R V __attribute__((vector_size(kLanes<R> * sizeof(R))));
+  typedef E M __attribute__((vector_size(kLanes<R> * sizeof(R))));
+};
+
+// Shuffle masks over the pair (a, b) (b's elements from L on): Eklundh's
+// round h (Part 0 row i's new value, 1 row i + h's), and the even / odd
+// elements of a then b (Part 2 / 3; the parts of L interleaved complex
+// values) and the interleave of a's and b's first / second halves (Part
+// 4 / 5).
+template <class R, int64_t H, int Part, class Seq>
+struct LaneMask;
+template <class R, int64_t H, int Part, std::size_t... P>
+struct LaneMask<R, H, Part, std::index_sequence<P...>> {
+  static constexpr int64_t L = kLanes<R>;
+  static constexpr int64_t at(int64_t p) {
+    switch (Part) {
+      case 0: return p % (2 * H) < H ? p : L + p - H;
+      case 1: return p % (2 * H) < H ? p + H : L + p;
+      case 2: return 2 * p;
+      case 3: return 2 * p + 1;
+      case 4: return p / 2 + (p % 2) * L;
+      default: return L / 2 + p / 2 + (p % 2) * L;
+    }
+  }
+  static constexpr typename LaneVec<R>::M m = {
+      typename LaneVec<R>::E(at(int64_t(P)))...};
+};
+
+// (Through a reference: a vector returned by value draws GCC's ABI
+// note in the clones without AVX.)
+template <class R, int64_t H, int Part>
+FASTT_VEC_INLINE void lane_shuffle(const typename LaneVec<R>::V& a,
+                                   const typename LaneVec<R>::V& b,
+                                   typename LaneVec<R>::V& out) {
+  out = __builtin_shuffle(
+      a, b,
+      LaneMask<R, H, Part,
+               std::make_index_sequence<size_t(kLanes<R>)>>::m);
+}
+
+template <class R, int64_t H>
+FASTT_VEC_INLINE void eklundh_round(typename LaneVec<R>::V* v) {
+  for (int64_t i = 0; i < kLanes<R>; ++i)
+    if ((i & H) == 0) {
+      const typename LaneVec<R>::V a = v[i], b = v[i + H];
+      lane_shuffle<R, H, 0>(a, b, v[i]);
+      lane_shuffle<R, H, 1>(a, b, v[i + H]);
+    }
+}
+
+template <class R, int64_t H = kLanes<R> / 2>
+FASTT_VEC_INLINE void transpose_tile(typename LaneVec<R>::V* v) {
+  eklundh_round<R, H>(v);
+  if constexpr (H > 1) transpose_tile<R, H / 2>(v);
+}
+
+// Into the lane layout: values [0, width) of rows [0, cnt) (row r at
+// rows + r * stride), through L x L tiles; lanes past cnt are zero.
+template <class R>
+FASTT_VEC_INLINE void lanes_in(const std::complex<R>* rows, int64_t stride,
+                               int64_t cnt, int64_t width, R* __restrict re,
+                               R* __restrict im) {
+  using V = typename LaneVec<R>::V;
+  constexpr int64_t L = kLanes<R>;
+  for (int64_t k0 = 0; k0 < width; k0 += L) {
+    const int64_t kn = std::min(L, width - k0);
+    if (kn == L) {
+      V vr[L], vi[L];
+      for (int64_t l = 0; l < L; ++l) {
+        if (l < cnt) {
+          V a, b;  // row l's values k0 ... k0 + L - 1, parts interleaved
+          std::memcpy(&a, rows + l * stride + k0, sizeof(V));
+          std::memcpy(&b, rows + l * stride + k0 + L / 2, sizeof(V));
+          lane_shuffle<R, 1, 2>(a, b, vr[l]);
+          lane_shuffle<R, 1, 3>(a, b, vi[l]);
+        } else {
+          vr[l] = vi[l] = V{};
+        }
+      }
+      transpose_tile<R>(vr);
+      transpose_tile<R>(vi);
+      for (int64_t k = 0; k < L; ++k) {
+        std::memcpy(re + (k0 + k) * L, &vr[k], sizeof(V));
+        std::memcpy(im + (k0 + k) * L, &vi[k], sizeof(V));
+      }
+      continue;
+    }
+    for (int64_t l = 0; l < L; ++l) {
+      if (l < cnt) {
+        const R* src = reinterpret_cast<const R*>(rows + l * stride + k0);
+        for (int64_t k = 0; k < kn; ++k) {
+          re[(k0 + k) * L + l] = src[2 * k];
+          im[(k0 + k) * L + l] = src[2 * k + 1];
+        }
+      } else {
+        for (int64_t k = 0; k < kn; ++k)
+          re[(k0 + k) * L + l] = im[(k0 + k) * L + l] = R(0);
+      }
+    }
+  }
+}
+
+// Out of the lane layout, times s: lanes [0, cnt) to rows of width values.
+template <class R>
+FASTT_VEC_INLINE void lanes_out(const R* __restrict re,
+                                const R* __restrict im, int64_t cnt,
+                                int64_t width, R s, std::complex<R>* rows,
+                                int64_t stride) {
+  using V = typename LaneVec<R>::V;
+  constexpr int64_t L = kLanes<R>;
+  for (int64_t k0 = 0; k0 < width; k0 += L) {
+    const int64_t kn = std::min(L, width - k0);
+    if (kn == L) {
+      V vr[L], vi[L];
+      for (int64_t k = 0; k < L; ++k) {
+        std::memcpy(&vr[k], re + (k0 + k) * L, sizeof(V));
+        std::memcpy(&vi[k], im + (k0 + k) * L, sizeof(V));
+        vr[k] *= s;
+        vi[k] *= s;
+      }
+      transpose_tile<R>(vr);
+      transpose_tile<R>(vi);
+      for (int64_t l = 0; l < cnt; ++l) {
+        V a, b;
+        lane_shuffle<R, 1, 4>(vr[l], vi[l], a);
+        lane_shuffle<R, 1, 5>(vr[l], vi[l], b);
+        std::memcpy(static_cast<void*>(rows + l * stride + k0), &a,
+                    sizeof(V));
+        std::memcpy(static_cast<void*>(rows + l * stride + k0 + L / 2), &b,
+                    sizeof(V));
+      }
+      continue;
+    }
+    for (int64_t l = 0; l < cnt; ++l) {
+      R* dst = reinterpret_cast<R*>(rows + l * stride + k0);
+      for (int64_t k = 0; k < kn; ++k) {
+        dst[2 * k] = re[(k0 + k) * L + l] * s;
+        dst[2 * k + 1] = im[(k0 + k) * L + l] * s;
+      }
+    }
+  }
+}
+
 // Everything one thread needs for one (length, kind): the complex plan (of
 // n, or of n/2 for real transforms of even length), the twiddles that
 // separate or join the half-length spectra, and row-sized scratch.
@@ -265,7 +548,155 @@ struct Plan {
   ComplexPlan<R> dft;
   std::vector<C> tw;  // exp(-2 pi i k / n), k <= n/2 (half only)
   std::vector<C> buf, buf2;  // row scratch (real kinds only)
+  std::vector<R> lane_scratch;  // the lane path's (LaneJob::scratch)
+
+  // The lane path for `rows` rows (use_lanes), its scratch made.
+  const Pow2Dft<R>* lanes(int64_t n, Kind kind, int64_t rows) {
+    if (!use_lanes<R>(n, kind, rows)) return nullptr;
+    const Pow2Dft<R>* d = dft.pow2();
+    if (lane_scratch.empty())
+      lane_scratch.resize(size_t(6 * (d->size() + 1) * kLanes<R>));
+    return d;
+  }
 };
+
+// A range of rows for the lane path. dft has the complex length: n, or
+// n / 2 for the real kinds (whose tw is Plan::tw); scratch holds 6
+// arrays of (dft->size() + 1) L parts.
+template <class R>
+struct LaneJob {
+  Kind kind;
+  const Pow2Dft<R>* dft;
+  const std::complex<R>* tw;
+  int64_t n, rows;
+  const void* in;  // the first row's
+  void* out;
+  R scale;
+  bool onesided;
+  R* scratch;
+};
+
+// r2c's split for one k (r2c_row's formulas, lane by lane): a = Z_k, c =
+// Z_{N-k} (each index mod N) into y = X_k, with w = exp(-2 pi i k / n).
+template <class R>
+FASTT_VEC_INLINE void split_lanes(const R* __restrict ar,
+                                  const R* __restrict ai,
+                                  const R* __restrict cr,
+                                  const R* __restrict ci, std::complex<R> w,
+                                  R* __restrict yr, R* __restrict yi) {
+  const R wr = w.real(), wi = w.imag();
+#pragma GCC ivdep
+  for (int64_t l = 0; l < kLanes<R>; ++l) {
+    const R er = (ar[l] + cr[l]) * R(0.5), ei = (ai[l] - ci[l]) * R(0.5);
+    const R orr = (ai[l] + ci[l]) * R(0.5);
+    const R oi = (cr[l] - ar[l]) * R(0.5);
+    yr[l] = er + wr * orr - wi * oi;
+    yi[l] = ei + wr * oi + wi * orr;
+  }
+}
+
+// r2c's split of the half-length spectrum Z (lane layout) into X_k, k <=
+// N.
+template <class R>
+FASTT_VEC_INLINE void lanes_split(const R* zr, const R* zi,
+                                  const std::complex<R>* tw, int64_t N,
+                                  R* xr, R* xi) {
+  constexpr int64_t L = kLanes<R>;
+  split_lanes(zr, zi, zr, zi, tw[0], xr, xi);
+  for (int64_t k = 1; k < N; ++k)
+    split_lanes(zr + k * L, zi + k * L, zr + (N - k) * L,
+                zi + (N - k) * L, tw[k], xr + k * L, xi + k * L);
+  split_lanes(zr, zi, zr, zi, tw[N], xr + N * L, xi + N * L);
+}
+
+// c2r's join: the half-length input Z_k, k < N, of X_k, k <= N (lane
+// layout, the zero-frequency and Nyquist imaginary parts already zero).
+template <class R>
+FASTT_VEC_INLINE void lanes_join(const R* xr, const R* xi,
+                                 const std::complex<R>* tw, int64_t N,
+                                 R* zr, R* zi) {
+  constexpr int64_t L = kLanes<R>;
+  for (int64_t k = 0; k < N; ++k) {
+    const R* __restrict ar = xr + k * L;
+    const R* __restrict ai = xi + k * L;
+    const R* __restrict cr = xr + (N - k) * L;
+    const R* __restrict ci = xi + (N - k) * L;
+    R* __restrict yr = zr + k * L;
+    R* __restrict yi = zi + k * L;
+    // conj(w^k)
+    const R wr = tw[k].real(), wi = -tw[k].imag();
+#pragma GCC ivdep
+    for (int64_t l = 0; l < L; ++l) {
+      // xk + conj(x_{N-k}) and (xk - conj(x_{N-k})) * conj(w^k)
+      const R sr = ar[l] + cr[l], si = ai[l] - ci[l];
+      const R dr0 = ar[l] - cr[l], di0 = ai[l] + ci[l];
+      const R dr = dr0 * wr - di0 * wi, di = dr0 * wi + di0 * wr;
+      yr[l] = sr - di;
+      yi[l] = si + dr;
+    }
+  }
+}
+
+template <class R>
+FASTT_VEC_INLINE void lane_rows_impl(const LaneJob<R>& j) {
+  using C = std::complex<R>;
+  constexpr int64_t L = kLanes<R>;
+  const Pow2Dft<R>& d = *j.dft;
+  const int64_t c = d.size(), part = (c + 1) * L;
+  R* ar = j.scratch;
+  R* ai = ar + part;
+  R* br = ai + part;
+  R* bi = br + part;
+  R* wr = bi + part;
+  R* wi = wr + part;
+  for (int64_t b = 0; b < j.rows; b += L) {
+    const int64_t cnt = std::min(L, j.rows - b);
+    switch (j.kind) {
+      case Kind::Forward:
+      case Kind::Inverse: {
+        const C* in = static_cast<const C*>(j.in) + b * c;
+        C* out = static_cast<C*>(j.out) + b * c;
+        lanes_in(in, c, cnt, c, ar, ai);
+        lane_dft(d, ar, ai, br, bi, wr, wi);
+        lanes_out(br, bi, cnt, c, j.scale, out, c);
+        break;
+      }
+      case Kind::R2c: {
+        // the real rows as c = n / 2 complex values each
+        const C* in = static_cast<const C*>(j.in) + b * c;
+        const int64_t n_out = j.onesided ? c + 1 : j.n;
+        C* out = static_cast<C*>(j.out) + b * n_out;
+        lanes_in(in, c, cnt, c, ar, ai);
+        lane_dft(d, ar, ai, br, bi, wr, wi);
+        lanes_split(br, bi, j.tw, c, ar, ai);
+        lanes_out(ar, ai, cnt, c + 1, j.scale, out, n_out);
+        if (!j.onesided)
+          for (int64_t l = 0; l < cnt; ++l)
+            for (int64_t k = c + 1; k < j.n; ++k)
+              out[l * n_out + k] = std::conj(out[l * n_out + j.n - k]);
+        break;
+      }
+      case Kind::C2r: {
+        const C* in = static_cast<const C*>(j.in) + b * (c + 1);
+        C* out = static_cast<C*>(j.out) + b * c;  // n reals a row
+        lanes_in(in, c + 1, cnt, c + 1, ar, ai);
+        for (int64_t l = 0; l < L; ++l) ai[l] = ai[c * L + l] = R(0);
+        lanes_join(ar, ai, j.tw, c, br, bi);
+        lane_dft(d, br, bi, ar, ai, wr, wi);
+        lanes_out(ar, ai, cnt, c, j.scale, out, c);
+        break;
+      }
+    }
+  }
+}
+
+// The clones' entry points: a whole range of rows per call.
+FASTT_VEC_CLONES void lane_rows(const LaneJob<float>& j) {
+  lane_rows_impl(j);
+}
+FASTT_VEC_CLONES void lane_rows(const LaneJob<double>& j) {
+  lane_rows_impl(j);
+}
 
 template <class R>
 using PlanCache =
@@ -288,8 +719,13 @@ Plan<R>& plan_for(int64_t n, Kind kind) {
   return ref;
 }
 
-// Rows per thread: about 32K complex values of work each.
-int64_t row_grain(int64_t n) { return std::max<int64_t>(1, 32768 / n); }
+// Rows per thread: about 32K complex values of work each, whole groups
+// of lanes on the lane path.
+template <class R>
+int64_t row_grain(int64_t n, Kind kind, int64_t rows) {
+  const int64_t g = std::max<int64_t>(1, 32768 / n), L = kLanes<R>;
+  return use_lanes<R>(n, kind, rows) ? (g + L - 1) / L * L : g;
+}
 
 template <class C, class R>
 void scale_row(C* x, int64_t count, R s) {
@@ -309,8 +745,15 @@ struct FftC2cK {
     C* out = reinterpret_cast<C*>(a.out->template data_ptr<T>());
     const int64_t rows = n > 0 ? a.out->numel() / n : 0;
     const R s = R(a.f0);
-    parallel_for(0, rows, row_grain(n), [&](int64_t b0, int64_t b1) {
+    parallel_for(0, rows, row_grain<R>(n, kind, rows),
+                 [&](int64_t b0, int64_t b1) {
       Plan<R>& p = plan_for<R>(n, kind);
+      if (const Pow2Dft<R>* d = p.lanes(n, kind, b1 - b0)) {
+        lane_rows(LaneJob<R>{kind, d, nullptr, n, b1 - b0, in + b0 * n,
+                             out + b0 * n, s, true,
+                             p.lane_scratch.data()});
+        return;
+      }
       for (int64_t b = b0; b < b1; ++b) {
         p.dft.run(in + b * n, out + b * n);
         scale_row(out + b * n, n, s);
@@ -399,8 +842,15 @@ struct FftR2cK {
     C* out = reinterpret_cast<C*>(a.out->template data_ptr<Complex<R>>());
     const int64_t rows = n > 0 ? a.out->numel() / n_out : 0;
     const R s = R(a.f0);
-    parallel_for(0, rows, row_grain(n), [&](int64_t b0, int64_t b1) {
+    parallel_for(0, rows, row_grain<R>(n, Kind::R2c, rows),
+                 [&](int64_t b0, int64_t b1) {
       Plan<R>& p = plan_for<R>(n, Kind::R2c);
+      if (const Pow2Dft<R>* d = p.lanes(n, Kind::R2c, b1 - b0)) {
+        lane_rows(LaneJob<R>{Kind::R2c, d, p.tw.data(), n, b1 - b0,
+                             in + b0 * n, out + b0 * n_out, s, onesided,
+                             p.lane_scratch.data()});
+        return;
+      }
       for (int64_t b = b0; b < b1; ++b)
         r2c_row(p, n, in + b * n, out + b * n_out, onesided, s);
     });
@@ -417,8 +867,15 @@ struct FftC2rK {
     R* out = a.out->template data_ptr<R>();
     const int64_t rows = n > 0 ? a.out->numel() / n : 0;
     const R s = R(a.f0);
-    parallel_for(0, rows, row_grain(n), [&](int64_t b0, int64_t b1) {
+    parallel_for(0, rows, row_grain<R>(n, Kind::C2r, rows),
+                 [&](int64_t b0, int64_t b1) {
       Plan<R>& p = plan_for<R>(n, Kind::C2r);
+      if (const Pow2Dft<R>* d = p.lanes(n, Kind::C2r, b1 - b0)) {
+        lane_rows(LaneJob<R>{Kind::C2r, d, p.tw.data(), n, b1 - b0,
+                             in + b0 * n_in, out + b0 * n, s, true,
+                             p.lane_scratch.data()});
+        return;
+      }
       for (int64_t b = b0; b < b1; ++b)
         c2r_row(p, n, in + b * n_in, out + b * n, s);
     });

@@ -153,6 +153,54 @@ def test_batched_rows_in_parallel(n):
         fastt.set_num_threads(old)
 
 
+# Rows of a power-of-two length (the real kinds': an even length whose half
+# is one) up to 4096 complex values run 16 float or 8 double rows at once
+# in the kernel's lane layout (kernels/cpu/fft.cpp). Every lane holds its
+# own row, so a mixed-up lane, a partial last group (its unused lanes) or
+# a wrong stage count shows as a wrong row.
+LANE_ROWS = [2, 4, 7, 8, 16, 21, 37]
+LANE_LENGTHS = [1, 2, 4, 8, 16, 32, 64, 128, 512, 2048, 8192, 16384]
+
+
+@pytest.mark.parametrize("n", LANE_LENGTHS)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_lane_groups(dtype, n):
+    cdt = "complex" + str(2 * int(dtype[5:]))
+    for rows in LANE_ROWS:
+        f, t = pair(rnd((rows, n), dtype, rows * n))
+        close(fastt.fft.rfft(f), torch.fft.rfft(t))
+        close(fastt.fft.fft(f), torch.fft.fft(t))  # r2c, full spectrum
+        close(fastt.fft.rfft(f, norm="ortho"), torch.fft.rfft(t,
+                                                              norm="ortho"))
+        cf, ct = pair(rnd((rows, n), cdt, rows + n))
+        close(fastt.fft.fft(cf), torch.fft.fft(ct))
+        close(fastt.fft.ifft(cf, norm="forward"),
+              torch.fft.ifft(ct, norm="forward"))
+        hf, ht = pair(rnd((rows, n // 2 + 1), cdt, 3 * rows + n))
+        close(fastt.fft.irfft(hf, n=n), torch.fft.irfft(ht, n=n))
+        close(fastt.fft.irfft(hf, n=n, norm="ortho"),
+              torch.fft.irfft(ht, n=n, norm="ortho"))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_lane_groups_2d_and_threads(threads):
+    # Columns go through the rows' kernels after a transposed copy; two
+    # threads split the rows into whole groups.
+    old = fastt.get_num_threads()
+    fastt.set_num_threads(threads)
+    try:
+        for dtype in ("float32", "float64"):
+            f, t = pair(rnd((24, 64, 32), dtype, threads))
+            close(fastt.fft.rfft2(f), torch.fft.rfft2(t))
+            close(fastt.fft.fftn(f, dim=(0, 2)), torch.fft.fftn(t,
+                                                                dim=(0, 2)))
+            c = fastt.fft.rfftn(f)
+            close(fastt.fft.irfftn(c, s=(24, 64, 32)),
+                  torch.fft.irfftn(torch.fft.rfftn(t), s=(24, 64, 32)))
+    finally:
+        fastt.set_num_threads(old)
+
+
 def test_empty_batch_and_scalars():
     f = fastt.zeros(0, 8)
     assert tuple(fastt.fft.fft(f).shape) == (0, 8)
