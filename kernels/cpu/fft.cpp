@@ -99,6 +99,15 @@ class Pow2Dft {
         for (int64_t k = 1; k <= 3; ++k)
           tw_.push_back(unit_root<R>(k * p, len, sign));
     }
+    // The lane path's radix-8 stages (lane_stage8), then one of radix 4
+    // (its twiddles all 1) or 2 for what is left.
+    for (int64_t len = n; len >= 8; len /= 8) {
+      ++stages8_;
+      for (int64_t p = 0; p < len / 8; ++p)
+        for (int64_t k = 1; k <= 7; ++k)
+          tw8_.push_back(unit_root<R>(k * p, len, sign));
+    }
+    tw8_.insert(tw8_.end(), 3, C(1, 0));
   }
 
   // out = DFT(in); in and out are n values each and must not overlap.
@@ -132,8 +141,8 @@ class Pow2Dft {
 
   int64_t size() const { return n_; }
   bool inverse() const { return inverse_; }
-  int stages() const { return stages_; }
-  const C* twiddles() const { return tw_.data(); }
+  int stages8() const { return stages8_; }
+  const C* twiddles8() const { return tw8_.data(); }
 
  private:
   // One radix-4 stage: m butterflies of s columns each, x[q + s (p + k m)]
@@ -171,8 +180,9 @@ class Pow2Dft {
 
   int64_t n_;
   bool inverse_;
-  int stages_ = 0;
-  std::vector<C> tw_;  // per stage, per p: w^p, w^2p, w^3p
+  int stages_ = 0, stages8_ = 0;
+  std::vector<C> tw_;   // per stage, per p: w^p, w^2p, w^3p
+  std::vector<C> tw8_;  // per radix-8 stage, per p: w^p ... w^7p
   std::vector<C> work_;
 };
 
@@ -328,17 +338,99 @@ FASTT_VEC_INLINE void lane_stage(const R* __restrict xr,
   }
 }
 
-// out = DFT(in) of every lane, as Pow2Dft::run: the stages ping-pong
-// between out and work (n L parts per array each); in is not written.
+// One radix-8 Stockham stage over the lane layout: m butterflies of run
+// = s * L lanes each, x[q + s (p + k m)] -> y[q + s (8 p + k)] times
+// w^kp. Each butterfly is a radix-2 step (a_j +- a_{j+4}), the differences
+// turned by W8^j, and two 4-point DFTs (the even and the odd outputs).
+// Fewer passes over the layout than radix 4: 3 instead of 5 at 512.
+template <class R, bool Inverse>
+FASTT_VEC_INLINE void lane_stage8(const R* __restrict xr,
+                                  const R* __restrict xi, R* __restrict yr,
+                                  R* __restrict yi, const std::complex<R>* t,
+                                  int64_t m, int64_t run) {
+  constexpr int64_t L = kLanes<R>;
+  constexpr R h = R(0.70710678118654752440);  // sqrt(1/2)
+  const int64_t q = run * m;
+  for (int64_t p = 0; p < m; ++p) {
+    const R* w = reinterpret_cast<const R*>(t + 7 * p);  // w^kp: w[2k - 2]
+    for (int64_t j0 = 0; j0 < run; j0 += L) {
+      const int64_t x = run * p + j0, y = 8 * run * p + j0;
+#pragma GCC ivdep
+      for (int64_t l = 0; l < L; ++l) {
+        R br[4], bi[4], cr[4], ci[4];
+        for (int j = 0; j < 4; ++j) {
+          const R ar = xr[x + j * q + l], ai = xi[x + j * q + l];
+          const R er = xr[x + (j + 4) * q + l];
+          const R ei = xi[x + (j + 4) * q + l];
+          br[j] = ar + er;
+          bi[j] = ai + ei;
+          cr[j] = ar - er;
+          ci[j] = ai - ei;
+        }
+        // c_j times W8^j: forward W8 = (1 - i) / sqrt 2, inverse its
+        // conjugate.
+        {
+          const R r1 = cr[1], i1 = ci[1], r2 = cr[2], i2 = ci[2];
+          const R r3 = cr[3], i3 = ci[3];
+          if (Inverse) {
+            cr[1] = (r1 - i1) * h;
+            ci[1] = (r1 + i1) * h;
+            cr[2] = -i2;
+            ci[2] = r2;
+            cr[3] = -(r3 + i3) * h;
+            ci[3] = (r3 - i3) * h;
+          } else {
+            cr[1] = (r1 + i1) * h;
+            ci[1] = (i1 - r1) * h;
+            cr[2] = i2;
+            ci[2] = -r2;
+            cr[3] = (i3 - r3) * h;
+            ci[3] = -(r3 + i3) * h;
+          }
+        }
+        R orr[8], oi[8];
+        // 4-point DFTs: b gives the even outputs, c the odd ones.
+        for (int half = 0; half < 2; ++half) {
+          const R* vr = half ? cr : br;
+          const R* vi = half ? ci : bi;
+          const R apcr = vr[0] + vr[2], apci = vi[0] + vi[2];
+          const R amcr = vr[0] - vr[2], amci = vi[0] - vi[2];
+          const R bpdr = vr[1] + vr[3], bpdi = vi[1] + vi[3];
+          const R bmdr = vr[1] - vr[3], bmdi = vi[1] - vi[3];
+          const R jr = Inverse ? -bmdi : bmdi, ji = Inverse ? bmdr : -bmdr;
+          orr[half] = apcr + bpdr;
+          oi[half] = apci + bpdi;
+          orr[2 + half] = amcr + jr;
+          oi[2 + half] = amci + ji;
+          orr[4 + half] = apcr - bpdr;
+          oi[4 + half] = apci - bpdi;
+          orr[6 + half] = amcr - jr;
+          oi[6 + half] = amci - ji;
+        }
+        yr[y + l] = orr[0];
+        yi[y + l] = oi[0];
+        for (int k = 1; k < 8; ++k) {
+          const R wr = w[2 * k - 2], wi = w[2 * k - 1];
+          yr[y + k * run + l] = wr * orr[k] - wi * oi[k];
+          yi[y + k * run + l] = wr * oi[k] + wi * orr[k];
+        }
+      }
+    }
+  }
+}
+
+// out = DFT(in) of every lane: radix-8 stages, then one radix-4 or
+// radix-2 stage for what is left, ping-ponging between out and work (n L
+// parts per array each) as Pow2Dft::run; in is not written.
 template <class R>
 FASTT_VEC_INLINE void lane_dft(const Pow2Dft<R>& d, const R* inr,
                                const R* ini, R* outr, R* outi, R* wr,
                                R* wi) {
   constexpr int64_t L = kLanes<R>;
   const int64_t n = d.size();
-  const int stages = d.stages();
-  const bool radix2 = (n >> (2 * stages)) == 2;
-  const int total = stages + (radix2 ? 1 : 0);
+  const int stages = d.stages8();
+  const int64_t tail = n >> (3 * stages);  // 1, 2 or 4
+  const int total = stages + (tail > 1 ? 1 : 0);
   if (total == 0) {
     for (int64_t j = 0; j < L; ++j) {
       outr[j] = inr[j];
@@ -347,21 +439,26 @@ FASTT_VEC_INLINE void lane_dft(const Pow2Dft<R>& d, const R* inr,
     return;
   }
   const R *sr = inr, *si = ini;
-  const std::complex<R>* t = d.twiddles();
-  int64_t m = n / 4, s = 1;
-  for (int st = 0; st < stages; ++st, m /= 4, s *= 4) {
+  const std::complex<R>* t = d.twiddles8();
+  int64_t m = n / 8, s = 1;
+  for (int st = 0; st < stages; ++st, m /= 8, s *= 8) {
     const bool last = (total - 1 - st) % 2 == 0;
     R* dr = last ? outr : wr;
     R* di = last ? outi : wi;
     if (d.inverse())
-      lane_stage<R, true>(sr, si, dr, di, t, m, s * L);
+      lane_stage8<R, true>(sr, si, dr, di, t, m, s * L);
     else
-      lane_stage<R, false>(sr, si, dr, di, t, m, s * L);
-    t += 3 * m;
+      lane_stage8<R, false>(sr, si, dr, di, t, m, s * L);
+    t += 7 * m;
     sr = dr;
     si = di;
   }
-  if (radix2) {
+  if (tail == 4) {
+    if (d.inverse())
+      lane_stage<R, true>(sr, si, outr, outi, t, 1, s * L);
+    else
+      lane_stage<R, false>(sr, si, outr, outi, t, 1, s * L);
+  } else if (tail == 2) {
     const int64_t run = s * L;
 #pragma GCC ivdep
     for (int64_t j = 0; j < run; ++j) {
