@@ -265,8 +265,7 @@ class ComplexPlan {
 enum class Kind { Forward, Inverse, R2c, C2r };
 
 // ---- Many rows at once: the lane layout ----
-// A batch of rows of one power-of-two length runs kLanes<R> = 4 rows
-// together. Value k of lane (row) l lives at [k * L + l], real and
+// A batch of rows of one power-of-two length runs L rows (lanes) together. Value k of lane (row) l lives at [k * L + l], real and
 // imaginary parts in separate arrays, so one Stockham butterfly of the
 // rows' values is a run of s * L contiguous parts: every stage vectorizes,
 // the first (s = 1) included, with the twiddles broadcast. Row at a time,
@@ -280,7 +279,20 @@ enum class Kind { Forward, Inverse, R2c, C2r };
 // The group function is FASTT_VEC_CLONES: AVX-512, AVX2 and baseline
 // clones, one picked at load.
 template <class R>
-constexpr int64_t kLanes = 4;
+constexpr int64_t kMaxLanes = 64 / int64_t(sizeof(R));
+
+// Lanes per group (lane_count): as many as keep the Stockham passes' two
+// arrays of 2 c L parts within 32 KB (the L1 cache; more lanes were no
+// faster once L2-bound), between 4 and one 64-byte register's worth, and
+// no more than the rows: 16 floats up to 128 values, 4 from 512.
+template <class R>
+int64_t lane_count(int64_t c, int64_t rows) {
+  int64_t L = 4;
+  while (2 * L <= kMaxLanes<R> && 2 * L <= rows &&
+         4 * c * 2 * L * int64_t(sizeof(R)) <= 32768)
+    L *= 2;
+  return L;
+}
 
 // Rows that take the lane path: a power-of-two complex length (the real
 // kinds': n / 2, n even) of at most 4096 values (longer rows' layout
@@ -296,12 +308,11 @@ bool use_lanes(int64_t n, Kind kind, int64_t rows) {
 
 // One radix-4 Stockham stage over the lane layout (Pow2Dft::stage's
 // indices, each value a run of L lanes): run = s * L.
-template <class R, bool Inverse>
+template <class R, int64_t L, bool Inverse>
 FASTT_VEC_INLINE void lane_stage(const R* __restrict xr,
                                  const R* __restrict xi, R* __restrict yr,
                                  R* __restrict yi, const std::complex<R>* t,
                                  int64_t m, int64_t run) {
-  constexpr int64_t L = kLanes<R>;
   const int64_t q = run * m;  // from one input quarter to the next
   for (int64_t p = 0; p < m; ++p) {
     const R w1r = t[3 * p].real(), w1i = t[3 * p].imag();
@@ -343,12 +354,11 @@ FASTT_VEC_INLINE void lane_stage(const R* __restrict xr,
 // w^kp. Each butterfly is a radix-2 step (a_j +- a_{j+4}), the differences
 // turned by W8^j, and two 4-point DFTs (the even and the odd outputs).
 // Fewer passes over the layout than radix 4: 3 instead of 5 at 512.
-template <class R, bool Inverse>
+template <class R, int64_t L, bool Inverse>
 FASTT_VEC_INLINE void lane_stage8(const R* __restrict xr,
                                   const R* __restrict xi, R* __restrict yr,
                                   R* __restrict yi, const std::complex<R>* t,
                                   int64_t m, int64_t run) {
-  constexpr int64_t L = kLanes<R>;
   constexpr R h = R(0.70710678118654752440);  // sqrt(1/2)
   const int64_t q = run * m;
   for (int64_t p = 0; p < m; ++p) {
@@ -422,11 +432,10 @@ FASTT_VEC_INLINE void lane_stage8(const R* __restrict xr,
 // out = DFT(in) of every lane: radix-8 stages, then one radix-4 or
 // radix-2 stage for what is left, ping-ponging between out and work (n L
 // parts per array each) as Pow2Dft::run; in is not written.
-template <class R>
+template <class R, int64_t L>
 FASTT_VEC_INLINE void lane_dft(const Pow2Dft<R>& d, const R* inr,
                                const R* ini, R* outr, R* outi, R* wr,
                                R* wi) {
-  constexpr int64_t L = kLanes<R>;
   const int64_t n = d.size();
   const int stages = d.stages8();
   const int64_t tail = n >> (3 * stages);  // 1, 2 or 4
@@ -446,18 +455,18 @@ FASTT_VEC_INLINE void lane_dft(const Pow2Dft<R>& d, const R* inr,
     R* dr = last ? outr : wr;
     R* di = last ? outi : wi;
     if (d.inverse())
-      lane_stage8<R, true>(sr, si, dr, di, t, m, s * L);
+      lane_stage8<R, L, true>(sr, si, dr, di, t, m, s * L);
     else
-      lane_stage8<R, false>(sr, si, dr, di, t, m, s * L);
+      lane_stage8<R, L, false>(sr, si, dr, di, t, m, s * L);
     t += 7 * m;
     sr = dr;
     si = di;
   }
   if (tail == 4) {
     if (d.inverse())
-      lane_stage<R, true>(sr, si, outr, outi, t, 1, s * L);
+      lane_stage<R, L, true>(sr, si, outr, outi, t, 1, s * L);
     else
-      lane_stage<R, false>(sr, si, outr, outi, t, 1, s * L);
+      lane_stage<R, L, false>(sr, si, outr, outi, t, 1, s * L);
   } else if (tail == 2) {
     const int64_t run = s * L;
 #pragma GCC ivdep
@@ -476,11 +485,11 @@ FASTT_VEC_INLINE void lane_dft(const Pow2Dft<R>& d, const R* inr,
 // transposed by Eklundh's exchanges: log2 L rounds in which rows i and
 // i + h swap blocks of h values, each a two-source shuffle. Value by value
 // the tiles took longer than the transform's stages.
-template <class R>
+template <class R, int64_t L>
 struct LaneVec {
   using E = std::conditional_t<sizeof(R) == 4, int32_t, int64_t>;
-  typedef R V __attribute__((vector_size(kLanes<R> * sizeof(R))));
-  typedef E M __attribute__((vector_size(kLanes<R> * sizeof(R))));
+  typedef R V __attribute__((vector_size(L * sizeof(R))));
+  typedef E M __attribute__((vector_size(L * sizeof(R))));
 };
 
 // Shuffle masks over the pair (a, b) (b's elements from L on): Eklundh's
@@ -488,11 +497,10 @@ struct LaneVec {
 // elements of a then b (Part 2 / 3; the parts of L interleaved complex
 // values) and the interleave of a's and b's first / second halves (Part
 // 4 / 5).
-template <class R, int64_t H, int Part, class Seq>
+template <class R, int64_t L, int64_t H, int Part, class Seq>
 struct LaneMask;
-template <class R, int64_t H, int Part, std::size_t... P>
-struct LaneMask<R, H, Part, std::index_sequence<P...>> {
-  static constexpr int64_t L = kLanes<R>;
+template <class R, int64_t L, int64_t H, int Part, std::size_t... P>
+struct LaneMask<R, L, H, Part, std::index_sequence<P...>> {
   static constexpr int64_t at(int64_t p) {
     switch (Part) {
       case 0: return p % (2 * H) < H ? p : L + p - H;
@@ -503,46 +511,44 @@ struct LaneMask<R, H, Part, std::index_sequence<P...>> {
       default: return L / 2 + p / 2 + (p % 2) * L;
     }
   }
-  static constexpr typename LaneVec<R>::M m = {
-      typename LaneVec<R>::E(at(int64_t(P)))...};
+  static constexpr typename LaneVec<R, L>::M m = {
+      typename LaneVec<R, L>::E(at(int64_t(P)))...};
 };
 
 // (Through a reference: a vector returned by value draws GCC's ABI
 // note in the clones without AVX.)
-template <class R, int64_t H, int Part>
-FASTT_VEC_INLINE void lane_shuffle(const typename LaneVec<R>::V& a,
-                                   const typename LaneVec<R>::V& b,
-                                   typename LaneVec<R>::V& out) {
+template <class R, int64_t L, int64_t H, int Part>
+FASTT_VEC_INLINE void lane_shuffle(const typename LaneVec<R, L>::V& a,
+                                   const typename LaneVec<R, L>::V& b,
+                                   typename LaneVec<R, L>::V& out) {
   out = __builtin_shuffle(
       a, b,
-      LaneMask<R, H, Part,
-               std::make_index_sequence<size_t(kLanes<R>)>>::m);
+      LaneMask<R, L, H, Part, std::make_index_sequence<size_t(L)>>::m);
 }
 
-template <class R, int64_t H>
-FASTT_VEC_INLINE void eklundh_round(typename LaneVec<R>::V* v) {
-  for (int64_t i = 0; i < kLanes<R>; ++i)
+template <class R, int64_t L, int64_t H>
+FASTT_VEC_INLINE void eklundh_round(typename LaneVec<R, L>::V* v) {
+  for (int64_t i = 0; i < L; ++i)
     if ((i & H) == 0) {
-      const typename LaneVec<R>::V a = v[i], b = v[i + H];
-      lane_shuffle<R, H, 0>(a, b, v[i]);
-      lane_shuffle<R, H, 1>(a, b, v[i + H]);
+      const typename LaneVec<R, L>::V a = v[i], b = v[i + H];
+      lane_shuffle<R, L, H, 0>(a, b, v[i]);
+      lane_shuffle<R, L, H, 1>(a, b, v[i + H]);
     }
 }
 
-template <class R, int64_t H = kLanes<R> / 2>
-FASTT_VEC_INLINE void transpose_tile(typename LaneVec<R>::V* v) {
-  eklundh_round<R, H>(v);
-  if constexpr (H > 1) transpose_tile<R, H / 2>(v);
+template <class R, int64_t L, int64_t H = L / 2>
+FASTT_VEC_INLINE void transpose_tile(typename LaneVec<R, L>::V* v) {
+  eklundh_round<R, L, H>(v);
+  if constexpr (H > 1) transpose_tile<R, L, H / 2>(v);
 }
 
 // Into the lane layout: values [0, width) of rows [0, cnt) (row r at
 // rows + r * stride), through L x L tiles; lanes past cnt are zero.
-template <class R>
+template <class R, int64_t L>
 FASTT_VEC_INLINE void lanes_in(const std::complex<R>* rows, int64_t stride,
                                int64_t cnt, int64_t width, R* __restrict re,
                                R* __restrict im) {
-  using V = typename LaneVec<R>::V;
-  constexpr int64_t L = kLanes<R>;
+  using V = typename LaneVec<R, L>::V;
   for (int64_t k0 = 0; k0 < width; k0 += L) {
     const int64_t kn = std::min(L, width - k0);
     if (kn == L) {
@@ -552,14 +558,14 @@ FASTT_VEC_INLINE void lanes_in(const std::complex<R>* rows, int64_t stride,
           V a, b;  // row l's values k0 ... k0 + L - 1, parts interleaved
           std::memcpy(&a, rows + l * stride + k0, sizeof(V));
           std::memcpy(&b, rows + l * stride + k0 + L / 2, sizeof(V));
-          lane_shuffle<R, 1, 2>(a, b, vr[l]);
-          lane_shuffle<R, 1, 3>(a, b, vi[l]);
+          lane_shuffle<R, L, 1, 2>(a, b, vr[l]);
+          lane_shuffle<R, L, 1, 3>(a, b, vi[l]);
         } else {
           vr[l] = vi[l] = V{};
         }
       }
-      transpose_tile<R>(vr);
-      transpose_tile<R>(vi);
+      transpose_tile<R, L>(vr);
+      transpose_tile<R, L>(vi);
       for (int64_t k = 0; k < L; ++k) {
         std::memcpy(re + (k0 + k) * L, &vr[k], sizeof(V));
         std::memcpy(im + (k0 + k) * L, &vi[k], sizeof(V));
@@ -582,13 +588,12 @@ FASTT_VEC_INLINE void lanes_in(const std::complex<R>* rows, int64_t stride,
 }
 
 // Out of the lane layout, times s: lanes [0, cnt) to rows of width values.
-template <class R>
+template <class R, int64_t L>
 FASTT_VEC_INLINE void lanes_out(const R* __restrict re,
                                 const R* __restrict im, int64_t cnt,
                                 int64_t width, R s, std::complex<R>* rows,
                                 int64_t stride) {
-  using V = typename LaneVec<R>::V;
-  constexpr int64_t L = kLanes<R>;
+  using V = typename LaneVec<R, L>::V;
   for (int64_t k0 = 0; k0 < width; k0 += L) {
     const int64_t kn = std::min(L, width - k0);
     if (kn == L) {
@@ -599,12 +604,12 @@ FASTT_VEC_INLINE void lanes_out(const R* __restrict re,
         vr[k] *= s;
         vi[k] *= s;
       }
-      transpose_tile<R>(vr);
-      transpose_tile<R>(vi);
+      transpose_tile<R, L>(vr);
+      transpose_tile<R, L>(vi);
       for (int64_t l = 0; l < cnt; ++l) {
         V a, b;
-        lane_shuffle<R, 1, 4>(vr[l], vi[l], a);
-        lane_shuffle<R, 1, 5>(vr[l], vi[l], b);
+        lane_shuffle<R, L, 1, 4>(vr[l], vi[l], a);
+        lane_shuffle<R, L, 1, 5>(vr[l], vi[l], b);
         std::memcpy(static_cast<void*>(rows + l * stride + k0), &a,
                     sizeof(V));
         std::memcpy(static_cast<void*>(rows + l * stride + k0 + L / 2), &b,
@@ -621,6 +626,23 @@ FASTT_VEC_INLINE void lanes_out(const R* __restrict re,
     }
   }
 }
+
+// A range of rows for the lane path, in groups of `lanes`. dft has the
+// complex length: n, or n / 2 for the real kinds (whose tw is Plan::tw);
+// scratch holds 6 arrays of (dft->size() + 1) lanes parts.
+template <class R>
+struct LaneJob {
+  Kind kind;
+  const Pow2Dft<R>* dft;
+  const std::complex<R>* tw;
+  int64_t n, rows;
+  const void* in;  // the first row's
+  void* out;
+  R scale;
+  bool onesided;
+  R* scratch;
+  int64_t lanes;
+};
 
 // Everything one thread needs for one (length, kind): the complex plan (of
 // n, or of n/2 for real transforms of even length), the twiddles that
@@ -647,35 +669,31 @@ struct Plan {
   std::vector<C> buf, buf2;  // row scratch (real kinds only)
   std::vector<R> lane_scratch;  // the lane path's (LaneJob::scratch)
 
-  // The lane path for `rows` rows (use_lanes), its scratch made.
-  const Pow2Dft<R>* lanes(int64_t n, Kind kind, int64_t rows) {
-    if (!use_lanes<R>(n, kind, rows)) return nullptr;
-    const Pow2Dft<R>* d = dft.pow2();
+  // The lane path's job for `rows` rows of length n (use_lanes), its
+  // scratch made, the rows and the scale left to fill in; dft null where
+  // the rows take the row loops.
+  LaneJob<R> lane_job(int64_t n, Kind kind, int64_t rows) {
+    LaneJob<R> j{};
+    if (!use_lanes<R>(n, kind, rows)) return j;
+    j.kind = kind;
+    j.dft = dft.pow2();
+    j.tw = half ? tw.data() : nullptr;
+    j.n = n;
+    j.rows = rows;
+    const int64_t c = j.dft->size();
+    j.lanes = lane_count<R>(c, rows);
     if (lane_scratch.empty())
-      lane_scratch.resize(size_t(6 * (d->size() + 1) * kLanes<R>));
-    return d;
+      lane_scratch.resize(
+          size_t(6 * (c + 1) * lane_count<R>(c, kMaxLanes<R>)));
+    j.scratch = lane_scratch.data();
+    return j;
   }
 };
 
-// A range of rows for the lane path. dft has the complex length: n, or
-// n / 2 for the real kinds (whose tw is Plan::tw); scratch holds 6
-// arrays of (dft->size() + 1) L parts.
-template <class R>
-struct LaneJob {
-  Kind kind;
-  const Pow2Dft<R>* dft;
-  const std::complex<R>* tw;
-  int64_t n, rows;
-  const void* in;  // the first row's
-  void* out;
-  R scale;
-  bool onesided;
-  R* scratch;
-};
 
 // r2c's split for one k (r2c_row's formulas, lane by lane): a = Z_k, c =
 // Z_{N-k} (each index mod N) into y = X_k, with w = exp(-2 pi i k / n).
-template <class R>
+template <class R, int64_t L>
 FASTT_VEC_INLINE void split_lanes(const R* __restrict ar,
                                   const R* __restrict ai,
                                   const R* __restrict cr,
@@ -683,7 +701,7 @@ FASTT_VEC_INLINE void split_lanes(const R* __restrict ar,
                                   R* __restrict yr, R* __restrict yi) {
   const R wr = w.real(), wi = w.imag();
 #pragma GCC ivdep
-  for (int64_t l = 0; l < kLanes<R>; ++l) {
+  for (int64_t l = 0; l < L; ++l) {
     const R er = (ar[l] + cr[l]) * R(0.5), ei = (ai[l] - ci[l]) * R(0.5);
     const R orr = (ai[l] + ci[l]) * R(0.5);
     const R oi = (cr[l] - ar[l]) * R(0.5);
@@ -694,25 +712,23 @@ FASTT_VEC_INLINE void split_lanes(const R* __restrict ar,
 
 // r2c's split of the half-length spectrum Z (lane layout) into X_k, k <=
 // N.
-template <class R>
+template <class R, int64_t L>
 FASTT_VEC_INLINE void lanes_split(const R* zr, const R* zi,
                                   const std::complex<R>* tw, int64_t N,
                                   R* xr, R* xi) {
-  constexpr int64_t L = kLanes<R>;
-  split_lanes(zr, zi, zr, zi, tw[0], xr, xi);
+  split_lanes<R, L>(zr, zi, zr, zi, tw[0], xr, xi);
   for (int64_t k = 1; k < N; ++k)
-    split_lanes(zr + k * L, zi + k * L, zr + (N - k) * L,
+    split_lanes<R, L>(zr + k * L, zi + k * L, zr + (N - k) * L,
                 zi + (N - k) * L, tw[k], xr + k * L, xi + k * L);
-  split_lanes(zr, zi, zr, zi, tw[N], xr + N * L, xi + N * L);
+  split_lanes<R, L>(zr, zi, zr, zi, tw[N], xr + N * L, xi + N * L);
 }
 
 // c2r's join: the half-length input Z_k, k < N, of X_k, k <= N (lane
 // layout, the zero-frequency and Nyquist imaginary parts already zero).
-template <class R>
+template <class R, int64_t L>
 FASTT_VEC_INLINE void lanes_join(const R* xr, const R* xi,
                                  const std::complex<R>* tw, int64_t N,
                                  R* zr, R* zi) {
-  constexpr int64_t L = kLanes<R>;
   for (int64_t k = 0; k < N; ++k) {
     const R* __restrict ar = xr + k * L;
     const R* __restrict ai = xi + k * L;
@@ -734,10 +750,9 @@ FASTT_VEC_INLINE void lanes_join(const R* xr, const R* xi,
   }
 }
 
-template <class R>
-FASTT_VEC_INLINE void lane_rows_impl(const LaneJob<R>& j) {
+template <class R, int64_t L>
+FASTT_VEC_INLINE void lane_groups(const LaneJob<R>& j) {
   using C = std::complex<R>;
-  constexpr int64_t L = kLanes<R>;
   const Pow2Dft<R>& d = *j.dft;
   const int64_t c = d.size(), part = (c + 1) * L;
   R* ar = j.scratch;
@@ -753,9 +768,9 @@ FASTT_VEC_INLINE void lane_rows_impl(const LaneJob<R>& j) {
       case Kind::Inverse: {
         const C* in = static_cast<const C*>(j.in) + b * c;
         C* out = static_cast<C*>(j.out) + b * c;
-        lanes_in(in, c, cnt, c, ar, ai);
-        lane_dft(d, ar, ai, br, bi, wr, wi);
-        lanes_out(br, bi, cnt, c, j.scale, out, c);
+        lanes_in<R, L>(in, c, cnt, c, ar, ai);
+        lane_dft<R, L>(d, ar, ai, br, bi, wr, wi);
+        lanes_out<R, L>(br, bi, cnt, c, j.scale, out, c);
         break;
       }
       case Kind::R2c: {
@@ -763,10 +778,10 @@ FASTT_VEC_INLINE void lane_rows_impl(const LaneJob<R>& j) {
         const C* in = static_cast<const C*>(j.in) + b * c;
         const int64_t n_out = j.onesided ? c + 1 : j.n;
         C* out = static_cast<C*>(j.out) + b * n_out;
-        lanes_in(in, c, cnt, c, ar, ai);
-        lane_dft(d, ar, ai, br, bi, wr, wi);
-        lanes_split(br, bi, j.tw, c, ar, ai);
-        lanes_out(ar, ai, cnt, c + 1, j.scale, out, n_out);
+        lanes_in<R, L>(in, c, cnt, c, ar, ai);
+        lane_dft<R, L>(d, ar, ai, br, bi, wr, wi);
+        lanes_split<R, L>(br, bi, j.tw, c, ar, ai);
+        lanes_out<R, L>(ar, ai, cnt, c + 1, j.scale, out, n_out);
         if (!j.onesided)
           for (int64_t l = 0; l < cnt; ++l)
             for (int64_t k = c + 1; k < j.n; ++k)
@@ -776,15 +791,23 @@ FASTT_VEC_INLINE void lane_rows_impl(const LaneJob<R>& j) {
       case Kind::C2r: {
         const C* in = static_cast<const C*>(j.in) + b * (c + 1);
         C* out = static_cast<C*>(j.out) + b * c;  // n reals a row
-        lanes_in(in, c + 1, cnt, c + 1, ar, ai);
+        lanes_in<R, L>(in, c + 1, cnt, c + 1, ar, ai);
         for (int64_t l = 0; l < L; ++l) ai[l] = ai[c * L + l] = R(0);
-        lanes_join(ar, ai, j.tw, c, br, bi);
-        lane_dft(d, br, bi, ar, ai, wr, wi);
-        lanes_out(ar, ai, cnt, c, j.scale, out, c);
+        lanes_join<R, L>(ar, ai, j.tw, c, br, bi);
+        lane_dft<R, L>(d, br, bi, ar, ai, wr, wi);
+        lanes_out<R, L>(ar, ai, cnt, c, j.scale, out, c);
         break;
       }
     }
   }
+}
+
+template <class R>
+FASTT_VEC_INLINE void lane_rows_impl(const LaneJob<R>& j) {
+  if constexpr (kMaxLanes<R> >= 16)
+    if (j.lanes == 16) return lane_groups<R, 16>(j);
+  if (j.lanes == 8) return lane_groups<R, 8>(j);
+  lane_groups<R, 4>(j);
 }
 
 // The clones' entry points: a whole range of rows per call.
@@ -820,8 +843,11 @@ Plan<R>& plan_for(int64_t n, Kind kind) {
 // of lanes on the lane path.
 template <class R>
 int64_t row_grain(int64_t n, Kind kind, int64_t rows) {
-  const int64_t g = std::max<int64_t>(1, 32768 / n), L = kLanes<R>;
-  return use_lanes<R>(n, kind, rows) ? (g + L - 1) / L * L : g;
+  const int64_t g = std::max<int64_t>(1, 32768 / n);
+  if (!use_lanes<R>(n, kind, rows)) return g;
+  const bool real = kind == Kind::R2c || kind == Kind::C2r;
+  const int64_t L = lane_count<R>(real ? n / 2 : n, rows);
+  return (g + L - 1) / L * L;
 }
 
 template <class C, class R>
@@ -845,10 +871,12 @@ struct FftC2cK {
     parallel_for(0, rows, row_grain<R>(n, kind, rows),
                  [&](int64_t b0, int64_t b1) {
       Plan<R>& p = plan_for<R>(n, kind);
-      if (const Pow2Dft<R>* d = p.lanes(n, kind, b1 - b0)) {
-        lane_rows(LaneJob<R>{kind, d, nullptr, n, b1 - b0, in + b0 * n,
-                             out + b0 * n, s, true,
-                             p.lane_scratch.data()});
+      LaneJob<R> j = p.lane_job(n, kind, b1 - b0);
+      if (j.dft) {
+        j.in = in + b0 * n;
+        j.out = out + b0 * n;
+        j.scale = s;
+        lane_rows(j);
         return;
       }
       for (int64_t b = b0; b < b1; ++b) {
@@ -942,10 +970,13 @@ struct FftR2cK {
     parallel_for(0, rows, row_grain<R>(n, Kind::R2c, rows),
                  [&](int64_t b0, int64_t b1) {
       Plan<R>& p = plan_for<R>(n, Kind::R2c);
-      if (const Pow2Dft<R>* d = p.lanes(n, Kind::R2c, b1 - b0)) {
-        lane_rows(LaneJob<R>{Kind::R2c, d, p.tw.data(), n, b1 - b0,
-                             in + b0 * n, out + b0 * n_out, s, onesided,
-                             p.lane_scratch.data()});
+      LaneJob<R> j = p.lane_job(n, Kind::R2c, b1 - b0);
+      if (j.dft) {
+        j.in = in + b0 * n;
+        j.out = out + b0 * n_out;
+        j.scale = s;
+        j.onesided = onesided;
+        lane_rows(j);
         return;
       }
       for (int64_t b = b0; b < b1; ++b)
@@ -967,10 +998,12 @@ struct FftC2rK {
     parallel_for(0, rows, row_grain<R>(n, Kind::C2r, rows),
                  [&](int64_t b0, int64_t b1) {
       Plan<R>& p = plan_for<R>(n, Kind::C2r);
-      if (const Pow2Dft<R>* d = p.lanes(n, Kind::C2r, b1 - b0)) {
-        lane_rows(LaneJob<R>{Kind::C2r, d, p.tw.data(), n, b1 - b0,
-                             in + b0 * n_in, out + b0 * n, s, true,
-                             p.lane_scratch.data()});
+      LaneJob<R> j = p.lane_job(n, Kind::C2r, b1 - b0);
+      if (j.dft) {
+        j.in = in + b0 * n_in;
+        j.out = out + b0 * n;
+        j.scale = s;
+        lane_rows(j);
         return;
       }
       for (int64_t b = b0; b < b1; ++b)
