@@ -265,19 +265,19 @@ class ComplexPlan {
 enum class Kind { Forward, Inverse, R2c, C2r };
 
 // ---- Many rows at once: the lane layout ----
-// A batch of rows of one power-of-two length runs L rows (lanes) together. Value k of lane (row) l lives at [k * L + l], real and
-// imaginary parts in separate arrays, so one Stockham butterfly of the
-// rows' values is a run of s * L contiguous parts: every stage vectorizes,
-// the first (s = 1) included, with the twiddles broadcast. Row at a time,
-// the interleaved parts and the first stages' short runs left the loops
-// scalar: 64 rows of 1024 points took 4.9x torch's time. Four lanes, not a
-// whole AVX-512 register's 16: the Stockham passes read and write the
-// whole layout, n L values twice, which at four lanes stays in the L1
-// cache up to 512 complex float values; 8 and 16 lanes were no faster
-// there (L2-bound) and slower at 64 x 64 (bench/fft.py). The rows go into
-// and out of the layout through transposed tiles (lanes_in, lanes_out).
-// The group function is FASTT_VEC_CLONES: AVX-512, AVX2 and baseline
-// clones, one picked at load.
+// A batch of rows of one power-of-two length runs L rows (lanes) at once.
+// Value k of lane (row) l lives at [k * L + l], real and imaginary parts
+// in separate arrays, so one Stockham butterfly of the rows' values is a
+// run of s * L contiguous parts: every pass vectorizes, the first (s = 1)
+// included, with the twiddles broadcast. Row at a time, the interleaved
+// parts and the first passes' short runs left the loops scalar: 64 rows
+// of 1024 points took 4.9x torch's time. L is 4, 8 or 16 (lane_count):
+// the passes read and write the whole layout, 2 c L values, and more
+// lanes than the L1 cache holds made them L2-bound (8 and 16 lanes were
+// no faster than 4 at 512 points, 16 twice as fast at 64). The rows go
+// into and out of the layout through transposed tiles (lanes_in,
+// lanes_out). The entry point is FASTT_VEC_CLONES: AVX-512, AVX2 and
+// baseline clones, one picked at load.
 template <class R>
 constexpr int64_t kMaxLanes = 64 / int64_t(sizeof(R));
 
