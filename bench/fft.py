@@ -1,9 +1,10 @@
 """fastt.fft against torch.fft, one thread, medians of interleaved repeats
 (bench.common.interleaved): rfft / irfft / fft of one signal at 256 to
 64K points (powers of two, a prime length that runs Bluestein's
-algorithm, a length of small odd factors), a batch of 64 rows, and 2-d
+algorithm, a length of small odd factors), batches of rows, and 2-d
 transforms. fastt's transforms (kernels/cpu/fft.cpp) are its radix-4
-Stockham loops for powers of two, KissFFT for other lengths, Bluestein's
+Stockham loops for powers of two (batches of rows: radix 8, several rows
+in SIMD lanes), KissFFT for other lengths, Bluestein's
 algorithm for large prime factors; torch's CPU wheels use oneMKL's
 (pocketfft where built without MKL). The last row is a spectral layer's
 training step (irfft(rfft(x) * w), a loss, backward into the complex w).
@@ -58,6 +59,9 @@ def cases():
         out.append(("irfft", (n // 2 + 1,), "complex64", irfft))
         out.append(("fft", (n,), "complex64", fft))
     out.append(("rfft 64 rows", (64, 1024), "float32", rfft))
+    out.append(("irfft 64 rows", (64, 513), "complex64", irfft))
+    out.append(("fft 64 rows", (64, 1024), "complex64", fft))
+    out.append(("rfft 16 rows", (16, 4096), "float32", rfft))
     out.append(("rfft2", (64, 64), "float32", rfft2))
     out.append(("fft2", (64, 64), "complex64", fft2))
     out.append(("spectral layer fwd+bwd", (16, 256), "float32", spectral))
@@ -93,10 +97,12 @@ def markdown(res):
         res, "fastt.fft against torch.fft, one thread, µs per call (median "
         "of interleaved repeats); n is the input's element count (irfft: "
         "n/2+1 complex values in, n real out); 'rfft 64 rows' is [64, "
-        "1024], the 2-d transforms are 64x64; the spectral layer is "
+        "1024] (irfft: [64, 513]), 'rfft 16 rows' [16, 4096], the 2-d "
+        "transforms are 64x64; the spectral layer is "
         "irfft(rfft(x) * w) on [16, 256] with backward into w. fastt: "
         "radix-4 Stockham "
-        "(powers of two), KissFFT, Bluestein (large prime factors); "
+        "(powers of two; batches of rows in SIMD lanes, radix 8), KissFFT, "
+        "Bluestein (large prime factors); "
         "torch: oneMKL.")
 
 
