@@ -13,8 +13,9 @@
 //            frequency and (n even) Nyquist values are not read.
 //
 // Complex transforms of power-of-two length are fastt's own radix-4
-// Stockham loops (Pow2Dft, about twice KissFFT's speed there; several
-// rows of one length run four at a time in SIMD lanes, lane_rows); the other
+// Stockham loops (Pow2Dft, about twice KissFFT's speed there; batches of
+// rows of one length run 4, 8 or 16 at a time in SIMD lanes through
+// radix-8 passes, lane_rows); the other
 // lengths are KissFFT's (kissfft.hh, the header-only template: float and
 // double, any length, BSD-3; README's dependency table says why this
 // library). Where n has a large prime factor p, KissFFT's generic
@@ -46,6 +47,9 @@ namespace {
 using namespace cpu;
 
 constexpr double kPi = 3.14159265358979323846;
+
+// The longest complex transform the lane path takes (use_lanes).
+constexpr int64_t kMaxLaneLength = 4096;
 
 // exp(sign * 2 pi i * num / den), the angle reduced exactly first.
 template <class R>
@@ -90,7 +94,8 @@ class Pow2Dft {
  public:
   using C = std::complex<R>;
 
-  Pow2Dft(int64_t n, bool inverse)
+  // lanes: also the radix-8 twiddles of the lane path (lane_dft).
+  Pow2Dft(int64_t n, bool inverse, bool lanes = false)
       : n_(n), inverse_(inverse), work_(size_t(n)) {
     const int sign = inverse ? 1 : -1;
     for (int64_t len = n; len >= 4; len /= 4) {
@@ -101,6 +106,7 @@ class Pow2Dft {
     }
     // The lane path's radix-8 stages (lane_stage8), then one of radix 4
     // (its twiddles all 1) or 2 for what is left.
+    if (!lanes) return;
     for (int64_t len = n; len >= 8; len /= 8) {
       ++stages8_;
       for (int64_t p = 0; p < len / 8; ++p)
@@ -194,7 +200,8 @@ class ComplexPlan {
 
   ComplexPlan(int64_t n, bool inverse) : n_(n) {
     if ((n & (n - 1)) == 0) {
-      pow2_ = std::make_unique<Pow2Dft<R>>(n, inverse);
+      pow2_ = std::make_unique<Pow2Dft<R>>(n, inverse,
+                                           n <= kMaxLaneLength);
       return;
     }
     int64_t m = 1;
@@ -285,7 +292,8 @@ constexpr int64_t kMaxLanes = 64 / int64_t(sizeof(R));
 // Lanes per group (lane_count): as many as keep the Stockham passes' two
 // arrays of 2 c L parts within 32 KB (the L1 cache; more lanes were no
 // faster once L2-bound), between 4 and one 64-byte register's worth, and
-// no more than the rows: 16 floats up to 128 values, 4 from 512.
+// above 4 no more than the rows: floats 16 up to 128 values, 8 at 256, 4
+// from 512; doubles 8 up to 128, then 4.
 template <class R>
 int64_t lane_count(int64_t c, int64_t rows) {
   int64_t L = 4;
@@ -304,7 +312,7 @@ bool use_lanes(int64_t n, Kind kind, int64_t rows) {
   const bool real = kind == Kind::R2c || kind == Kind::C2r;
   if (real && n % 2 != 0) return false;
   const int64_t c = real ? n / 2 : n;
-  return c >= 1 && (c & (c - 1)) == 0 && c <= 4096 && rows >= 2;
+  return c >= 1 && (c & (c - 1)) == 0 && c <= kMaxLaneLength && rows >= 2;
 }
 
 // One radix-4 Stockham stage over the lane layout (Pow2Dft::stage's
@@ -840,15 +848,22 @@ Plan<R>& plan_for(int64_t n, Kind kind) {
   return ref;
 }
 
-// Rows per thread: about 32K complex values of work each, whole groups
-// of lanes on the lane path.
-template <class R>
-int64_t row_grain(int64_t n, Kind kind, int64_t rows) {
+// Runs f(b0, b1) over ranges of the rows [0, rows) in parallel, about 32K
+// complex values of work each; on the lane path ranges of whole groups,
+// so that only the last thread's last group runs part empty.
+template <class R, class F>
+void for_rows(int64_t n, Kind kind, int64_t rows, const F& f) {
   const int64_t g = std::max<int64_t>(1, 32768 / n);
-  if (!use_lanes<R>(n, kind, rows)) return g;
+  if (!use_lanes<R>(n, kind, rows)) {
+    parallel_for(0, rows, g, f);
+    return;
+  }
   const bool real = kind == Kind::R2c || kind == Kind::C2r;
   const int64_t L = lane_count<R>(real ? n / 2 : n, rows);
-  return (g + L - 1) / L * L;
+  parallel_for(0, (rows + L - 1) / L, std::max<int64_t>(1, g / L),
+               [&](int64_t g0, int64_t g1) {
+                 f(g0 * L, std::min(rows, g1 * L));
+               });
 }
 
 template <class C, class R>
@@ -869,8 +884,7 @@ struct FftC2cK {
     C* out = reinterpret_cast<C*>(a.out->template data_ptr<T>());
     const int64_t rows = n > 0 ? a.out->numel() / n : 0;
     const R s = R(a.f0);
-    parallel_for(0, rows, row_grain<R>(n, kind, rows),
-                 [&](int64_t b0, int64_t b1) {
+    for_rows<R>(n, kind, rows, [&](int64_t b0, int64_t b1) {
       Plan<R>& p = plan_for<R>(n, kind);
       LaneJob<R> j = p.lane_job(n, kind, b1 - b0);
       if (j.dft) {
@@ -968,8 +982,7 @@ struct FftR2cK {
     C* out = reinterpret_cast<C*>(a.out->template data_ptr<Complex<R>>());
     const int64_t rows = n > 0 ? a.out->numel() / n_out : 0;
     const R s = R(a.f0);
-    parallel_for(0, rows, row_grain<R>(n, Kind::R2c, rows),
-                 [&](int64_t b0, int64_t b1) {
+    for_rows<R>(n, Kind::R2c, rows, [&](int64_t b0, int64_t b1) {
       Plan<R>& p = plan_for<R>(n, Kind::R2c);
       LaneJob<R> j = p.lane_job(n, Kind::R2c, b1 - b0);
       if (j.dft) {
@@ -996,8 +1009,7 @@ struct FftC2rK {
     R* out = a.out->template data_ptr<R>();
     const int64_t rows = n > 0 ? a.out->numel() / n : 0;
     const R s = R(a.f0);
-    parallel_for(0, rows, row_grain<R>(n, Kind::C2r, rows),
-                 [&](int64_t b0, int64_t b1) {
+    for_rows<R>(n, Kind::C2r, rows, [&](int64_t b0, int64_t b1) {
       Plan<R>& p = plan_for<R>(n, Kind::C2r);
       LaneJob<R> j = p.lane_job(n, Kind::C2r, b1 - b0);
       if (j.dft) {

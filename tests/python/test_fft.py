@@ -153,13 +153,16 @@ def test_batched_rows_in_parallel(n):
         fastt.set_num_threads(old)
 
 
-# Rows of a power-of-two length (the real kinds': an even length whose half
-# is one) up to 4096 complex values run 16 float or 8 double rows at once
-# in the kernel's lane layout (kernels/cpu/fft.cpp). Every lane holds its
-# own row, so a mixed-up lane, a partial last group (its unused lanes) or
-# a wrong stage count shows as a wrong row.
+# Two or more rows of a power-of-two length (the real kinds': an even length
+# whose half is one) up to 4096 complex values run 4, 8 or 16 float (4 or
+# 8 double) rows at once in the kernel's lane layout (kernels/cpu/fft.cpp,
+# by length and row count). Every lane holds its own row, so a mixed-up
+# lane, a partial last group (its unused lanes), a wrong transposed tile
+# or a wrong pass count shows as a wrong row; 8192 and 16384 take the row
+# loops.
 LANE_ROWS = [2, 4, 7, 8, 16, 21, 37]
-LANE_LENGTHS = [1, 2, 4, 8, 16, 32, 64, 128, 512, 2048, 8192, 16384]
+LANE_LENGTHS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 2048, 4096, 8192,
+                16384]
 
 
 @pytest.mark.parametrize("n", LANE_LENGTHS)
@@ -185,7 +188,8 @@ def test_lane_groups(dtype, n):
 @pytest.mark.parametrize("threads", [1, 2])
 def test_lane_groups_2d_and_threads(threads):
     # Columns go through the rows' kernels after a transposed copy; two
-    # threads split the rows into whole groups.
+    # threads split the rows in whole groups of lanes (1555 rows of 32:
+    # the second thread's last group part empty).
     old = fastt.get_num_threads()
     fastt.set_num_threads(threads)
     try:
@@ -197,6 +201,11 @@ def test_lane_groups_2d_and_threads(threads):
             c = fastt.fft.rfftn(f)
             close(fastt.fft.irfftn(c, s=(24, 64, 32)),
                   torch.fft.irfftn(torch.fft.rfftn(t), s=(24, 64, 32)))
+            f, t = pair(rnd((1555, 32), dtype, 7))
+            close(fastt.fft.rfft(f), torch.fft.rfft(t))
+            close(fastt.fft.ifft(f), torch.fft.ifft(t))
+            c = fastt.fft.rfft(f)
+            close(fastt.fft.irfft(c), torch.fft.irfft(torch.fft.rfft(t)))
     finally:
         fastt.set_num_threads(old)
 
