@@ -35,7 +35,6 @@
 #include <cstring>
 #include <map>
 #include <memory>
-#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -47,6 +46,16 @@ namespace {
 using namespace cpu;
 
 constexpr double kPi = 3.14159265358979323846;
+
+// The loop that follows carries no dependence (its pointers' runs never
+// overlap): GCC vectorizes it without runtime alias checks (it gives up
+// on them past ten pointers). Clang (the fuzz build) goes without: its
+// assume_safety form warns on the radix-8 loop it unrolls instead.
+#if defined(__GNUC__) && !defined(__clang__)
+#define FASTT_IVDEP _Pragma("GCC ivdep")
+#else
+#define FASTT_IVDEP
+#endif
 
 // The longest complex transform the lane path takes (use_lanes).
 constexpr int64_t kMaxLaneLength = 4096;
@@ -330,7 +339,7 @@ FASTT_VEC_INLINE void lane_stage(const R* __restrict xr,
     for (int64_t j0 = 0; j0 < run; j0 += L) {
       const int64_t x = run * p + j0, y = 4 * run * p + j0;
       // One vector (or two, four) of lanes: a fixed trip count.
-#pragma GCC ivdep
+      FASTT_IVDEP
       for (int64_t l = 0; l < L; ++l) {
         const R ar = xr[x + l], ai = xi[x + l];
         const R br = xr[x + q + l], bi = xi[x + q + l];
@@ -374,7 +383,7 @@ FASTT_VEC_INLINE void lane_stage8(const R* __restrict xr,
     const R* w = reinterpret_cast<const R*>(t + 7 * p);  // w^kp: w[2k - 2]
     for (int64_t j0 = 0; j0 < run; j0 += L) {
       const int64_t x = run * p + j0, y = 8 * run * p + j0;
-#pragma GCC ivdep
+      FASTT_IVDEP
       for (int64_t l = 0; l < L; ++l) {
         R br[4], bi[4], cr[4], ci[4];
         for (int j = 0; j < 4; ++j) {
@@ -478,7 +487,7 @@ FASTT_VEC_INLINE void lane_dft(const Pow2Dft<R>& d, const R* inr,
       lane_stage<R, L, false>(sr, si, outr, outi, t, 1, s * L);
   } else if (tail == 2) {
     const int64_t run = s * L;
-#pragma GCC ivdep
+    FASTT_IVDEP
     for (int64_t j = 0; j < run; ++j) {
       const R ar = sr[j], ai = si[j], br = sr[j + run], bi = si[j + run];
       outr[j] = ar + br;
@@ -496,43 +505,44 @@ FASTT_VEC_INLINE void lane_dft(const Pow2Dft<R>& d, const R* inr,
 // the tiles took longer than the transform's stages.
 template <class R, int64_t L>
 struct LaneVec {
-  using E = std::conditional_t<sizeof(R) == 4, int32_t, int64_t>;
   typedef R V __attribute__((vector_size(L * sizeof(R))));
-  typedef E M __attribute__((vector_size(L * sizeof(R))));
 };
 
-// Shuffle masks over the pair (a, b) (b's elements from L on): Eklundh's
+// Shuffle indices over the pair (a, b) (b's elements from L on): Eklundh's
 // round h (Part 0 row i's new value, 1 row i + h's), and the even / odd
 // elements of a then b (Part 2 / 3; the parts of L interleaved complex
 // values) and the interleave of a's and b's first / second halves (Part
 // 4 / 5).
-template <class R, int64_t L, int64_t H, int Part, class Seq>
-struct LaneMask;
-template <class R, int64_t L, int64_t H, int Part, std::size_t... P>
-struct LaneMask<R, L, H, Part, std::index_sequence<P...>> {
-  static constexpr int64_t at(int64_t p) {
-    switch (Part) {
-      case 0: return p % (2 * H) < H ? p : L + p - H;
-      case 1: return p % (2 * H) < H ? p + H : L + p;
-      case 2: return 2 * p;
-      case 3: return 2 * p + 1;
-      case 4: return p / 2 + (p % 2) * L;
-      default: return L / 2 + p / 2 + (p % 2) * L;
-    }
+template <int64_t L, int64_t H, int Part>
+constexpr int lane_index(int64_t p) {
+  switch (Part) {
+    case 0: return int(p % (2 * H) < H ? p : L + p - H);
+    case 1: return int(p % (2 * H) < H ? p + H : L + p);
+    case 2: return int(2 * p);
+    case 3: return int(2 * p + 1);
+    case 4: return int(p / 2 + (p % 2) * L);
+    default: return int(L / 2 + p / 2 + (p % 2) * L);
   }
-  static constexpr typename LaneVec<R, L>::M m = {
-      typename LaneVec<R, L>::E(at(int64_t(P)))...};
-};
+}
 
-// (Through a reference: a vector returned by value draws GCC's ABI
-// note in the clones without AVX.)
+// __builtin_shufflevector (GCC 12 and Clang) takes the indices as
+// constants. Through a reference: a vector returned by value draws GCC's
+// ABI note in the clones without AVX.
+template <class R, int64_t L, int64_t H, int Part, std::size_t... P>
+FASTT_VEC_INLINE void lane_shuffle_at(const typename LaneVec<R, L>::V& a,
+                                      const typename LaneVec<R, L>::V& b,
+                                      typename LaneVec<R, L>::V& out,
+                                      std::index_sequence<P...>) {
+  out = __builtin_shufflevector(a, b,
+                                lane_index<L, H, Part>(int64_t(P))...);
+}
+
 template <class R, int64_t L, int64_t H, int Part>
 FASTT_VEC_INLINE void lane_shuffle(const typename LaneVec<R, L>::V& a,
                                    const typename LaneVec<R, L>::V& b,
                                    typename LaneVec<R, L>::V& out) {
-  out = __builtin_shuffle(
-      a, b,
-      LaneMask<R, L, H, Part, std::make_index_sequence<size_t(L)>>::m);
+  lane_shuffle_at<R, L, H, Part>(a, b, out,
+                                 std::make_index_sequence<size_t(L)>());
 }
 
 template <class R, int64_t L, int64_t H>
@@ -709,7 +719,7 @@ FASTT_VEC_INLINE void split_lanes(const R* __restrict ar,
                                   const R* __restrict ci, std::complex<R> w,
                                   R* __restrict yr, R* __restrict yi) {
   const R wr = w.real(), wi = w.imag();
-#pragma GCC ivdep
+  FASTT_IVDEP
   for (int64_t l = 0; l < L; ++l) {
     const R er = (ar[l] + cr[l]) * R(0.5), ei = (ai[l] - ci[l]) * R(0.5);
     const R orr = (ai[l] + ci[l]) * R(0.5);
@@ -747,7 +757,7 @@ FASTT_VEC_INLINE void lanes_join(const R* xr, const R* xi,
     R* __restrict yi = zi + k * L;
     // conj(w^k)
     const R wr = tw[k].real(), wi = -tw[k].imag();
-#pragma GCC ivdep
+    FASTT_IVDEP
     for (int64_t l = 0; l < L; ++l) {
       // xk + conj(x_{N-k}) and (xk - conj(x_{N-k})) * conj(w^k)
       const R sr = ar[l] + cr[l], si = ai[l] - ci[l];
