@@ -1353,6 +1353,68 @@ Tensor argsort(const Tensor& t, int64_t dim, bool descending, bool stable) {
   return std::get<1>(sort(t, dim, descending, stable));
 }
 
+Tensor select_kth(const Tensor& t, int64_t dim, int64_t which, int64_t k) {
+  check_defined(t, "kthvalue", "self");
+  dim = wrap_dim(dim, t.dim(), "kthvalue");
+  const Tensor t1 = t.dim() == 0 ? t.reshape({1}) : t;
+  const int64_t n = t1.sizes()[dim];
+  FASTT_CHECK(which >= 0 && which <= 2, ValueError,
+              "kthvalue: unknown selection {}", which);
+  FASTT_CHECK(which != 0 || (k >= 0 && k < n), RuntimeError,
+              "kthvalue(): selected number k out of range for dimension {}",
+              dim);
+  constexpr int64_t kMaxRow = std::numeric_limits<uint32_t>::max();
+  FASTT_CHECK(n > 0 && n <= kMaxRow, IndexError,
+              "kthvalue(): Expected reduction dim {} to have a size in [1, "
+              "2^32), got {}",
+              dim, n);
+  int64_t shape[kMaxDims];
+  std::copy(t1.sizes().begin(), t1.sizes().end(), shape);
+  shape[dim] = 1;
+  Tensor out = Tensor::empty(IntList(shape, size_t(t1.dim())), DType::Int64,
+                             t1.device());
+  KernelArgs a;
+  a.out = &out;
+  a.in[0] = &t1;
+  a.i0 = dim;
+  a.i1 = which;
+  a.i2 = k;
+  lookup_kernel(Op::select_kth, t1.device().type, t1.dtype())(a);
+  return t.dim() == 0 ? out.reshape({}) : out;
+}
+
+Tensor searchsorted(const Tensor& sorted, const Tensor& values, bool right,
+                    bool out_int32) {
+  check_defined(sorted, "searchsorted", "sorted_sequence");
+  check_defined(values, "searchsorted", "input");
+  check_same_device("searchsorted", sorted, values);
+  FASTT_CHECK(sorted.dtype() == values.dtype(), TypeError,
+              "searchsorted: sorted_sequence ({}) and input ({}) must have "
+              "one dtype here",
+              dtype_name(sorted.dtype()), dtype_name(values.dtype()));
+  const int nd = int(sorted.dim());
+  bool leading = nd >= 1 && (nd == 1 || values.dim() == nd);
+  for (int d = 0; leading && d + 1 < nd; ++d)
+    leading = sorted.sizes()[d] == values.sizes()[d];
+  FASTT_CHECK(leading, RuntimeError,
+              "torch.searchsorted(): boundaries tensor should be 1 dimension "
+              "or the first N-1 dimensions of boundaries tensor and input "
+              "value tensor must match");
+  const Tensor s = sorted.contiguous(), v = values.contiguous();
+  Tensor out = Tensor::empty(v.sizes(),
+                             out_int32 ? DType::Int32 : DType::Int64,
+                             v.device());
+  if (v.numel() == 0) return out;
+  if (s.numel() == 0) return out.zero_();
+  KernelArgs a;
+  a.out = &out;
+  a.in[0] = &s;
+  a.in[1] = &v;
+  a.i0 = right;
+  lookup_kernel(Op::searchsorted, v.device().type, v.dtype())(a);
+  return out;
+}
+
 std::tuple<Tensor, Tensor> topk(const Tensor& t, int64_t k, int64_t dim,
                                 bool largest, bool sorted) {
   check_defined(t, "topk", "self");

@@ -91,5 +91,17 @@ Tensor argsort(const Tensor& t, int64_t dim = -1, bool descending = false,
                bool stable = false);
 std::tuple<Tensor, Tensor> topk(const Tensor& t, int64_t k, int64_t dim = -1,
                                 bool largest = true, bool sorted = true);
+// The index along dim (keepdim-shaped int64; CPU) of one position of each
+// slice's stable ascending order, in linear time: which = 0, position k
+// (kthvalue's k - 1); 1, the lower median, or the first NaN of a slice
+// that has one (median); 2, the lower median of the non-NaN values
+// (nanmedian). Indices only: nothing for autograd.
+Tensor select_kth(const Tensor& t, int64_t dim, int64_t which, int64_t k = 0);
+// The insertion points (int64, or int32) of values in sorted's last-dim
+// rows (one row for all values, or one per leading index, which values
+// shares); one dtype, CPU; torch.searchsorted's checks and promotion stay
+// in python/fastt/_composite.py.
+Tensor searchsorted(const Tensor& sorted, const Tensor& values, bool right,
+                    bool out_int32);
 
 }  // namespace fastt

@@ -1,11 +1,17 @@
 // sort and topk: each row along `dim` is loaded in op-math precision, an
 // index permutation is sorted (stable), and values/indices are written out.
 // NaN sorts as the largest value, like torch. Rows run in parallel.
+// select (kthvalue, median): one element's index per row, in the order
+// sort gives, by a linear-time selection on packed (key, index) words.
+// searchsorted: a binary search per value.
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <memory>
 #include <new>
+#include <type_traits>
 
 #include "kernels/cpu/loop.h"
 
@@ -164,10 +170,219 @@ struct TopkK {
   }
 };
 
+// ---- select: the index of one position of each row's stable order ----
+// Unsigned keys that order like Less (as kernels/cuda/sort.cu's radix
+// keys): NaN above every number and equal to every NaN, -0 equal to +0;
+// 32 bits for types up to 4 bytes, else 64.
+template <class M>
+using key_t = std::conditional_t<sizeof(M) <= 4, uint32_t, uint64_t>;
+template <class M>
+key_t<M> order_key(M v) {
+  using K = key_t<M>;
+  constexpr K kSign = K(1) << (sizeof(K) * 8 - 1);
+  if constexpr (std::is_same<M, bool>::value) {
+    return K(v);
+  } else if constexpr (std::is_integral<M>::value) {
+    if constexpr (std::is_signed<M>::value)
+      return K(std::make_signed_t<K>(v)) ^ kSign;
+    else
+      return K(v);
+  } else {  // float or double: a key as wide as the value
+    if (v != v) return ~K(0);
+    if (v == M(0)) v = M(0);
+    K b;
+    std::memcpy(&b, &v, sizeof(b));
+    return (b & kSign) ? K(~b) : K(b | kSign);
+  }
+}
+// A 64-bit key with its index (32-bit keys and indices pack into one
+// word instead): ordered by key, then index, so ties keep sort's order.
+struct KeyIndex {
+  uint64_t key;
+  int64_t index;
+  bool operator<(const KeyIndex& o) const {
+    return key < o.key || (key == o.key && index < o.index);
+  }
+};
+template <class K>
+using word_t = std::conditional_t<sizeof(K) == 4, uint64_t, KeyIndex>;
+
+// Rows up to this length select on the stack.
+constexpr int64_t kSmallSelect = 64;
+
+// in[0] = self (ndim >= 1; rows along dim shorter than 2^32), out = int64
+// indices (size 1 along dim, self's sizes elsewhere); i0 = dim; which
+// position of each row's stable ascending order (sort's) to report:
+// i1 = 0: position i2; 1: the lower median, or the first NaN where the
+// row has one (median); 2: the lower median of the non-NaN values, 0
+// where there are none (nanmedian). std::nth_element: linear on average.
+template <class T>
+struct SelectK {
+  using M = opmath_t<T>;
+  using K = key_t<M>;
+  using W = word_t<K>;
+  static W word(K key, int64_t j) {
+    if constexpr (sizeof(K) == 4) return (uint64_t(key) << 32) | uint64_t(j);
+    else return KeyIndex{key, j};
+  }
+  static K key_of(const W& w) {
+    if constexpr (sizeof(K) == 4) return K(w >> 32);
+    else return w.key;
+  }
+  static int64_t index_of(const W& w) {
+    if constexpr (sizeof(K) == 4) return int64_t(w & 0xFFFFFFFFu);
+    else return w.index;
+  }
+  // The bucket of the digit histogram h that holds position *pos; *pos
+  // becomes the position within it.
+  static uint32_t bucket_of(const uint32_t* h, int64_t* pos) {
+    int64_t below = 0;
+    uint32_t b = 0;
+    while (below + h[b] <= *pos) below += h[b++];
+    *pos -= below;
+    return b;
+  }
+  // Radix select for long rows: the histogram of the keys' top 11 bits
+  // finds the bucket of position pos, whose words (key, index) are
+  // gathered; the next 11 bits narrow them again while many remain; then
+  // nth_element on what is left. Two passes over the row where
+  // nth_element's partitions mispredict a branch per element.
+  static int64_t radix_select(const K* keys, W* w, int64_t n, int64_t pos) {
+    constexpr int kDigit = 11, kBuckets = 1 << kDigit;
+    int shift = int(sizeof(K)) * 8 - kDigit;
+    uint32_t h[kBuckets] = {};
+    for (int64_t j = 0; j < n; ++j) ++h[keys[j] >> shift];
+    K b = bucket_of(h, &pos);
+    int64_t c = 0;
+    for (int64_t j = 0; j < n; ++j)
+      if ((keys[j] >> shift) == b) w[c++] = word(keys[j], j);
+    while (c > kRadixRow && shift > 0) {
+      shift = std::max(shift - kDigit, 0);
+      std::fill(h, h + kBuckets, 0u);
+      for (int64_t t = 0; t < c; ++t)
+        ++h[(key_of(w[t]) >> shift) & (kBuckets - 1)];
+      b = bucket_of(h, &pos);
+      int64_t kept = 0;
+      for (int64_t t = 0; t < c; ++t)
+        if (((key_of(w[t]) >> shift) & (kBuckets - 1)) == b) w[kept++] = w[t];
+      c = kept;
+    }
+    std::nth_element(w, w + pos, w + c);
+    return index_of(w[pos]);
+  }
+  static constexpr int64_t kRadixRow = 4096;  // shorter: nth_element
+  static void run(KernelArgs& a) {
+    const Tensor& self = *a.in[0];
+    const Tensor& out = *a.out;
+    const int nd = int(self.dim());
+    const int64_t dim = a.i0, mode = a.i1;
+    const int64_t n = self.sizes()[dim], ss = self.strides()[dim];
+    if (n == 0 || self.numel() == 0) return;
+    const int64_t rows = self.numel() / n;
+    const bool radix = n > kRadixRow;
+    // w: n words; keys: n keys for the radix path (else null)
+    auto do_row = [&](int64_t r, W* w, K* keys) {
+      int64_t rem = r, so = 0, oo = 0;
+      for (int d = nd - 1; d >= 0; --d) {
+        if (d == dim) continue;
+        const int64_t i = rem % self.sizes()[d];
+        rem /= self.sizes()[d];
+        so += i * self.strides()[d];
+        oo += i * out.strides()[d];
+      }
+      const T* src = static_cast<const T*>(self.data_ptr()) + so;
+      int64_t nans = 0;
+      for (int64_t j = 0; j < n; ++j) {
+        const M v = static_cast<M>(src[j * ss]);
+        nans += is_nan(v);
+        if (keys) keys[j] = order_key(v);
+        else w[j] = word(order_key(v), j);
+      }
+      const int64_t good = n - nans;
+      int64_t pos = a.i2;
+      if (mode == 1) pos = good < n ? good : (n - 1) / 2;
+      else if (mode == 2) pos = good > 0 ? (good - 1) / 2 : 0;
+      int64_t index;
+      if (keys) {
+        index = radix_select(keys, w, n, pos);
+      } else {
+        std::nth_element(w, w + pos, w + n);
+        index = index_of(w[pos]);
+      }
+      static_cast<int64_t*>(out.data_ptr())[oo] = index;
+    };
+    const int64_t grain = std::max<int64_t>(1, kGrainSize / n);
+    if (n <= kSmallSelect && rows <= grain) {
+      W w[kSmallSelect];
+      for (int64_t r = 0; r < rows; ++r) do_row(r, w, nullptr);
+      return;
+    }
+    std::atomic<bool> out_of_memory{false};
+    parallel_for(0, rows, grain, [&](int64_t b, int64_t e) {
+      std::unique_ptr<W[]> w(new (std::nothrow) W[size_t(n)]);
+      std::unique_ptr<K[]> keys(radix ? new (std::nothrow) K[size_t(n)]
+                                      : nullptr);
+      if (!w || (radix && !keys)) {
+        out_of_memory.store(true, std::memory_order_relaxed);
+        return;
+      }
+      for (int64_t r = b; r < e; ++r) do_row(r, w.get(), keys.get());
+    });
+    FASTT_CHECK(!out_of_memory.load(), OutOfMemoryError,
+                "kthvalue: out of memory for the scratch of rows of {} "
+                "elements",
+                n);
+  }
+};
+
+// in[0] = sorted rows [B, m] and in[1] = values [B, k] (B = 1: one
+// sequence for all values), dense; out = the insertion points, int64 or
+// int32, dense as in[1]; i0 = right. torch's search loop exactly (the
+// same answer on unsorted or NaN-holding rows): right of mid unless
+// mid's value >= v (> v for right).
+template <class T>
+struct SearchsortedK {
+  template <class I>
+  static void search(const KernelArgs& a, I* out) {
+    using M = opmath_t<T>;
+    const Tensor& seq = *a.in[0];
+    const Tensor& val = *a.in[1];
+    const int64_t m = seq.sizes()[seq.dim() - 1];
+    const int64_t rows = seq.numel() / std::max<int64_t>(m, 1);
+    const int64_t k = rows > 1 ? val.numel() / rows : val.numel();
+    const T* s = static_cast<const T*>(seq.data_ptr());
+    const T* v = static_cast<const T*>(val.data_ptr());
+    const bool right = a.i0 != 0;
+    const int64_t grain = std::max<int64_t>(256, kGrainSize / 16);
+    parallel_for(0, val.numel(), grain, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        const T* row = rows > 1 ? s + (i / k) * m : s;
+        const M x = static_cast<M>(v[i]);
+        int64_t lo = 0, hi = m;
+        while (lo < hi) {
+          const int64_t mid = lo + ((hi - lo) >> 1);
+          const M y = static_cast<M>(row[mid]);
+          const bool left_of = right ? y > x : y >= x;
+          lo = left_of ? lo : mid + 1;
+          hi = left_of ? mid : hi;
+        }
+        out[i] = I(lo);
+      }
+    });
+  }
+  static void run(KernelArgs& a) {
+    if (a.out->dtype() == DType::Int32)
+      search(a, static_cast<int32_t*>(a.out->data_ptr()));
+    else
+      search(a, static_cast<int64_t*>(a.out->data_ptr()));
+  }
+};
+
 }  // namespace
 
 void register_sort_kernels() {
 #define FASTT_KERNELS_sort
+#define FASTT_KERNELS_select
 #include "kernels/kernels.def"
 }
 

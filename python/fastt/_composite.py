@@ -1037,18 +1037,40 @@ def _check_reduce_dim(input, dim, op):
     return d
 
 
-def _pick(input, dim, pos, keepdim, op):
-    """(values, indices) of the pos-th element (a tensor of positions,
-    keepdim-shaped) of input sorted stably along dim; values gathered
-    from input, so the gradient goes to the chosen element."""
+def _pick(input, dim, which, k, keepdim, op):
+    """(values, indices) of one element per slice along dim in the order
+    a stable sort gives: which = 0, the k-th (0-based); 1, the lower
+    median, or the first NaN of a slice with one; 2, the lower median of
+    the non-NaN values. Values gathered from input, so the gradient goes
+    to the chosen element."""
     x = input if input.ndim else input.reshape(1)
-    idx = fastt.sort(x, dim, stable=True).indices.gather(dim, pos)
+    if x.device.type == "cpu" and x.shape[dim] < 2 ** 32:
+        # a linear-time selection (kernels/cpu/sort.cpp)
+        idx = fastt._C._select_kth(x, dim, which, k)
+    else:
+        idx = fastt.sort(x, dim, stable=True).indices.gather(
+            dim, _positions(x, dim, which, k))
     vals = x.gather(dim, idx)
     if not keepdim or input.ndim == 0:
         vals, idx = vals.squeeze(dim), idx.squeeze(dim)
         if input.ndim == 0:
             vals, idx = vals.reshape(()), idx.reshape(())
     return _VI[op](vals, idx)
+
+
+def _positions(x, dim, which, k):
+    """_pick's position in each slice's sorted order (keepdim-shaped)."""
+    n = x.shape[dim]
+    shape = list(x.shape)
+    shape[dim] = 1
+    if which == 0 or not x.dtype.is_floating_point:
+        pos = k if which == 0 else (n - 1) // 2
+        return fastt.full(shape, pos, dtype=fastt.int64, device=x.device)
+    good = fastt.logical_not(fastt.isnan(x)).sum(dim, True)
+    if which == 2:   # the lower median of the numbers; 0 if none
+        return fastt.clamp((good - 1) // 2, min=0)
+    # a NaN makes the median: the first one
+    return fastt.where(good < n, good, fastt.full_like(good, (n - 1) // 2))
 
 
 def _median(input, dim, keepdim, ignore_nan, op):
@@ -1059,21 +1081,7 @@ def _median(input, dim, keepdim, ignore_nan, op):
                               device=input.device)
         return _median(flat, 0, False, ignore_nan, op).values
     d = _check_reduce_dim(input, dim, op)
-    x = input if input.ndim else input.reshape(1)
-    n = x.shape[d]
-    if x.dtype.is_floating_point:
-        good = fastt.logical_not(fastt.isnan(x)).sum(d, True)
-        if ignore_nan:   # the lower median of the numbers; 0 if none
-            pos = fastt.clamp((good - 1) // 2, min=0)
-        else:            # a NaN makes the median: the first one
-            pos = fastt.where(good < n, good, fastt.full_like(good,
-                                                             (n - 1) // 2))
-    else:
-        shape = list(x.shape)
-        shape[d] = 1
-        pos = fastt.full(shape, (n - 1) // 2, dtype=fastt.int64,
-                         device=x.device)
-    return _pick(input, d, pos, keepdim, op)
+    return _pick(input, d, 2 if ignore_nan else 1, 0, keepdim, op)
 
 
 @_export()
@@ -1097,10 +1105,7 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     if not 1 <= k <= n:
         raise RuntimeError("kthvalue(): selected number k out of range for "
                            f"dimension {d}")
-    shape = list(input.shape) if input.ndim else [1]
-    shape[d] = 1
-    pos = fastt.full(shape, k - 1, dtype=fastt.int64, device=input.device)
-    return _out(_pick(input, d, pos, keepdim, "kthvalue"), out, input)
+    return _out(_pick(input, d, 0, k - 1, keepdim, "kthvalue"), out, input)
 
 
 @_export()
@@ -1250,9 +1255,10 @@ def bincount(input, weights=None, minlength=0):
                            "as input")
     n = builtins.max(input.max().item() + 1 if input.numel() else 0,
                      minlength)
-    if weights is None:
-        dtype, w = fastt.int64, fastt.ones(input.shape, dtype=fastt.int64,
-                                           device=input.device)
+    if weights is None:  # a broadcast 1 (no 8-byte-per-element ones)
+        dtype, w = fastt.int64, fastt.ones((), dtype=fastt.int64,
+                                           device=input.device).expand(
+                                               input.shape)
     else:
         dtype = weights.dtype if weights.dtype in (fastt.float32,
                                                    fastt.float64) \
@@ -1655,8 +1661,8 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False,
                  side=None, sorter=None, out=None):
     """For each value of input, the index where it would be inserted into
     sorted_sequence (along its last dim) to keep it sorted: the first such
-    index, or with right=True / side="right" the last. One vectorised
-    binary search: log2(len) rounds of a gather and a compare."""
+    index, or with right=True / side="right" the last. A binary search
+    per value (torch's loop) on the CPU; elsewhere _search_rounds."""
     seq = sorted_sequence
     if side is not None:
         if side not in ("left", "right"):
@@ -1674,7 +1680,8 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False,
                                "scalar only when boundaries tensor "
                                "dimension is 1, but we got boundaries "
                                f"tensor dim({seq.ndim})")
-        input = fastt.tensor([input], dtype=seq.dtype, device=seq.device)
+        input = fastt.tensor([input], dtype=fastt.result_type(seq, input),
+                             device=seq.device)
     if seq.ndim == 0:
         raise RuntimeError("torch.searchsorted(): boundaries tensor should "
                            "have positive dimension, but got 0 dimension")
@@ -1701,8 +1708,24 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False,
             raise RuntimeError("torch.searchsorted(): sorter index out of "
                                "range")
         seq = seq.gather(-1, sorter)
-    common = fastt.promote_types(seq.dtype, input.dtype)
+    if out_int32 and seq.shape[-1] >= 2 ** 31 - 1:
+        raise RuntimeError("torch.searchsorted(): the size of boundaries' "
+                           "last dimension should be less than 2147483647, "
+                           f"but we got {seq.shape[-1]}")
+    common = fastt.result_type(seq, input)  # a 0-d input does not lead
     seq, v = seq.detach().to(common), input.detach().to(common)
+    if v.device.type == "cpu":  # kernels/cpu/sort.cpp
+        r = fastt._C._searchsorted(seq, v, right, out_int32)
+    else:
+        r = _search_rounds(seq, v, right)
+        r = r.to(fastt.int32) if out_int32 else r
+    return _out(r.reshape(()) if scalar else r, out)
+
+
+def _search_rounds(seq, v, right):
+    """searchsorted's insertion points (int64) as one vectorised binary
+    search, log2(len) rounds of a gather and a compare, for devices
+    without the CPU's kernel: torch's loop, value by value in lockstep."""
     m = seq.shape[-1]
     lo = fastt.zeros(v.shape, dtype=fastt.int64, device=v.device)
     hi = fastt.full(v.shape, m, dtype=fastt.int64, device=v.device)
@@ -1717,10 +1740,7 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False,
             live = lo < hi
             lo = fastt.where(live & go, mid + 1, lo)
             hi = fastt.where(live & fastt.logical_not(go), mid, hi)
-    r = lo.to(fastt.int32) if out_int32 else lo
-    if scalar:
-        r = r.reshape(())
-    return _out(r, out)
+    return lo
 
 
 @_export(method=False)

@@ -201,6 +201,14 @@ FASTT_BIND(topk, 1, values_indices(fastt::topk(t, k, dim, largest, sorted)),
            (Int, k), (IntOr<-1>, dim), (BoolOr<true>, largest),
            (BoolOr<true>, sorted))
 
+FASTT_BIND_FUNCTION(_select_kth, 3, fastt::select_kth(input, dim, which, k),
+                    (Tensor, input), (Int, dim), (Int, which), (IntOr<0>, k))
+
+FASTT_BIND_FUNCTION(_searchsorted, 2,
+                    fastt::searchsorted(sorted, input, right, out_int32),
+                    (Tensor, sorted), (Tensor, input), (BoolOr<false>, right),
+                    (BoolOr<false>, out_int32))
+
 FASTT_BIND_FUNCTION(embedding, 2, fastt::embedding(weight, input, padding_idx),
                     (Tensor, input), (Tensor, weight),
                     (IntOr<-1>, padding_idx))

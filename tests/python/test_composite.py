@@ -1,7 +1,10 @@
 """The composite ops (python/fastt/_composite.py) against torch, on what
 torch's OpInfo samples leave out: every einsum form, the large-input paths
-(isin's sorted lookup, searchsorted's rounds), ties and NaN in the scans
-and order statistics, histogram bin edges."""
+(isin's sorted lookup, searchsorted's kernel), ties and NaN in the scans
+and order statistics (kthvalue / median's selection kernel against a
+stable sort, every dtype), histogram bin edges; and, on the CPU, the
+paths other devices take instead of the CPU-only kernels (searchsorted's
+rounds, kthvalue / median through a sort)."""
 import math
 
 import numpy as np
@@ -123,6 +126,136 @@ def test_searchsorted_large_and_batched(right):
          torch.searchsorted(un, q[0], sorter=srt, right=right))
     same(fastt.bucketize(F(q), F(b[0]), right=right),
          torch.bucketize(q, b[0], right=right))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64,
+                                   torch.float16, torch.int64, torch.int32,
+                                   torch.int16, torch.uint8])
+def test_searchsorted_kernel_dtypes_layouts_and_edges(dtype):
+    g = torch.Generator().manual_seed(4)
+    seq = torch.randint(0, 40, (2, 3, 25), generator=g).sort(-1).values
+    v = torch.randint(-2, 42, (2, 3, 9), generator=g)
+    seq, v = seq.to(dtype), v.to(dtype)
+    for right in (False, True):
+        for s_, v_ in ((seq, v), (seq[0, 1], v.transpose(0, 2)),
+                       (seq[..., ::2], v[..., ::3])):   # strided
+            same(fastt.searchsorted(F(s_), F(v_), right=right),
+                 torch.searchsorted(s_, v_, right=right))
+        same(fastt.searchsorted(F(seq[0, 0]), 7, right=right),
+             torch.searchsorted(seq[0, 0], 7, right=right))
+    # empty sequences give 0; empty inputs an empty result
+    same(fastt.searchsorted(F(seq[..., :0]), F(v)),
+         torch.searchsorted(seq[..., :0], v))
+    same(fastt.searchsorted(F(seq), F(v[..., :0]), out_int32=True),
+         torch.searchsorted(seq, v[..., :0], out_int32=True))
+    # promotion: int64 boundaries, float values
+    same(fastt.searchsorted(F(seq[0, 0].long()), F(v.double() + 0.5)),
+         torch.searchsorted(seq[0, 0].long(), v.double() + 0.5))
+    with pytest.raises(RuntimeError, match="first N-1 dimensions"):
+        fastt.searchsorted(F(seq), F(v[0]))
+    # the other devices' vectorised rounds give the kernel's answers
+    for s_, v_ in ((seq, v), (seq[0, 1], v.transpose(0, 2))):
+        for right in (False, True):
+            got = fastt._composite._search_rounds(F(s_), F(v_), right)
+            same(got, torch.searchsorted(s_, v_, right=right))
+
+
+def test_searchsorted_promotes_as_torch():
+    seq = torch.tensor([1, 2, 3])
+    same(fastt.searchsorted(F(seq), 2.5), torch.searchsorted(seq, 2.5))
+    b = torch.tensor([0.1])
+    q = torch.tensor(0.1, dtype=torch.float64)    # 0-d: does not lead
+    same(fastt.searchsorted(F(b), F(q), right=True),
+         torch.searchsorted(b, q, right=True))
+
+
+def _stable_positions(x, dim, which, k):
+    """The index at one position of each slice's stable ascending order
+    (NaN last), as numpy's stable argsort gives it: kthvalue's k (which
+    0), median's (1) or nanmedian's (2) position."""
+    a = x.double().numpy()
+    order = np.argsort(a, axis=dim, kind="stable")
+    n = a.shape[dim]
+    good = (~np.isnan(a)).sum(axis=dim, keepdims=True)
+    if which == 0:
+        pos = np.full(good.shape, k)
+    elif which == 1:
+        pos = np.where(good < n, good, (n - 1) // 2)
+    else:
+        pos = np.maximum((good - 1) // 2, 0)
+    return np.take_along_axis(order, pos, axis=dim).squeeze(dim)
+
+
+SELECT_DTYPES = [torch.float32, torch.float64, torch.float16,
+                 torch.bfloat16, torch.int64, torch.int32, torch.int16,
+                 torch.int8, torch.uint8, torch.bool]
+
+
+def _few_values(shape, dtype, g):
+    """Many ties, negative values for the signed types and the top half
+    of uint8."""
+    if dtype == torch.bool:
+        return torch.randint(0, 2, shape, generator=g).bool()
+    if dtype == torch.uint8:
+        return (torch.randint(0, 6, shape, generator=g) * 50).to(dtype)
+    return torch.randint(-3, 3, shape, generator=g).to(dtype)
+
+
+@pytest.mark.parametrize("dtype", SELECT_DTYPES)
+def test_kthvalue_and_median_pick_the_stable_sorts_element(dtype):
+    g = torch.Generator().manual_seed(3)
+    for shape, dim in (((5, 37), 1), ((5, 37), 0), ((3, 4, 9), 1),
+                       ((2, 70001), 1), ((40,), 0), ((3, 1), 1)):
+        x = _few_values(shape, dtype, g)
+        if dtype.is_floating_point:
+            x.view(-1)[::7] = math.nan
+            x.view(-1)[1::5] = -0.0                  # ties with +0
+            x.view(-1)[2::11] = -math.inf
+        for xs, d in ((x, dim), (x.transpose(0, -1), x.ndim - 1 - dim)):
+            n = xs.shape[d]
+            for k in sorted({1, (n + 1) // 2, n}):
+                fv, fi = fastt.kthvalue(F(xs), k, d)
+                want = _stable_positions(xs, d, 0, k - 1)
+                assert np.array_equal(T(fi).numpy(), want), (shape, d, k)
+                picked = xs.gather(d, torch.from_numpy(want).unsqueeze(d))
+                assert torch.equal(T(fv).double().nan_to_num(7.5),
+                                   picked.squeeze(d).double().nan_to_num(7.5))
+            for which, name in ((1, "median"), (2, "nanmedian")):
+                fv, fi = getattr(fastt, name)(F(xs), d, keepdim=True)
+                want = _stable_positions(xs, d, which, 0)
+                assert np.array_equal(T(fi).squeeze(d).numpy(), want)
+                # other devices: a stable sort, then the same position
+                fx = F(xs)
+                pos = fastt._composite._positions(fx, d, which, 0)
+                by_sort = fastt.sort(fx, d, stable=True).indices.gather(
+                    d, pos)
+                assert np.array_equal(T(by_sort).squeeze(d).numpy(), want)
+                if dtype in (torch.float32, torch.float64):
+                    tv = getattr(torch, name)(xs, d, keepdim=True).values
+                    assert torch.equal(T(fv).nan_to_num(7.5),
+                                       tv.nan_to_num(7.5))
+
+
+def test_kthvalue_orders_the_extremes_of_each_type():
+    f = torch.tensor([0.0, -0.0, -math.inf, math.inf, math.nan, 1e-45,
+                      -1e-45, 5.0, -5.0, 3.4e38, -3.4e38, math.nan])
+    i = torch.tensor([2 ** 63 - 1, -2 ** 63, -1, 0, 1, -2 ** 63 + 1,
+                      2 ** 62, -2 ** 62])
+    small = torch.tensor([-128, 127, -1, 0, 1, -127])
+    u8 = torch.tensor([255, 0, 128, 127, 1], dtype=torch.uint8)
+    for x in (f, f.double(), f.half(), f.bfloat16(), i, small.int(),
+              small.short(), small.to(torch.int8), u8):
+        want = np.argsort(x.double().numpy() if x.is_floating_point()
+                          else x.numpy(), kind="stable")
+        got = [fastt.kthvalue(F(x), k).indices.item()
+               for k in range(1, x.numel() + 1)]
+        assert got == want.tolist(), x
+    # gradients reach the chosen element only
+    x = fastt.tensor([3.0, 1.0, 2.0, 1.0], requires_grad=True)
+    fastt.kthvalue(x, 2).values.backward()
+    assert x.grad.tolist() == [0.0, 0.0, 0.0, 1.0]
+    with pytest.raises(RuntimeError, match="k out of range"):
+        fastt.kthvalue(F(f), 13)
 
 
 @pytest.mark.parametrize("op", ["cummax", "cummin"])
