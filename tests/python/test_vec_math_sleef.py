@@ -51,7 +51,9 @@ def _inputs(dt):
     rng = np.random.default_rng(7)
     mags = np.exp(rng.uniform(np.log(fi.smallest_subnormal),
                               np.log(fi.max), 20000))
+    near1 = 1 - np.logspace(-8, -0.5, 400)  # erfinv's, atanh's tails
     parts = [rng.uniform(-1, 1, 20000), rng.uniform(-100, 100, 20000),
+             near1, -near1,
              mags * rng.choice([-1.0, 1.0], mags.size),
              [0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 0.5, -0.5,
               fi.tiny, -fi.tiny, fi.smallest_subnormal,
@@ -238,7 +240,7 @@ def test_half_types_go_through_float32(name, dt):
     x = torch.linspace(-4, 4, 1001).to(getattr(torch, dt))
     if name in ("acosh",):
         x = x.abs() + 1
-    if name in ("asin", "acos", "atanh"):
+    if name in ("asin", "acos", "atanh", "erfinv"):
         x = x / 4.5
     fx = fastt.from_dlpack(x.clone())
     got = torch.from_dlpack(getattr(fastt, name)(fx)).float()
