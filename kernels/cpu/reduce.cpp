@@ -126,6 +126,48 @@ using CumprodK = ScanK<T, false>;
 // stays (torch's rule). One sequential pass, a block of columns at a time.
 template <class T>
 struct CumExtremeK {
+  // One row (inner == 1). Element by element the running extreme is a
+  // chain of dependent compare-and-selects; a chunk that cannot move it
+  // (no value reaching it, no NaN; after a NaN: no other NaN) is checked
+  // as a vector reduction and filled with the standing index instead.
+  template <bool kMax>
+  static void row(const T* x, int64_t* o, int64_t n) {
+    using V = M<T>;
+    if (n == 0) return;
+    V best = static_cast<V>(x[0]);
+    int64_t at = 0;
+    o[0] = 0;
+    auto step = [&](int64_t i) {
+      const V v = static_cast<V>(x[i]);
+      if (v != v || (best == best && (kMax ? v >= best : v <= best))) {
+        best = v;
+        at = i;
+      }
+      o[i] = at;
+    };
+    constexpr int64_t kChunk = 16;
+    int64_t i = 1;
+    for (; i + kChunk <= n; i += kChunk) {
+      bool quiet = true;
+      if (best == best) {
+        for (int64_t j = 0; j < kChunk; ++j) {
+          const V v = static_cast<V>(x[i + j]);
+          quiet &= kMax ? v < best : v > best;  // false for NaN
+        }
+      } else {
+        for (int64_t j = 0; j < kChunk; ++j) {
+          const V v = static_cast<V>(x[i + j]);
+          quiet &= v == v;
+        }
+      }
+      if (quiet) {
+        for (int64_t j = 0; j < kChunk; ++j) o[i + j] = at;
+      } else {
+        for (int64_t j = 0; j < kChunk; ++j) step(i + j);
+      }
+    }
+    for (; i < n; ++i) step(i);
+  }
   static void run(KernelArgs& a) {
     using V = M<T>;
     const Tensor& in = *a.in[0];
@@ -138,6 +180,17 @@ struct CumExtremeK {
       if (d < a.i0) outer *= s;
       else if (d == a.i0) n = s;
       else inner *= s;
+    }
+    if (inner == 1) {  // rows along dim: the state in registers
+      const int64_t grain =
+          std::max<int64_t>(1, kGrainSize / std::max<int64_t>(n, 1));
+      parallel_for(0, outer, grain, [&](int64_t rb, int64_t re) {
+        for (int64_t r = rb; r < re; ++r) {
+          if (is_max) row<true>(x + r * n, o + r * n, n);
+          else row<false>(x + r * n, o + r * n, n);
+        }
+      });
+      return;
     }
     constexpr int64_t B = 64;
     const int64_t blocks = (inner + B - 1) / B;
