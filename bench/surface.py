@@ -32,14 +32,16 @@ except ImportError:
     torch = None
 
 # (key, statement, sizes): the statement sees L (the library), a and b (n
-# elements, a in (0.1, 0.9)), ai (n int64 in [0, 10)), srt (1024 sorted),
-# img ([1, 1, s, s]), m1/m2 ([s, s]), bm ([n/16, 4, 4] well conditioned),
-# spd (bm's symmetric positive definite twin), big ([k, k]) and bigspd.
+# elements, a in (0.1, 0.9)), w (n in (2, 25)), ai (n int64 in [0, 10)),
+# srt (1024 sorted), img ([1, 1, s, s]), m1/m2 ([s, s]), bm ([n/16, 4, 4]
+# well conditioned), spd (bm's symmetric positive definite twin), big
+# ([k, k]) and bigspd.
 ELEMENTWISE = [
     ("tan", "a.tan()"), ("isnan", "a.isnan()"),
     ("nan_to_num", "a.nan_to_num()"), ("lgamma", "a.lgamma()"),
     ("digamma", "a.digamma()"), ("erfinv", "a.erfinv()"),
     ("hypot", "L.hypot(a, b)"), ("bessel_j0", "L.special.bessel_j0(a)"),
+    ("bessel_j0, x in [2, 25]", "L.special.bessel_j0(w)"),
     ("xlogy", "L.xlogy(a, b)"),
 ]
 COMPOSITES = [
@@ -77,6 +79,7 @@ def operands(lib, n, k):
     big = (rng.standard_normal((k, k)) + k ** 0.5 * np.eye(k)).astype(
         np.float32)
     arrays = {"a": a, "b": b, "ai": rng.integers(0, 10, n),
+              "w": rng.uniform(2, 25, n).astype(np.float32),
               "srt": np.sort(rng.uniform(0, 1, 1024)).astype(np.float32),
               "img": rng.standard_normal((1, 1, s, s)).astype(np.float32),
               "m1": rng.standard_normal((s, s)).astype(np.float32),
