@@ -58,6 +58,20 @@ void stable_sort_perm(const M* v, int64_t* p, int64_t n, Cmp cmp) {
                    [&](int64_t i, int64_t j) { return cmp(v[i], v[j]); });
 }
 
+// Row r of the rows along dim (r's row-major digits over self's other
+// dims): its offset in each of ts, which share self's sizes but dim's.
+template <int N>
+void row_offsets(const Tensor& self, int64_t dim, int64_t r,
+                 const Tensor* const (&ts)[N], int64_t (&off)[N]) {
+  for (int t = 0; t < N; ++t) off[t] = 0;
+  for (int d = int(self.dim()) - 1; d >= 0; --d) {
+    if (d == dim) continue;
+    const int64_t i = r % self.sizes()[d];
+    r /= self.sizes()[d];
+    for (int t = 0; t < N; ++t) off[t] += i * ts[t]->strides()[d];
+  }
+}
+
 // Walks the rows along `dim` of self and of the two outputs (which share
 // every size but dim's): body(vals, perm, n) reorders perm of one row.
 // Each parallel chunk owns its scratch buffers; a small job uses the stack.
@@ -66,7 +80,6 @@ void for_each_row(const KernelArgs& a, Body&& body) {
   const Tensor& self = *a.in[0];
   const Tensor& values = *a.out;
   const Tensor& indices = *a.out2;
-  const int nd = int(self.dim());
   const int64_t dim = a.i0;
   const int64_t n = self.sizes()[dim];
   const int64_t out_n = values.sizes()[dim];
@@ -75,16 +88,9 @@ void for_each_row(const KernelArgs& a, Body&& body) {
   const int64_t grain = std::max<int64_t>(1, kGrainSize / n);
   // One row's work on scratch vals/perm of n elements.
   auto do_row = [&](int64_t r, opmath_t<T>* vals, int64_t* perm) {
-    // Offsets of row r: r's row-major digits over the dims other than dim.
-    int64_t rem = r, so = 0, vo = 0, io = 0;
-    for (int d = nd - 1; d >= 0; --d) {
-      if (d == dim) continue;
-      const int64_t i = rem % self.sizes()[d];
-      rem /= self.sizes()[d];
-      so += i * self.strides()[d];
-      vo += i * values.strides()[d];
-      io += i * indices.strides()[d];
-    }
+    int64_t off[3];
+    row_offsets<3>(self, dim, r, {&self, &values, &indices}, off);
+    const int64_t so = off[0], vo = off[1], io = off[2];
     const T* src = static_cast<const T*>(self.data_ptr()) + so;
     const int64_t ss = self.strides()[dim];
     for (int64_t j = 0; j < n; ++j) {
@@ -274,7 +280,6 @@ struct SelectK {
   static void run(KernelArgs& a) {
     const Tensor& self = *a.in[0];
     const Tensor& out = *a.out;
-    const int nd = int(self.dim());
     const int64_t dim = a.i0, mode = a.i1;
     const int64_t n = self.sizes()[dim], ss = self.strides()[dim];
     if (n == 0 || self.numel() == 0) return;
@@ -282,14 +287,9 @@ struct SelectK {
     const bool radix = n > kRadixRow;
     // w: n words; keys: n keys for the radix path (else null)
     auto do_row = [&](int64_t r, W* w, K* keys) {
-      int64_t rem = r, so = 0, oo = 0;
-      for (int d = nd - 1; d >= 0; --d) {
-        if (d == dim) continue;
-        const int64_t i = rem % self.sizes()[d];
-        rem /= self.sizes()[d];
-        so += i * self.strides()[d];
-        oo += i * out.strides()[d];
-      }
+      int64_t off[2];
+      row_offsets<2>(self, dim, r, {&self, &out}, off);
+      const int64_t so = off[0], oo = off[1];
       const T* src = static_cast<const T*>(self.data_ptr()) + so;
       int64_t nans = 0;
       for (int64_t j = 0; j < n; ++j) {
