@@ -1,11 +1,12 @@
 """The Bessel, zeta, polygamma and incomplete-gamma rows
 (kernels/functors_special.h) over wide ranges and each method's switch
 points (J's power series / Miller at 2, Miller / Hankel at 25, series /
-integral at 2 and 30, series / continued fraction at x = a + 1), in float64 (where an error would show)
-and float32. Values are checked against SciPy: torch's own kernels are off
-by up to 1e-7 in places (bessel_j0/j1/y0/y1 near their zeros, trigamma,
-igammac at large a), and fastt is held to 1e-12 here. The edge values
-(0, +-inf, NaN, negative arguments, poles) follow torch's."""
+integral at 2 and 30, series / continued fraction at x = a + 1), in
+float64 (where an error would show) and float32. Values are checked
+against SciPy: torch's own kernels are off by up to 1e-7 in places
+(bessel_j0/j1/y0/y1 near their zeros, trigamma, igammac at large a), and
+fastt is held to 1e-12 here. The edge values (0, +-inf, NaN, negative
+arguments, poles) follow torch's."""
 import math
 
 import mpmath
