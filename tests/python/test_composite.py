@@ -274,6 +274,21 @@ def test_cummax_cummin_ties_and_nan(op):
     same(fi, ti)
 
 
+@pytest.mark.parametrize("op", ["cummax", "cummin"])
+def test_cummax_cummin_long_rows(op):
+    # the dense-row kernel's chunks of 16: quiet ones filled, the rest
+    # element by element; ties, NaNs at chunk edges and inside, monotone
+    g = torch.Generator().manual_seed(6)
+    x = torch.randint(0, 40, (3, 1001), generator=g).float()
+    x[0, [15, 16, 17, 500]] = math.nan
+    x[1] = torch.arange(1001.0) * (1 if op == "cummax" else -1)
+    for t in (x, x.double(), x.nan_to_num(7).long(), x[:, ::3]):
+        fv, fi = getattr(fastt, op)(F(t), 1)
+        tv, ti = getattr(torch, op)(t, 1)
+        assert torch.equal(T(fi), ti)
+        assert torch.equal(T(fv).nan_to_num(-1), tv.nan_to_num(-1))
+
+
 def test_logcumsumexp_is_stable():
     x = torch.tensor([-math.inf, -1e4, 0., 1e4, -math.inf, 80., 1e4])
     same(fastt.logcumsumexp(F(x), 0), torch.logcumsumexp(x, 0))
