@@ -118,6 +118,22 @@ Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
                        }));
 }
 
+// resample: the taps saved; its gradient is its adjoint (and back).
+Tensor resample(const Tensor& self, int64_t dim, const Tensor& idx,
+                const Tensor& w, bool adjoint, int64_t size) {
+  Tensor out = no_grad(
+      [&] { return fastt::resample(self, dim, idx, w, adjoint, size); });
+  if (!differentiable(out)) return out;
+  NodeRef n = make_node(GradFn::Resample, {&self});
+  n->save(0, idx);
+  n->save(1, w);
+  n->i0 = wrap_dim(dim, self.dim(), "resample");
+  n->i1 = adjoint;
+  n->i2 = self.sizes()[size_t(n->i0)];
+  set_history(out, n.get());
+  return out;
+}
+
 Tensor gather(const Tensor& self, int64_t dim, const Tensor& index) {
   return record_select(GradFn::Gather, self, dim, index, no_grad([&] {
                          return fastt::gather(self, dim, index);
@@ -401,6 +417,11 @@ FASTT_FORMULA(IndexSelect) {
   const Tensor& g = go[0];
   Tensor z = fastt::zeros(n.shape0(), g.dtype(), g.device());
   gi[0] = cast(fastt::index_add(z, n.i0, n.unpack(0), g), n.dtypes[0]);
+}
+FASTT_FORMULA(Resample) {
+  gi[0] = cast(fastt::resample(go[0], n.i0, n.unpack(0), n.unpack(1),
+                               n.i1 == 0, n.i2),
+               n.dtypes[0]);
 }
 FASTT_FORMULA(Gather) {
   const Tensor& g = go[0];

@@ -38,6 +38,8 @@ Tensor index(const Tensor& self, const std::vector<Tensor>& indices);
 Tensor index_put(const Tensor& self, const std::vector<Tensor>& indices,
                  const Tensor& values, bool accumulate);
 Tensor masked_select(const Tensor& self, const Tensor& mask);
+Tensor resample(const Tensor& self, int64_t dim, const Tensor& idx,
+                const Tensor& w, bool adjoint, int64_t size);
 Tensor masked_scatter(const Tensor& self, const Tensor& mask,
                       const Tensor& source);
 Tensor tril_triu(bool upper, const Tensor& t, int64_t diagonal);

@@ -10,6 +10,7 @@
 #include "index.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "../capture.h"
@@ -1413,6 +1414,128 @@ Tensor searchsorted(const Tensor& sorted, const Tensor& values, bool right,
   a.i0 = right;
   lookup_kernel(Op::searchsorted, v.device().type, v.dtype())(a);
   return out;
+}
+
+Tensor resample(const Tensor& self, int64_t dim, const Tensor& idx,
+                const Tensor& w, bool adjoint, int64_t size) {
+  check_defined(self, "resample", "self");
+  check_defined(idx, "resample", "idx");
+  check_defined(w, "resample", "w");
+  check_same_device("resample", self, idx);
+  check_same_device("resample", self, w);
+  FASTT_CHECK(idx.dtype() == DType::Int64 && idx.dim() == 2, TypeError,
+              "resample(): idx must be a 2-D int64 tensor [positions, taps], "
+              "got {} with {} dims",
+              dtype_name(idx.dtype()), idx.dim());
+  FASTT_CHECK(w.dtype() == self.dtype() && w.sizes().equals(idx.sizes()),
+              TypeError,
+              "resample(): w must have idx's shape {} and self's dtype {}, "
+              "got {} {}",
+              shape_str(idx.sizes()), dtype_name(self.dtype()),
+              shape_str(w.sizes()), dtype_name(w.dtype()));
+  FASTT_CHECK(self.dim() >= 1, RuntimeError,
+              "resample(): self must have at least one dim");
+  dim = wrap_dim(dim, self.dim(), "resample");
+  const int64_t o = idx.sizes()[0], taps = idx.sizes()[1];
+  FASTT_CHECK(taps >= 1, RuntimeError, "resample(): idx has no taps");
+  FASTT_CHECK(!adjoint || (self.sizes()[dim] == o && size >= 0),
+              RuntimeError,
+              "resample(): the adjoint reads {} positions along dim {} and "
+              "needs size >= 0, got {} positions and size {}",
+              o, dim, self.sizes()[dim], size);
+  if (autograd::should_record(self))
+    return autograd::resample(self, dim, idx, w, adjoint, size);
+  const KernelFn fn =
+      lookup_kernel(Op::resample, self.device().type, self.dtype());
+  const int64_t n = adjoint ? size : self.sizes()[dim];
+  const Tensor ic = idx.contiguous(), wc = w.contiguous();
+  const int64_t* iv = static_cast<const int64_t*>(ic.data_ptr());
+  for (int64_t i = 0; i < o * taps; ++i)
+    FASTT_CHECK(iv[i] >= 0 && iv[i] < n, IndexError,
+                "resample(): tap index {} is out of range for a dim of "
+                "size {}",
+                iv[i], n);
+  const Tensor x = self.contiguous();
+  int64_t shape[kMaxDims];
+  std::copy(x.sizes().begin(), x.sizes().end(), shape);
+  shape[dim] = adjoint ? n : o;
+  Tensor out = Tensor::empty(IntList(shape, size_t(x.dim())), x.dtype(),
+                             x.device());
+  int64_t dims[3] = {1, n, 1};
+  for (int64_t d = 0; d < dim; ++d) dims[0] *= shape[d];
+  for (int64_t d = dim + 1; d < x.dim(); ++d) dims[2] *= shape[d];
+  KernelArgs a;
+  a.out = &out;
+  a.in[0] = &x;
+  a.in[1] = &ic;
+  a.in[2] = &wc;
+  a.i0 = taps;
+  a.i1 = adjoint;
+  a.dims = IntList(dims, 3);
+  fn(a);
+  return out;
+}
+
+namespace {
+// torch's area_pixel_compute_source_index and guard_index_and_lambda, then
+// the taps, in F (the op math of float32 or float64). The source index's
+// rounding moves the weights by an ulp of the index (1e-5 at 64 in
+// float32), so it follows torch's exactly.
+template <class F>
+void fill_taps(int64_t n, int64_t o, double scale, bool align, bool cubic,
+               int64_t* idx, F* w) {
+  F s;
+  if (align)
+    s = o > 1 ? F(n - 1) / F(o - 1) : F(0);
+  else
+    s = scale > 0 ? F(1.0 / scale) : F(n) / F(o);
+  const int taps = cubic ? 4 : 2;
+  for (int64_t j = 0; j < o; ++j, idx += taps, w += taps) {
+    // one rounding, as torch's vectorized builds contract it
+    F src = align ? s * F(j) : std::fma(s, F(j) + F(0.5), F(-0.5));
+    if (!align && !cubic && src < F(0)) src = F(0);
+    const int64_t i0 = std::min(int64_t(std::floor(src)), n - 1);
+    const F t = std::min(std::max(src - F(i0), F(0)), F(1));
+    if (!cubic) {
+      idx[0] = i0;
+      idx[1] = std::min(i0 + 1, n - 1);
+      w[0] = F(1) - t;
+      w[1] = t;
+      continue;
+    }
+    constexpr F A = F(-0.75);
+    const F t1 = t + F(1), t2 = F(1) - t, t3 = t2 + F(1);
+    w[0] = ((A * t1 - F(5) * A) * t1 + F(8) * A) * t1 - F(4) * A;
+    w[1] = ((A + F(2)) * t - (A + F(3))) * t * t + F(1);
+    w[2] = ((A + F(2)) * t2 - (A + F(3))) * t2 * t2 + F(1);
+    w[3] = ((A * t3 - F(5) * A) * t3 + F(8) * A) * t3 - F(4) * A;
+    for (int k = 0; k < 4; ++k)
+      idx[k] = std::min(std::max(i0 - 1 + k, int64_t(0)), n - 1);
+  }
+}
+}  // namespace
+
+std::tuple<Tensor, Tensor> interp_taps(int64_t n, int64_t o, double scale,
+                                       bool align_corners, bool cubic,
+                                       DType dtype) {
+  FASTT_CHECK(n > 0 && o > 0, RuntimeError,
+              "interpolate(): Input and output sizes should be greater "
+              "than 0, but got input ({}) and output ({})",
+              n, o);
+  FASTT_CHECK(dtype == DType::Float32 || dtype == DType::Float64, TypeError,
+              "interpolate(): taps are float32 or float64, not {}",
+              dtype_name(dtype));
+  const int64_t taps = cubic ? 4 : 2;
+  Tensor idx = Tensor::empty({o, taps}, DType::Int64);
+  Tensor w = Tensor::empty({o, taps}, dtype);
+  int64_t* iv = static_cast<int64_t*>(idx.data_ptr());
+  if (dtype == DType::Float32)
+    fill_taps(n, o, scale, align_corners, cubic, iv,
+              static_cast<float*>(w.data_ptr()));
+  else
+    fill_taps(n, o, scale, align_corners, cubic, iv,
+              static_cast<double*>(w.data_ptr()));
+  return {idx, w};
 }
 
 std::tuple<Tensor, Tensor> topk(const Tensor& t, int64_t k, int64_t dim,

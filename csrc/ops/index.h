@@ -104,4 +104,20 @@ Tensor select_kth(const Tensor& t, int64_t dim, int64_t which, int64_t k = 0);
 Tensor searchsorted(const Tensor& sorted, const Tensor& values, bool right,
                     bool out_int32);
 
+// ---- resampling along one dim (interpolate's separable passes) ----
+// Output position j of dim is sum_k w[j, k] * self[..., idx[j, k], ...]:
+// idx int64 [o, K] (K taps) in [0, self.size(dim)), w [o, K] of self's
+// dtype (float32/float64). adjoint: the transpose (self's dim has o
+// positions, the result `size`; each tap's w[j, k] * self[..., j, ...]
+// added at idx[j, k]), which is the forward's gradient. CPU.
+Tensor resample(const Tensor& self, int64_t dim, const Tensor& idx,
+                const Tensor& w, bool adjoint = false, int64_t size = -1);
+// interpolate's taps along one dim of n inputs and o outputs (torch's
+// source index and weights: linear K = 2, cubic K = 4 with A = -0.75;
+// scale > 0 is the user's scale factor, else n / o), computed in float32
+// or float64 (`dtype`): (idx [o, K] int64, w [o, K]) on the CPU.
+std::tuple<Tensor, Tensor> interp_taps(int64_t n, int64_t o, double scale,
+                                       bool align_corners, bool cubic,
+                                       DType dtype);
+
 }  // namespace fastt

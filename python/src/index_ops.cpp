@@ -209,6 +209,19 @@ FASTT_BIND_FUNCTION(_searchsorted, 2,
                     (Tensor, sorted), (Tensor, input), (BoolOr<false>, right),
                     (BoolOr<false>, out_int32))
 
+FASTT_BIND_FUNCTION(_resample, 4,
+                    fastt::resample(input, dim, idx, w, adjoint, size),
+                    (Tensor, input), (Int, dim), (Tensor, idx), (Tensor, w),
+                    (BoolOr<false>, adjoint), (IntOr<-1>, size))
+
+FASTT_BIND_FUNCTION(_interp_taps, 5,
+                    fastt::interp_taps(n, o, scale, align_corners, cubic,
+                                       f64 ? fastt::DType::Float64
+                                           : fastt::DType::Float32),
+                    (Int, n), (Int, o), (DoubleOr<Zero>, scale),
+                    (BoolOr<false>, align_corners), (BoolOr<false>, cubic),
+                    (BoolOr<false>, f64))
+
 FASTT_BIND_FUNCTION(embedding, 2, fastt::embedding(weight, input, padding_idx),
                     (Tensor, input), (Tensor, weight),
                     (IntOr<-1>, padding_idx))

@@ -2555,18 +2555,6 @@ def _interp_sizes(input, size, scale_factor, recompute_scale_factor):
     return out, sf
 
 
-def _src_coords(n, o, scale, align_corners, mode, device, dtype):
-    """Source coordinates of the o output positions (torch's
-    area_pixel_compute_source_index, in float32, float64 for double)."""
-    dst = fastt.arange(o, dtype=dtype, device=device)
-    if align_corners:
-        s = (n - 1) / (o - 1) if o > 1 else 0.0
-        return dst * s
-    s = 1.0 / scale if scale is not None and scale > 0 else n / o
-    src = (dst + 0.5) * s - 0.5
-    return src if mode == "bicubic" else src.clamp_min(0.0)
-
-
 def _interp_dim(x, dim, n, o, scale, mode, align_corners):
     dev = x.device
     if mode in ("nearest", "nearest-exact"):
@@ -2576,35 +2564,24 @@ def _interp_dim(x, dim, n, o, scale, mode, align_corners):
             dst = dst + 0.5
         idx = (dst * s).floor().clamp_max(n - 1).to(fastt.int64)
         return x.index_select(dim, idx)
-    src = _src_coords(n, o, scale, align_corners, mode, dev,
-                      fastt.float64 if x.dtype == fastt.float64
-                      else fastt.float32)
-    i0 = src.floor()
-    t = (src - i0).to(x.dtype)
-    i0 = i0.to(fastt.int64)
+    # torch's source indices and weights: [o, K] taps (K = 2 or 4)
+    idx, w = _C._interp_taps(n, o, scale or 0.0, align_corners,
+                             mode == "bicubic", x.dtype == fastt.float64)
+    if dev.type == "cpu":
+        return _C._resample(x, dim, idx, w)
+    return _resample_composed(x, dim, idx.to(dev), w.to(dev))
+
+
+def _resample_composed(x, dim, idx, w):
+    """_C._resample (a CPU kernel) from index_selects, for other devices:
+    position j of dim is sum_k w[j, k] * x[..., idx[j, k], ...]."""
     shape = [1] * x.dim()
-    shape[dim] = o
-    shape = tuple(shape)
-    if mode == "bicubic":
-        a = -0.75
-        t1 = t + 1.0
-        t2 = 1.0 - t
-        t3 = 2.0 - t
-        ws = [((a * t1 - 5 * a) * t1 + 8 * a) * t1 - 4 * a,
-              ((a + 2) * t - (a + 3)) * t * t + 1,
-              ((a + 2) * t2 - (a + 3)) * t2 * t2 + 1,
-              ((a * t3 - 5 * a) * t3 + 8 * a) * t3 - 4 * a]
-        out = None
-        for k in range(4):
-            idx = (i0 + (k - 1)).clamp(0, n - 1)
-            term = x.index_select(dim, idx) * ws[k].view(shape)
-            out = term if out is None else out + term
-        return out
-    i1 = (i0 + 1).clamp_max(n - 1)
-    x0 = x.index_select(dim, i0)
-    x1 = x.index_select(dim, i1)
-    t = t.view(shape)
-    return x0 * (1.0 - t) + x1 * t
+    shape[dim] = idx.shape[0]
+    out = None
+    for k in range(idx.shape[1]):
+        term = x.index_select(dim, idx[:, k]) * w[:, k].view(shape)
+        out = term if out is None else out + term
+    return out
 
 
 def _aa_matrix(n, o, scale, align_corners, mode, dtype, device):
@@ -2697,7 +2674,13 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest",
                            x.dtype, x.device)
             x = fastt.matmul(w, x) if i == 0 else fastt.matmul(x, w.t())
     else:
-        for i in range(nd):
+        # the last dim's pass gathers value by value, the others move whole
+        # rows: it goes first (torch's order of the weighted sums) unless
+        # it shrinks, then last, where it has the fewest values to make
+        order = list(reversed(range(nd)))
+        if out[-1] < insz[-1]:
+            order = order[1:] + order[:1]
+        for i in order:
             x = _interp_dim(x, 2 + i, insz[i], out[i], scales[i], mode,
                             align_corners)
     if low is not None:
