@@ -284,74 +284,17 @@ FASTT_HD double spherical_bessel_j0(double x) {
 }
 
 // ---- Bessel functions of the first and second kind, orders 0 and 1 ----
-constexpr double kEulerGamma = 0.57721566490153286061;
-
-// Hankel's asymptotic series for x > 25: J_n = sqrt(2/(pi x)) (P cos c -
-// Q sin c), Y_n = sqrt(2/(pi x)) (P sin c + Q cos c), c = x - (2n+1) pi/4,
-// P, Q the even and odd terms of prod_j (4n^2 - (2j-1)^2) / (k! (8x)^k)
-// with alternating signs (stopped at their smallest term).
-FASTT_HD void bessel_jy_large(int n, double x, double& j, double& y) {
-  const double mu = 4.0 * n * n, e = 8.0 * x;
-  double p = 1.0, q = 0.0, a = 1.0, last = 1.0;
-  for (int k = 1; k < 60; ++k) {
-    const double odd = 2.0 * k - 1.0;
-    a *= (mu - odd * odd) / (double(k) * e);
-    if (std::fabs(a) > last) break;  // the series starts to diverge
-    last = std::fabs(a);
-    const double sign = ((k / 2) % 2 == 0) ? 1.0 : -1.0;
-    if (k % 2 == 0) p += sign * a; else q += sign * a;
-    if (last < 1e-17) break;
-  }
-  // cos and sin of x - pi/4 (n = 0) or x - 3 pi/4 (n = 1), from x's own
-  const double c = std::cos(x), s = std::sin(x), r = 0.70710678118654752440;
-  const double cc = n == 0 ? r * (c + s) : r * (s - c);
-  const double ss = n == 0 ? r * (s - c) : -r * (s + c);
-  const double f = std::sqrt(2.0 / (kPi * x));
-  j = f * (p * cc - q * ss);
-  y = f * (p * ss + q * cc);
-}
-
-// 0 < x <= 25: J_k for every k by Miller's backward recurrence from an
-// order well above x (J_{k-1} = 2k/x J_k - J_{k+1}, stable downwards),
-// normalised by J_0 + 2 sum J_2k = 1; then Neumann's series
-//   Y0 = 2/pi (log(x/2) + gamma) J0 - 4/pi sum_k (-1)^k J_2k / k,
-//   Y1 = -Y0' = 2/pi ((log(x/2) + gamma) J1 - J0/x)
-//               + 2/pi sum_k (-1)^k (J_{2k-1} - J_{2k+1}) / k.
-// With want_y false only j0 and j1 are set, from a lower start order
-// (x + 26 + 4 cbrt(x): the order measured to reach 2.5e-16 over (2, 25]
-// is below x + 20 + 4 cbrt(x)) and without the two sums.
-FASTT_HD void bessel_jy_small(double x, double& j0, double& j1, double& y0,
-                              double& y1, bool want_y = true) {
-  constexpr int kMax = 160;
-  double jk[kMax + 2];
-  int m = want_y ? int(x + 40.0 + 10.0 * std::sqrt(x))
-                 : int(x + 26.0 + 4.0 * std::cbrt(x));
-  m += m % 2;  // even
-  if (m > kMax) m = kMax;
-  jk[m + 1] = 0.0;
-  jk[m] = 1e-30;
-  const double two_x = 2.0 / x;
-  for (int k = m; k >= 1; --k) {
-    jk[k - 1] = k * two_x * jk[k] - jk[k + 1];
-    if (std::fabs(jk[k - 1]) > 1e250)  // rescale what we have
-      for (int i = k - 1; i <= m + 1; ++i) jk[i] *= 1e-250;
-  }
-  double norm = jk[0];
-  for (int k = 2; k <= m; k += 2) norm += 2.0 * jk[k];
-  const double inv = 1.0 / norm;
-  j0 = jk[0] * inv;
-  j1 = jk[1] * inv;
-  if (!want_y) return;
-  double s0 = 0.0, s1 = 0.0;
-  for (int k = 1; 2 * k + 1 <= m + 1; ++k) {
-    const double sign = (k % 2 == 0) ? 1.0 : -1.0;
-    s0 += sign * jk[2 * k] / k;
-    s1 += sign * (jk[2 * k - 1] - jk[2 * k + 1]) / k;
-  }
-  const double l = std::log(0.5 * x) + kEulerGamma;
-  y0 = 2.0 / kPi * (l * j0 - 2.0 * s0 * inv);
-  y1 = 2.0 / kPi * (l * j1 - j0 / x + s1 * inv);
-}
+// x <= 2: J0, J1 by their power series, Y0, Y1 by Neumann-type series;
+// 2 < x < 25: one polynomial per function and short interval; x >= 25:
+// the modulus-phase form, its P and Q fitted over all of [25, inf). The
+// tables are from scripts/fit_bessel.py (fits of mpmath's J and Y at 40
+// digits; it prints them, ready to paste, and their errors). Measured
+// against mpmath, the error for x > 2 is at most about 2 * 2^-52 times
+// max(|f|, sqrt(2/(pi x))) (that is, absolute near the zeros).
+constexpr double kEulerGamma = 0.57721566490153286061;  // also K0, K1
+constexpr double kTwoOverPi = 0.63661977236758134308;
+constexpr double kInvPi = 0.31830988618379067154;
+constexpr double kGammaMinusLog2 = -0.11593151565841244881;  // gamma - ln 2
 
 // 0 <= x <= 2: J_n (n = 0, 1) by its power series
 //   J_n(x) = (x/2)^n sum_k c_k t^k,  c_k = (-1)^k / (k! (k+n)!),  t = x^2/4,
@@ -393,42 +336,125 @@ FASTT_HD double bessel_j_series(int n, double x) {
   return 0.5 * x * (s * t + 1.0);
 }
 
+// 0 < x <= 2: Y_n by the series (from A&S 9.1.13 and 9.1.11)
+//   Y0 = 2/pi (log(x/2) + gamma) J0 + sum_{k>=1} a_k t^k,
+//   Y1 = 2/pi (log(x/2) + gamma) J1 - 2/(pi x) + x sum_{k>=0} b_k t^k,
+//   a_k = 2/pi (-1)^(k+1) H_k / k!^2,
+//   b_k = -1/(2 pi) (-1)^k (H_k + H_(k+1)) / (k! (k+1)!),
+// t = x^2/4, H_k the harmonic numbers, J_n from its series above, to
+// k = 13 (the next term is below 1e-20), the coefficients exact to the
+// last digit; accurate down to the smallest x, so no branch for tiny x.
+// Near Y0's zero at 0.894 the two parts cancel: the error there is a few
+// 1e-17 absolute.
+FASTT_HD double bessel_y_series(int n, double x) {
+  static constexpr double kYSeries[2][13] = {
+      // Y0: a_1 .. a_13
+      {0.6366197723675814, -0.238732414637843, 0.03242045137057127,
+       -0.0023025888757508004, 0.0001009454963129151, -3.0087161309810462e-06,
+       6.49826831407223e-08, -1.0643040175208692e-09, 1.3676725521624816e-11,
+       -1.4160178296410823e-13, 1.206585191648228e-15, -8.610283592323939e-18,
+       5.22113444867605e-20},
+      // Y1: b_0 .. b_12
+      {-0.15915494309189535, 0.19894367886486916, -0.04420970641441537,
+       0.004328867086411505, -0.0002413113141786839, 8.719136542843032e-06,
+       -2.211738430313014e-07, 4.1593168831893105e-09, -6.033663291034665e-11,
+       6.95922595450891e-13, -6.536331617125996e-15, 5.0968042269643236e-17,
+       -3.3526924635743202e-19},
+  };
+  const double t = 0.25 * x * x;
+  const double l = kTwoOverPi * (std::log(x) + kGammaMinusLog2);
+  const double* a = kYSeries[n];
+  double s = a[12];
+  for (int k = 11; k >= 0; --k) s = s * t + a[k];
+  if (n == 0) return l * bessel_j_series(0, x) + t * s;
+  return l * bessel_j_series(1, x) - kTwoOverPi / x + x * s;
+}
+
+// 2 < x < 25: a polynomial of degree 12 in t = x - m on each half-unit
+// interval of (2, 5) and unit interval of [5, 25), m its middle (the first
+// entry of its row, then the coefficients of t^0 .. t^12), per function:
+// Chebyshev interpolants, error below 6e-17 absolute. (Y's singularity at
+// 0 would need degree 17 on (2, 3) and 14 on (3, 4): hence the halves.)
+// which: 0 J0, 1 J1, 2 Y0, 3 Y1.
+FASTT_HD double bessel_piece(int which, double x) {
+  static constexpr double kPieces[104][14] = {
+#include "kernels/bessel_pieces.inc"
+  };
+  const int i = x < 5.0 ? int(2.0 * x) - 4 : int(x) + 1;
+  const double* c = kPieces[26 * which + i];
+  const double t = x - c[0];
+  double s = c[13];
+  for (int k = 12; k >= 1; --k) s = s * t + c[k];
+  return s;
+}
+
+// x >= 25: J_n = sqrt(2/(pi x)) (P cos c - Q sin c), Y_n = sqrt(2/(pi x))
+// (P sin c + Q cos c), c = x - (2n+1) pi/4, with P and x Q polynomials of
+// degree 6 in u = (25/x)^2 in [0, 1] (fits of P and Q computed from
+// mpmath's J and Y, error below 1e-18 over all of [25, inf)). cos c and
+// sin c come from cos and sin of x itself (accurate however large x is).
+FASTT_HD double bessel_large(int which, double x) {
+  static constexpr double kPQ[4][7] = {
+      // P0: u^0 .. u^6
+      {1.0, -0.00011249999999997094, 2.8710937453309637e-07,
+       -2.3449629960168394e-09, 3.979865528155603e-11, -1.1412872669485724e-12,
+       4.149782700890421e-14},
+      // x Q0: u^0 .. u^6
+      {-0.125, 0.00011718749999980369, -5.813964812193619e-07,
+       7.076752740748815e-09, -1.5972473810705948e-10, 5.697303151028686e-12,
+       -2.413601920514742e-13},
+      // P1: u^0 .. u^6
+      {1.0, 0.0001874999999999687, -3.6914062449734436e-07,
+       2.771320201848621e-09, -4.5105609088288346e-11, 1.2617821903896573e-12,
+       -4.521414419760821e-14},
+      // x Q1: u^0 .. u^6
+      {0.375, -0.00016406249999978965, 7.105956997439303e-07,
+       -8.165485507929371e-09, 1.7851846040536538e-10, -6.241938849682274e-12,
+       2.612896905192344e-13},
+  };
+  const int n = which % 2;
+  const double inv = 1.0 / x, u = 625.0 * inv * inv;
+  const double* pc = kPQ[2 * n];
+  const double* qc = kPQ[2 * n + 1];
+  double p = pc[6], q = qc[6];
+  for (int k = 5; k >= 0; --k) {
+    p = p * u + pc[k];
+    q = q * u + qc[k];
+  }
+  q *= inv;
+  // with sqrt(2) cos c = cos x + sin x (n = 0), sin x - cos x (n = 1) and
+  // sqrt(2) sin c = sin x - cos x (n = 0), -(sin x + cos x) (n = 1):
+  // J0 = f v, Y0 = f w, J1 = f w, Y1 = -f v, f = 1/sqrt(pi x),
+  // v = (P + Q) cos x + (P - Q) sin x, w = (P + Q) sin x - (P - Q) cos x.
+  const double c = std::cos(x), s = std::sin(x), a = p + q, b = p - q;
+  const double f = std::sqrt(kInvPi * inv);
+  if (which == 0 || which == 3) {
+    const double v = f * (a * c + b * s);
+    return which == 0 ? v : -v;
+  }
+  return f * (a * s - b * c);
+}
+
 // which: 0 J0, 1 J1, 2 Y0, 3 Y1; x > 0 finite.
 FASTT_HD double bessel_pos(int which, double x) {
-  if (which < 2 && x <= 2.0) return bessel_j_series(which, x);
-  if (x > 25.0) {
-    double j, y;
-    bessel_jy_large(which % 2, x, j, y);
-    return which < 2 ? j : y;
-  }
-  if (x < 1e-8) {  // leading terms (the rest is below 1e-16 relative)
-    const double l = std::log(0.5 * x) + kEulerGamma;
-    switch (which) {
-      case 0: return 1.0 - 0.25 * x * x;
-      case 1: return 0.5 * x;
-      case 2: return 2.0 / kPi * l;
-      default: return -2.0 / (kPi * x) + x / kPi * (l - 0.5);
-    }
-  }
-  double j0, j1, y0 = 0.0, y1 = 0.0;
-  bessel_jy_small(x, j0, j1, y0, y1, which >= 2);
-  switch (which) {
-    case 0: return j0;
-    case 1: return j1;
-    case 2: return y0;
-    default: return y1;
-  }
+  if (x <= 2.0)
+    return which < 2 ? bessel_j_series(which, x)
+                     : bessel_y_series(which - 2, x);
+  if (x < 25.0) return bessel_piece(which, x);
+  return bessel_large(which, x);
 }
-// torch gives NaN at +-infinity (the limit is 0; we follow torch).
+// torch gives NaN at +-infinity (the limit is 0; we follow torch). |x| is
+// written x < 0 ? -x : x, not std::fabs(x): GCC turns cos(fabs(x)) into
+// cos(x) and then cannot pair it with sin(fabs(x)) in one sincos call.
 FASTT_HD double bessel_j0(double x) {
   if (std::isnan(x) || std::isinf(x)) return NAN;
   if (x == 0.0) return 1.0;
-  return bessel_pos(0, std::fabs(x));
+  return bessel_pos(0, x < 0 ? -x : x);
 }
 FASTT_HD double bessel_j1(double x) {
   if (std::isnan(x) || std::isinf(x)) return NAN;
   if (x == 0.0) return 0.0;
-  const double r = bessel_pos(1, std::fabs(x));
+  const double r = bessel_pos(1, x < 0 ? -x : x);
   return x < 0 ? -r : r;
 }
 FASTT_HD double bessel_y(int which, double x) {

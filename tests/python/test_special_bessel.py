@@ -1,12 +1,13 @@
 """The Bessel, zeta, polygamma and incomplete-gamma rows
 (kernels/functors_special.h) over wide ranges and each method's switch
-points (J's power series / Miller at 2, Miller / Hankel at 25, series /
-integral at 2 and 30, series / continued fraction at x = a + 1), in
-float64 (where an error would show) and float32. Values are checked
-against SciPy: torch's own kernels are off by up to 1e-7 in places
-(bessel_j0/j1/y0/y1 near their zeros, trigamma, igammac at large a), and
-fastt is held to 1e-12 here. The edge values (0, +-inf, NaN, negative
-arguments, poles) follow torch's."""
+points (J's and Y's series / the fitted pieces at 2, each piece's ends
+(every half unit to 5, every unit to 25), the pieces / the modulus-phase
+form at 25, K's series / integral at 2 and 30, series / continued
+fraction at x = a + 1), in float64 (where an error would show) and
+float32. Values are checked against SciPy: torch's own kernels are off
+by up to 1e-7 in places (bessel_j0/j1/y0/y1 near their zeros, trigamma,
+igammac at large a), and fastt is held to 1e-12 here. The edge values
+(0, +-inf, NaN, negative arguments, poles) follow torch's."""
 import math
 
 import mpmath
@@ -32,6 +33,10 @@ def finite_grid():
                      torch.tensor([1e-8, 2.0, 2.0000001, 25.0, 25.000001,
                                    30.0, 30.000001, 1e3 + 0.25],
                                   dtype=torch.float64)])
+    ends = torch.cat([torch.arange(2.0, 5.0, 0.5, dtype=torch.float64),
+                      torch.arange(5.0, 26.0, dtype=torch.float64)])
+    pos = torch.cat([pos, ends, torch.nextafter(ends, ends - 1),
+                     torch.nextafter(ends, ends + 1)])
     return torch.cat([pos, -pos])
 
 
