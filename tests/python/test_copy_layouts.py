@@ -1,8 +1,9 @@
 """Same-dtype copies between layouts (kernels/cpu/copy.cpp): the tiled
 transpose with register-transposed blocks (x.t().contiguous(), NCHW <->
 NHWC permutes) and the short-runs path (a [B, L, H, D] -> [B, H, L, D] head
-split), checked bit for bit against NumPy for every element size, ragged
-tile edges, sliced and stepped inputs, outer dims and strided destinations.
+split, and broadcast runs: repeat_interleave's expand), checked bit for
+bit against NumPy for every element size, ragged tile edges, sliced and
+stepped inputs, outer dims and strided destinations.
 The block widths differ per ISA level, so the whole battery also runs in a
 child process at every level this CPU and build have."""
 
@@ -71,6 +72,17 @@ def battery():
             check(f"{dt} heads D={d}",
                   fastt.from_numpy(h).permute(0, 2, 1, 3).contiguous(),
                   h.transpose(0, 2, 1, 3))
+        for r in (1, 2, 3, 8, 33):  # broadcast runs: repeat_interleave
+            v = make((5, 70), dt, raw)
+            xv = fastt.from_numpy(v)
+            check(f"{dt} fill runs r={r}",
+                  xv.unsqueeze(2).expand(5, 70, r).contiguous(),
+                  np.broadcast_to(v[:, :, None], (5, 70, r)))
+            check(f"{dt} fill runs stepped r={r}",
+                  xv[:, ::3].unsqueeze(2).expand(5, 24, r).contiguous(),
+                  np.broadcast_to(v[:, ::3, None], (5, 24, r)))
+            check(f"{dt} repeat_interleave r={r}",
+                  xv.repeat_interleave(r, 1), np.repeat(v, r, 1))
         # Into a transposed / strided destination (copy_ into a view).
         src = make((48, 40), dt, raw)
         dst = fastt.from_numpy(np.zeros((40, 48), dtype=src.dtype))
