@@ -1416,6 +1416,21 @@ Tensor searchsorted(const Tensor& sorted, const Tensor& values, bool right,
   return out;
 }
 
+namespace {
+// Every tap index in [0, n) (a replay checks them again, as
+// check_index_range does).
+void check_taps(const Tensor& idx, int64_t n) {
+  const int64_t* iv = static_cast<const int64_t*>(idx.data_ptr());
+  for (int64_t i = 0; i < idx.numel(); ++i)
+    FASTT_CHECK(iv[i] >= 0 && iv[i] < n, IndexError,
+                "resample(): tap index {} is out of range for a dim of "
+                "size {}",
+                iv[i], n);
+  if (FASTT_UNLIKELY(g_capturing))
+    capture::host_step({idx}, [n](Tensor* t) { check_taps(t[0], n); });
+}
+}  // namespace
+
 Tensor resample(const Tensor& self, int64_t dim, const Tensor& idx,
                 const Tensor& w, bool adjoint, int64_t size) {
   check_defined(self, "resample", "self");
@@ -1449,12 +1464,7 @@ Tensor resample(const Tensor& self, int64_t dim, const Tensor& idx,
       lookup_kernel(Op::resample, self.device().type, self.dtype());
   const int64_t n = adjoint ? size : self.sizes()[dim];
   const Tensor ic = idx.contiguous(), wc = w.contiguous();
-  const int64_t* iv = static_cast<const int64_t*>(ic.data_ptr());
-  for (int64_t i = 0; i < o * taps; ++i)
-    FASTT_CHECK(iv[i] >= 0 && iv[i] < n, IndexError,
-                "resample(): tap index {} is out of range for a dim of "
-                "size {}",
-                iv[i], n);
+  check_taps(ic, n);
   const Tensor x = self.contiguous();
   int64_t shape[kMaxDims];
   std::copy(x.sizes().begin(), x.sizes().end(), shape);
@@ -1528,13 +1538,20 @@ std::tuple<Tensor, Tensor> interp_taps(int64_t n, int64_t o, double scale,
   const int64_t taps = cubic ? 4 : 2;
   Tensor idx = Tensor::empty({o, taps}, DType::Int64);
   Tensor w = Tensor::empty({o, taps}, dtype);
-  int64_t* iv = static_cast<int64_t*>(idx.data_ptr());
-  if (dtype == DType::Float32)
-    fill_taps(n, o, scale, align_corners, cubic, iv,
-              static_cast<float*>(w.data_ptr()));
-  else
-    fill_taps(n, o, scale, align_corners, cubic, iv,
-              static_cast<double*>(w.data_ptr()));
+  auto fill = [=](Tensor* t) {
+    int64_t* iv = static_cast<int64_t*>(t[0].data_ptr());
+    if (dtype == DType::Float32)
+      fill_taps(n, o, scale, align_corners, cubic, iv,
+                static_cast<float*>(t[1].data_ptr()));
+    else
+      fill_taps(n, o, scale, align_corners, cubic, iv,
+                static_cast<double*>(t[1].data_ptr()));
+  };
+  Tensor both[2] = {idx, w};
+  fill(both);
+  // written on the host, not by a kernel: a replay writes them again
+  // (their memory may have served other intermediates in between)
+  if (FASTT_UNLIKELY(g_capturing)) capture::host_step({idx, w}, fill);
   return {idx, w};
 }
 
