@@ -532,118 +532,118 @@ struct RollK {
 // [outer, n, inner]): out zeroed, then out(r, idx[j, k]) += w[j, k]
 // in(r, j) in j's order, so a thread owns whole output rows or columns.
 template <class T>
-void resample_forward(const KernelArgs& a, int64_t outer, int64_t n,
-                      int64_t inner, int64_t o, int K) {
-  const T* src = static_cast<const T*>(a.in[0]->data_ptr());
-  const int64_t* idx = static_cast<const int64_t*>(a.in[1]->data_ptr());
-  const T* w = static_cast<const T*>(a.in[2]->data_ptr());
-  T* out = static_cast<T*>(a.out->data_ptr());
-  if (inner == 1) {  // the last dim: a gather per tap
-    // rows of o outputs; KC the tap count when known at compile time
-    auto rows = [&](auto kc) {
-      constexpr int KC = decltype(kc)::value;
-      const int taps = KC > 0 ? KC : K;
-      parallel_for(0, outer, std::max<int64_t>(1, kGrainSize / (o * taps)),
-                   [&](int64_t b, int64_t e) {
-        for (int64_t r = b; r < e; ++r) {
-          const T* s = src + r * n;
-          T* d = out + r * o;
-          for (int64_t j = 0; j < o; ++j) {
-            const int64_t* ij = idx + j * taps;
-            const T* wj = w + j * taps;
-            T acc = s[ij[0]] * wj[0];
-            for (int k = 1; k < taps; ++k) acc += s[ij[k]] * wj[k];
-            d[j] = acc;
+struct Resample {
+  const T* src;  // in[0]: the values (forward) or the gradient (adjoint)
+  const int64_t* idx;
+  const T* w;
+  T* out;
+  int64_t outer, n, inner, o;
+  int K;
+
+  void forward() const {
+    if (inner == 1) {  // the last dim: a gather per tap
+      // rows of o outputs; KC the tap count when known at compile time
+      auto rows = [&](auto kc) {
+        constexpr int KC = decltype(kc)::value;
+        const int taps = KC > 0 ? KC : K;
+        parallel_for(0, outer, std::max<int64_t>(1, kGrainSize / (o * taps)),
+                     [&](int64_t b, int64_t e) {
+          for (int64_t r = b; r < e; ++r) {
+            const T* s = src + r * n;
+            T* d = out + r * o;
+            for (int64_t j = 0; j < o; ++j) {
+              const int64_t* ij = idx + j * taps;
+              const T* wj = w + j * taps;
+              T acc = s[ij[0]] * wj[0];
+              for (int k = 1; k < taps; ++k) acc += s[ij[k]] * wj[k];
+              d[j] = acc;
+            }
+          }
+        });
+      };
+      if (K == 2)
+        rows(std::integral_constant<int, 2>{});
+      else if (K == 4)
+        rows(std::integral_constant<int, 4>{});
+      else
+        rows(std::integral_constant<int, 0>{});
+      return;
+    }
+    // whole rows of `inner` values: out row (r, j) from in rows (r, idx)
+    parallel_for(0, outer * o, std::max<int64_t>(1, kGrainSize / (K * inner)),
+                 [&](int64_t b, int64_t e) {
+      int64_t r = b / o, j = b - r * o;
+      for (int64_t q = b; q < e; ++q) {
+        const T* base = src + r * n * inner;
+        const int64_t* ij = idx + j * K;
+        const T* wj = w + j * K;
+        T* d = out + q * inner;
+        const T* s0 = base + ij[0] * inner;
+        const T w0 = wj[0];
+        if (K == 2) {
+          const T* s1 = base + ij[1] * inner;
+          const T w1 = wj[1];
+          for (int64_t i = 0; i < inner; ++i) d[i] = s0[i] * w0 + s1[i] * w1;
+        } else {
+          for (int64_t i = 0; i < inner; ++i) d[i] = s0[i] * w0;
+          for (int k = 1; k < K; ++k) {
+            const T* sk = base + ij[k] * inner;
+            const T wk = wj[k];
+            for (int64_t i = 0; i < inner; ++i) d[i] += sk[i] * wk;
           }
         }
-      });
-    };
-    if (K == 2)
-      rows(std::integral_constant<int, 2>{});
-    else if (K == 4)
-      rows(std::integral_constant<int, 4>{});
-    else
-      rows(std::integral_constant<int, 0>{});
-    return;
+        if (++j == o) {
+          j = 0;
+          ++r;
+        }
+      }
+    });
   }
-  // whole rows of `inner` values: out row (r, j) from in rows (r, idx)
-  parallel_for(0, outer * o, std::max<int64_t>(1, kGrainSize / (K * inner)),
-               [&](int64_t b, int64_t e) {
-    int64_t r = b / o, j = b - r * o;
-    for (int64_t q = b; q < e; ++q) {
-      const T* base = src + r * n * inner;
-      const int64_t* ij = idx + j * K;
-      const T* wj = w + j * K;
-      T* d = out + q * inner;
-      const T* s0 = base + ij[0] * inner;
-      const T w0 = wj[0];
-      if (K == 2) {
-        const T* s1 = base + ij[1] * inner;
-        const T w1 = wj[1];
-        for (int64_t i = 0; i < inner; ++i) d[i] = s0[i] * w0 + s1[i] * w1;
-      } else {
-        for (int64_t i = 0; i < inner; ++i) d[i] = s0[i] * w0;
-        for (int k = 1; k < K; ++k) {
-          const T* sk = base + ij[k] * inner;
-          const T wk = wj[k];
-          for (int64_t i = 0; i < inner; ++i) d[i] += sk[i] * wk;
+  void adjoint() const {
+    // a task: one r and a block of columns [c0, c1) of its n rows
+    constexpr int64_t kBlock = 1024;
+    const int64_t blocks = (inner + kBlock - 1) / kBlock;
+    const int64_t work = std::max<int64_t>(1, (n + o * K) * std::min(inner,
+                                                                    kBlock));
+    parallel_for(0, outer * blocks, std::max<int64_t>(1, kGrainSize / work),
+                 [&](int64_t b, int64_t e) {
+      for (int64_t t = b; t < e; ++t) {
+        const int64_t r = t / blocks, c0 = (t - r * blocks) * kBlock;
+        const int64_t c1 = std::min(inner, c0 + kBlock), m = c1 - c0;
+        T* d = out + r * n * inner + c0;
+        const T* s = src + r * o * inner + c0;
+        if (m == inner)  // whole rows: one span
+          std::memset(d, 0, size_t(n * m) * sizeof(T));
+        else
+          for (int64_t i = 0; i < n; ++i)
+            std::memset(d + i * inner, 0, size_t(m) * sizeof(T));
+        for (int64_t j = 0; j < o; ++j) {
+          const T* sj = s + j * inner;
+          for (int k = 0; k < K; ++k) {
+            T* dk = d + idx[j * K + k] * inner;
+            const T wk = w[j * K + k];
+            for (int64_t i = 0; i < m; ++i) dk[i] += wk * sj[i];
+          }
         }
       }
-      if (++j == o) {
-        j = 0;
-        ++r;
-      }
-    }
-  });
-}
-
-template <class T>
-void resample_adjoint(const KernelArgs& a, int64_t outer, int64_t n,
-                      int64_t inner, int64_t o, int K) {
-  const T* g = static_cast<const T*>(a.in[0]->data_ptr());
-  const int64_t* idx = static_cast<const int64_t*>(a.in[1]->data_ptr());
-  const T* w = static_cast<const T*>(a.in[2]->data_ptr());
-  T* out = static_cast<T*>(a.out->data_ptr());
-  // a task: one r and a block of columns [c0, c1) of its n rows
-  constexpr int64_t kBlock = 1024;
-  const int64_t blocks = (inner + kBlock - 1) / kBlock;
-  const int64_t work = std::max<int64_t>(1, (n + o * K) * std::min(inner,
-                                                                  kBlock));
-  parallel_for(0, outer * blocks, std::max<int64_t>(1, kGrainSize / work),
-               [&](int64_t b, int64_t e) {
-    for (int64_t t = b; t < e; ++t) {
-      const int64_t r = t / blocks, c0 = (t - r * blocks) * kBlock;
-      const int64_t c1 = std::min(inner, c0 + kBlock), m = c1 - c0;
-      T* d = out + r * n * inner + c0;
-      const T* s = g + r * o * inner + c0;
-      if (m == inner)  // whole rows: one span
-        std::memset(d, 0, size_t(n * m) * sizeof(T));
-      else
-        for (int64_t i = 0; i < n; ++i)
-          std::memset(d + i * inner, 0, size_t(m) * sizeof(T));
-      for (int64_t j = 0; j < o; ++j) {
-        const T* sj = s + j * inner;
-        for (int k = 0; k < K; ++k) {
-          T* dk = d + idx[j * K + k] * inner;
-          const T wk = w[j * K + k];
-          for (int64_t i = 0; i < m; ++i) dk[i] += wk * sj[i];
-        }
-      }
-    }
-  });
-}
+    });
+  }
+};
 
 template <class T>
 struct ResampleK {
   static void run(KernelArgs& a) {
-    const int64_t outer = a.dims[0], n = a.dims[1], inner = a.dims[2];
-    const int64_t o = a.in[1]->sizes()[0];
-    const int K = int(a.i0);
     if (a.out->numel() == 0) return;
+    const Resample<T> r{static_cast<const T*>(a.in[0]->data_ptr()),
+                        static_cast<const int64_t*>(a.in[1]->data_ptr()),
+                        static_cast<const T*>(a.in[2]->data_ptr()),
+                        static_cast<T*>(a.out->data_ptr()),
+                        a.dims[0], a.dims[1], a.dims[2],
+                        a.in[1]->sizes()[0], int(a.i0)};
     if (a.i1)
-      resample_adjoint<T>(a, outer, n, inner, o, K);
+      r.adjoint();
     else
-      resample_forward<T>(a, outer, n, inner, o, K);
+      r.forward();
   }
 };
 
