@@ -24,6 +24,22 @@ namespace F = functors;
 enum class ExpKind { Exp, Expm1, Sigmoid, Silu, Tanh, Erf, Gelu, GeluTanh };
 template <ExpKind K>
 FASTT_VEC_CLONES void exp_range(const float* x, float* o, int64_t n) {
+#if defined(__AVX512F__)
+  // (the AVX-512 level's build: vec_exp.h's 16-lane exp and tanh)
+  if constexpr (K == ExpKind::Exp || K == ExpKind::Tanh) {
+    const auto f = [](__m512 v) {
+      return K == ExpKind::Exp ? vec_exp16(v) : vec_tanh16(v);
+    };
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16)
+      _mm512_storeu_ps(o + i, f(_mm512_loadu_ps(x + i)));
+    if (i < n) {
+      const __mmask16 m = __mmask16((1u << (n - i)) - 1);
+      _mm512_mask_storeu_ps(o + i, m, f(_mm512_maskz_loadu_ps(m, x + i)));
+    }
+    return;
+  }
+#endif
   for (int64_t i = 0; i < n; ++i) {
     const float v = x[i];
     if constexpr (K == ExpKind::Exp) {
