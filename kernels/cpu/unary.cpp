@@ -25,10 +25,13 @@ enum class ExpKind { Exp, Expm1, Sigmoid, Silu, Tanh, Erf, Gelu, GeluTanh };
 template <ExpKind K>
 FASTT_VEC_CLONES void exp_range(const float* x, float* o, int64_t n) {
 #if defined(__AVX512F__)
-  // (the AVX-512 level's build: vec_exp.h's 16-lane exp and tanh)
-  if constexpr (K == ExpKind::Exp || K == ExpKind::Tanh) {
+  // (the AVX-512 level's build: vec_exp.h's 16-lane exp, tanh and erf)
+  if constexpr (K == ExpKind::Exp || K == ExpKind::Tanh ||
+                K == ExpKind::Erf) {
     const auto f = [](__m512 v) {
-      return K == ExpKind::Exp ? vec_exp16(v) : vec_tanh16(v);
+      if constexpr (K == ExpKind::Exp) return vec_exp16(v);
+      else if constexpr (K == ExpKind::Tanh) return vec_tanh16(v);
+      else return vec_erf16(v);
     };
     int64_t i = 0;
     for (; i + 16 <= n; i += 16)
