@@ -162,9 +162,7 @@ struct UnaryAdapter {
       if constexpr (VecMathOf<Fn>::kIdx >= 0 && !kBoolOut &&
                     !kIsComplex<T> &&
                     !(VecExp<Fn>::kHas && std::is_same<T, float>::value)) {
-        if (a.contiguous && vec_math::g_table &&
-            (!std::is_same<T, double>::value ||
-             vec_math::g_table->d1[VecMathOf<Fn>::kIdx])) {
+        if (a.contiguous && vec_math::g_table) {
           T* o = reinterpret_cast<T*>(a.data[0]);
           const T* x = reinterpret_cast<const T*>(a.data[1]);
           parallel_for(0, a.numel, kGrainSize, [&](int64_t b, int64_t e) {

@@ -33,8 +33,7 @@ using Range1 = void (*)(const T* x, T* out, int64_t n);
 template <class T>
 using Range2 = void (*)(const T* a, const T* b, T* out, int64_t n);
 
-// One instruction set's range functions; a null entry: that type keeps
-// the scalar loop (the row's double limit of -1).
+// One instruction set's range functions, every row and type.
 struct Table {
   const char* isa;  // "sse2", "avx2", "avx512"
   Range1<float> f1[kUnaryCount];

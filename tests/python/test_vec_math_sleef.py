@@ -53,6 +53,7 @@ def _inputs(dt):
                               np.log(fi.max), 20000))
     near1 = 1 - np.logspace(-8, -0.5, 400)  # erfinv's, atanh's tails
     parts = [rng.uniform(-1, 1, 20000), rng.uniform(-100, 100, 20000),
+             rng.uniform(-30, 30, 20000),  # erf's, erfc's pieces
              near1, -near1,
              mags * rng.choice([-1.0, 1.0], mags.size),
              [0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 0.5, -0.5,
@@ -194,6 +195,66 @@ def test_accuracy_at_lower_isa_levels(isa):
     assert not bad, bad
 
 
+_ERF_CHILD = """
+import json, sys, numpy as np, fastt
+x = np.array(json.loads(sys.stdin.read()))
+print(json.dumps({{"isa": fastt._C._cpu_isa()["in_use"],
+                   "erf": fastt.erf(fastt.from_numpy(x)).numpy().tolist(),
+                   "erfc": fastt.erfc(fastt.from_numpy(x)).numpy().tolist()}}))
+"""
+
+
+def _erf_points():
+    """Every piece of the float64 erf / erfc tables (kernels/erf_tables.inc:
+    intervals of 3/8 up to 6, of 43/32 up to 27.5) densely, their ends and
+    the doubles beside them, the subnormal tail, the specials."""
+    rng = np.random.default_rng(11)
+    ends = np.concatenate([np.arange(17) * 0.375, 6 + np.arange(17) * 43 / 32,
+                           [5.92, 5.93, 5.94, 26.5, 26.55, 27.2, 27.3]])
+    ends = np.concatenate([ends, np.nextafter(ends, 0),
+                           np.nextafter(ends, 30)])
+    x = np.concatenate([rng.uniform(0, 6, 1500), rng.uniform(6, 28, 700),
+                        np.exp(rng.uniform(np.log(1e-310), 0, 200)), ends])
+    x = np.concatenate([x, -x])
+    return np.concatenate([x, [0.0, np.inf, np.nan, 5e-324, 1e-300]])
+
+
+@pytest.mark.parametrize("isa", ["sse2", "avx2", "avx512"])
+def test_float64_erf_erfc_against_mpmath(isa):
+    # fastt's own float64 kernels (own_erf_D, own_erfc_D) hold the row's
+    # bound against the exact value (SSE2 runs glibc's, lane by lane)
+    if isa not in _supported_levels():
+        pytest.skip(f"this CPU does not run {isa}")
+    import mpmath
+    x = _erf_points()
+    r = subprocess.run([sys.executable, "-c", _ERF_CHILD.format()],
+                       input=json.dumps(x.tolist()),
+                       env=dict(os.environ, FASTT_CPU_ISA=isa),
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    got = json.loads(r.stdout.strip().splitlines()[-1])
+    assert got["isa"] == isa
+    bounds = dict(UNARY)
+    for name in ("erf", "erfc"):
+        g = np.array(got[name], dtype=np.float64)
+        f = getattr(mpmath, name)
+        worst = (0.0, None)
+        with mpmath.workdps(40):
+            for xi, gi in zip(x, g):
+                if np.isnan(xi):
+                    assert np.isnan(gi), (name, gi)
+                    continue
+                ref = f(mpmath.mpf(float(xi)))
+                if not np.isfinite(xi) or ref == 0:
+                    assert gi == float(ref), (name, xi, gi)
+                    continue
+                sp = max(np.spacing(abs(float(ref))), 5e-324)
+                err = float(abs(mpmath.mpf(float(gi)) - ref)) / sp
+                worst = max(worst, (err, xi), key=lambda t: t[0])
+        bound = bounds[name] + (1.0 if isa == "sse2" else 0.0)  # glibc's
+        assert worst[0] <= bound, (name, isa, worst)
+
+
 def test_cpu_isa_env_errors_warn_and_fall_back():
     code = ("import warnings, fastt; "
             "print(fastt._C._cpu_isa()['in_use'])")
@@ -206,7 +267,8 @@ def test_cpu_isa_env_errors_warn_and_fall_back():
 
 
 @pytest.mark.parametrize("dt", [np.float32, np.float64])
-@pytest.mark.parametrize("name", ["exp", "log1p", "sin", "tanh", "erfc"])
+@pytest.mark.parametrize("name", ["exp", "log1p", "sin", "tanh", "erf",
+                                  "erfc"])
 def test_tails_offsets_and_in_place(name, dt):
     x = np.random.default_rng(1).uniform(0.05, 0.95, 200).astype(dt)
     f = getattr(fastt, name)
