@@ -1,6 +1,7 @@
 """Polynomial tables for float64 erf and erfc and float32 erfc
-(kernels/cpu/isa/vec_math.cpp: own_erf_D, own_erfc_D, own_erfc_F), fitted
-here from mpmath (not copied):
+(kernels/cpu/isa/vec_math.cpp: own_erf_D, own_erfc_D, own_erfc_F) and
+float32 erf (kernels/cpu/vec_exp.h: vec_erf16), fitted here from mpmath
+(not copied):
 
     0 <= a < 6:  sixteen intervals of 3/8, c_i their centres, u = a - c_i:
                  erf(a)  = a + a S(u)           (interval 0, kErfPieces[.][0])
@@ -10,10 +11,13 @@ here from mpmath (not copied):
                  erfc(a) = X_i(u) exp(-a^2) over sixteen intervals of
                  43/32 up to 27.5, past which erfc is 0 (kErfcxFar)
 
-and for float erfc (own_erfc_F at AVX-512), in float, degree 8:
+and in float at AVX-512, for erfc (own_erfc_F), degree 8, and for erf
+(vec_erf16 in kernels/cpu/vec_exp.h), degree 6:
 
     0 <= a < 10.25: erfc(a) = X_i(u) exp(-a^2) over sixteen intervals of
                     41/64 (kErfcxF; past 10.1 float erfc is 0)
+    0 <= a < 4:     erf(a) as above over sixteen intervals of 1/4 (kErfF;
+                    from 3.92 on float erf is 1)
 
 S fits erf(a) / a - 1 (0.13 to 0.04 on [0, 3/8]: a + a S is one FMA, so
 erf keeps its relative accuracy down to the subnormals), E_i erf itself
@@ -21,13 +25,13 @@ erf keeps its relative accuracy down to the subnormals), E_i erf itself
 one), X_i erfcx(a) = exp(a^2) erfc(a): smooth, so the exponential carries
 erfc's whole range. Each polynomial is the interpolant at Chebyshev nodes
 in mpmath at 40 digits (mp.chebyfit, within a few percent of minimax at
-these degrees), its coefficients rounded to double (float for kErfcxF).
-The check evaluates the rounded polynomials exactly (mpmath) at CHECK
-points per piece and prints each table's worst error: absolute for S and
-E (erf >= 0.39 past the first interval, erf / a >= 1.04 in it), relative
-for the others; the kernel adds its Horner roundings, the exponential's
-and the products' (tests/python/test_vec_math_sleef.py measures the whole
-against mpmath).
+these degrees), its coefficients rounded to double (to float for the
+float tables). The check evaluates the rounded polynomials exactly
+(mpmath) at CHECK points per piece and prints each table's worst error:
+absolute for S and E (erf >= 0.26 past the first interval, erf / a >=
+1.04 in it), relative for the others; the kernels add their Horner
+roundings, the exponential's and the products'
+(tests/python/test_vec_math_sleef.py measures the whole against mpmath).
 
 The constants are split in two, hi + lo (hi added last), so that their
 rounding (half an ulp of c_i's value, up to an ulp of the interval's
@@ -50,6 +54,7 @@ NINT = 16                  # intervals (one vpermt2pd: 16 doubles)
 DEG = 13
 FAR, W_FAR = 6, mp.mpf(43) / 32  # the far table: [6, 27.5]
 DEG_F, W_F = 8, mp.mpf(41) / 64  # float erfc: [0, 10.25]
+DEG_EF, W_EF = 6, mp.mpf(1) / 4   # float erf: [0, 4]
 CHECK = 400
 
 
@@ -138,6 +143,16 @@ def main():
             cx, lambda u: erfcx(c + u), -h, h, True))
         flt.append(cx)
 
+    ferf = []
+    h = W_EF / 2
+    for i in range(NINT):
+        c = (i + mp.mpf(1) / 2) * W_EF
+        f = erf_s if i == 0 else mp.erf
+        ce = fit(lambda u: f(c + u), -h, h, DEG_EF, f32)
+        errs["kErfF (abs)"] = max(errs.get("kErfF (abs)", 0), worst(
+            ce, lambda u: f(c + u), -h, h, False))
+        ferf.append(ce)
+
     def by_power(tabs, deg=DEG):  # [degree, highest first, then hi][piece]
         return [[t[k] for t in tabs] for k in [*range(deg, -1, -1), -1]]
     print("// The float64 erf and erfc tables of kernels/cpu/isa/vec_math.cpp"
@@ -147,6 +162,7 @@ def main():
     print(table("kErfcxPieces", by_power(px)))
     print(table("kErfcxFar", by_power(far)))
     print(table("kErfcxF", by_power(flt, DEG_F), 4, "float"))
+    print(table("kErfF", by_power(ferf, DEG_EF), 4, "float"))
     for k, v in errs.items():
         print(f"// {k} after rounding to its type: {mp.nstr(v, 3)}")
 

@@ -229,8 +229,8 @@ FASTT_VEC_INLINE float vec_tanh(float x) {
 // erfc(|x|) from Numerical Recipes' Chebyshev fit t exp(-x^2 + P(t)),
 // t = 1 / (1 + |x| / 2): relative error < 1.2e-7 for every x >= 0. P's
 // coefficients, and erf's Maclaurin series in x^2 (2/sqrt(pi) (x - x^3/3
-// + x^5/10 - x^7/42 + x^9/216 - x^11/1320)), highest degree first; shared
-// with vec_erf16.
+// + x^5/10 - x^7/42 + x^9/216 - x^11/1320)), highest degree first (the
+// AVX-512 vec_erf16 below takes fitted pieces instead).
 constexpr float kErfcP[10] = {0.17087277f,  -0.82215223f, 1.48851587f,
                               -1.13520398f, 0.27886807f,  -0.18628806f,
                               0.09678418f,  0.37409196f,  1.00002368f,
@@ -260,36 +260,44 @@ FASTT_VEC_INLINE float vec_erf(float x) {
 }
 
 #if defined(__AVX512F__)
-// vec_erf on 16 floats: the same series and fit, t by vrcp14ps and one
-// Newton step (not vdivps), the exponential by vec_exp16; both branches
-// for every lane and a blend, as vec_erf's loop does. NaN stays NaN
-// (erfc's branch), -0 -0 (the series), +-inf +-1.
+// erf on 16 floats as fitted pieces (kernels/erf_tables.inc, kErfF,
+// printed by scripts/fit_erf.py): sixteen intervals of 1/4 up to 4 (float
+// erf is 1 from 3.92 on), one degree-6 polynomial each in a = |x| minus
+// the interval's centre, the constant in two floats (hi added last), each
+// lane's coefficients picked by vpermps; the first interval holds erf(a)
+// / a - 1 (erf = a + a S, one FMA: relative accuracy down to the
+// subnormals). No division, no exponential, no branch: 64K values over
+// [-4, 4] 46 -> 25 us (torch's MKL vsErf 38), within 1.02 ulp measured
+// (the series-and-erfc form before: 2.56). NaN stays NaN, -0 -0, +-inf +-1.
+#include "kernels/erf_tables.inc"
 FASTT_VEC_INLINE __m512 vec_erf16(__m512 x) {
-  const __m512 one = _mm512_set1_ps(1.0f);
   const __m512 a = _mm512_abs_ps(x);
-  const __m512 x2 = _mm512_mul_ps(x, x);
-  __m512 q = _mm512_set1_ps(kErfSeries[0]);
-  for (int i = 1; i < 6; ++i)
-    q = _mm512_fmadd_ps(q, x2, _mm512_set1_ps(kErfSeries[i]));
-  const __m512 series =
-      _mm512_mul_ps(_mm512_mul_ps(x, _mm512_set1_ps(kTwoOverSqrtPi)), q);
-  // erfc's branch at min(|x|, 10) (erf is 1 in float from 3.9 on): an
-  // infinite |x| would make t = 0 * inf (NaN passes the min)
-  const __m512 ac = _mm512_maskz_min_ps(kAll16, _mm512_set1_ps(10.0f), a);
-  const __m512 den = _mm512_fmadd_ps(ac, _mm512_set1_ps(0.5f), one);
-  const __m512 y = _mm512_maskz_rcp14_ps(kAll16, den);
-  const __m512 t = _mm512_fmadd_ps(_mm512_fnmadd_ps(den, y, one), y, y);
-  __m512 p = _mm512_set1_ps(kErfcP[0]);
-  for (int i = 1; i < 10; ++i)
-    p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(kErfcP[i]));
-  const __m512 e = vec_exp16(_mm512_fnmadd_ps(ac, ac, p));
-  const __m512 big = _mm512_castsi512_ps(_mm512_or_si512(
-      _mm512_castps_si512(_mm512_fnmadd_ps(t, e, one)),
+  const __m512 ac = _mm512_maskz_min_ps(kAll16, a, _mm512_set1_ps(4.0f));
+  // the interval, rounded to nearest: the floor (a boundary is in both)
+  const __m512 t = _mm512_maskz_min_ps(
+      kAll16, _mm512_fmsub_ps(ac, _mm512_set1_ps(4.0f), _mm512_set1_ps(0.5f)),
+      _mm512_set1_ps(15.0f));
+  const __m512 k =
+      _mm512_maskz_roundscale_ps(kAll16, t, _MM_FROUND_TO_NEAREST_INT);
+  const __m512i i = _mm512_maskz_cvtps_epi32(kAll16, k);
+  const __m512 u = _mm512_sub_ps(
+      ac, _mm512_fmadd_ps(k, _mm512_set1_ps(0.25f), _mm512_set1_ps(0.125f)));
+  constexpr int kRows = sizeof(kErfF) / sizeof(kErfF[0]);
+  __m512 p = _mm512_permutexvar_ps(i, _mm512_loadu_ps(kErfF[0]));
+  for (int r = 1; r < kRows - 1; ++r)
+    p = _mm512_fmadd_ps(p, u, _mm512_permutexvar_ps(i,
+                                                    _mm512_loadu_ps(kErfF[r])));
+  p = _mm512_add_ps(p, _mm512_permutexvar_ps(
+                           i, _mm512_loadu_ps(kErfF[kRows - 1])));
+  const __mmask16 first =
+      _mm512_cmp_ps_mask(k, _mm512_set1_ps(0.5f), _CMP_LT_OQ);
+  const __m512 m = _mm512_mask_blend_ps(first, _mm512_set1_ps(1.0f), ac);
+  const __m512 n = _mm512_maskz_mov_ps(first, ac);
+  const __m512 r = _mm512_castsi512_ps(_mm512_or_si512(
+      _mm512_castps_si512(_mm512_fmadd_ps(p, m, n)),
       _mm512_and_si512(_mm512_castps_si512(x),
                        _mm512_set1_epi32(int32_t(0x80000000u)))));
-  const __mmask16 small =
-      _mm512_cmp_ps_mask(a, _mm512_set1_ps(0.5f), _CMP_LT_OQ);
-  return _mm512_mask_blend_ps(small, big, series);
+  return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), r, x);
 }
 #endif
 

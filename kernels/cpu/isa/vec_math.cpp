@@ -459,6 +459,11 @@ VD own_erfinv_D(VD y) {
 // gather): glibc's, lane by lane.
 #if FASTT_VM_ISA >= 2
 #include "kernels/erf_tables.inc"
+// 1/12!, 1/11!, ..., 1/2, 1
+constexpr double kInvFact[] = {
+    1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0, 1.0 / 362880.0,
+    1.0 / 40320.0,     1.0 / 5040.0,     1.0 / 720.0,     1.0 / 120.0,
+    1.0 / 24.0,        1.0 / 6.0,        0.5,             1.0};
 using VL = long long __attribute__((vector_size(sizeof(VD))));
 constexpr long long kSignD = (long long)(1ULL << 63);
 __attribute__((always_inline)) inline VD abs_d(VD x) {
@@ -479,14 +484,15 @@ __attribute__((always_inline)) inline ErfPiece erf_piece(VD a) {
   const VD k = t - magic;
   return {FASTT_VM_IDX16(t), k, a - (k * w + (kLo + w / 2))};
 }
-// An interval table's polynomial: rows of coefficients from the highest
-// power, the constant's lo, its hi (added last)
+// An interval table's polynomial (rows of coefficients from the highest
+// power, the constant's lo, its hi) but its constant's hi, which the
+// caller adds last: tab[N - 1].
 template <size_t N>
 __attribute__((always_inline)) inline VD poly16(const double (&tab)[N][16],
                                                 IV16 i, VD u) {
   VD p = FASTT_VM_PICK16(tab[0], i);
   for (size_t k = 1; k < N - 1; ++k) p = p * u + FASTT_VM_PICK16(tab[k], i);
-  return p + FASTT_VM_PICK16(tab[N - 1], i);
+  return p;
 }
 VD own_erf_D(VD x) {
   const VD a = abs_d(x);
@@ -494,29 +500,45 @@ VD own_erf_D(VD x) {
   const ErfPiece p = erf_piece<0, 12>(FASTT_VM_MIND(a, VD{} + 6.0));
   const VD n = p.k < 0.5 ? a : VD{};          // the first interval:
   const VD m = p.k < 0.5 ? a : VD{} + 1.0;    // erf = a + a S
-  const VD r = poly16(kErfPieces, p.i, p.u) * m + n;
+  const VD r =
+      (poly16(kErfPieces, p.i, p.u) + FASTT_VM_PICK16(kErfPieces[14], p.i)) *
+          m + n;
   const VD rs = (VD)((VL)r | ((VL)x & kSignD));  // r >= 0
   return x != x ? x : rs;
 }
 VD own_erfc_D(VD x) {
   const VD a = abs_d(x);
   const VD ac = FASTT_VM_MIND(a, VD{} + 27.5);  // erfc(27.3) rounds to 0
-  const VD hi = ac * ac;
-  const VD lo = FASTT_VM_FMSD(ac, ac, hi);
-  const VD shift = hi > 700.0 ? VD{} + 50.0 : VD{};
-  const VD ex = own_exp_D(shift - hi);
   const ErfPiece p = erf_piece<0, 12>(FASTT_VM_MIND(ac, VD{} + 6.0));
   VD g = poly16(kErfcxPieces, p.i, p.u);
+  VD gh = FASTT_VM_PICK16(kErfcxPieces[14], p.i);  // erfcx = g + gh
   if (!V<double>::within(x, 6.0)) {  // a lane past 6 (or a NaN)
     const ErfPiece f = erf_piece<6, 43>(FASTT_VM_MAXD(ac, VD{} + 6.0));
     g = ac < 6.0 ? g : poly16(kErfcxFar, f.i, f.u);
+    gh = ac < 6.0 ? gh : FASTT_VM_PICK16(kErfcxFar[14], f.i);
   }
-  const VD ge = g * ex;
-  VD e = ge - ge * lo;
-  e = shift > 0.0 ? e * 1.9287498479639178e-22 : e;  // exp(-50)
-  e = a > 27.5 ? VD{} : e;                           // inf
-  const VD r = x < 0.0 ? 2.0 - e : e;
-  return x != x ? x : r;
+  // exp(-a^2) = 2^n e^r: a^2 = hi + lo, n = round(-hi log2 e), r = -hi -
+  // n ln 2 - lo (fdlibm's two-double ln 2: the first step exact, the
+  // small terms summed before the one rounding at r's size)
+  const VD hi = ac * ac;
+  const VD lo = FASTT_VM_FMSD(ac, ac, hi);
+  const VD magic = VD{} + 6755399441055744.0;
+  const VD nm = hi * -1.4426950408889634 + magic;
+  const VD n = nm - magic;
+  const VD r = (n * -6.93147180369123816490e-01 - hi) -
+               (n * 1.90821492927058770002e-10 + lo);
+  VD q = VD{} + 1.0 / 6227020800.0;  // (e^r - 1) / r: 1/13! ... 1
+  for (double c : kInvFact) q = q * r + c;
+  const VD m = ((g + gh) * (q * r) + g) + gh;  // erfcx e^r, gh last
+  // 2^n built in the exponent field; where the result may be subnormal (n
+  // below -1022) 2^(n + 128), and 2^-128 applied last: one rounding
+  const VL big = hi > 700.0;  // all ones there
+  const VD scale = (VD)(((VL)nm - (VL)magic + (big & 128) + 1023) << 52);
+  VD e = m * scale;
+  e = big ? e * 0x1p-128 : e;
+  e = a > 27.5 ? VD{} : e;  // inf
+  const VD res = x < 0.0 ? 2.0 - e : e;
+  return x != x ? x : res;
 }
 #else
 VD own_erf_D(VD x) {
