@@ -109,49 +109,38 @@ def table(name, rows, per_line=3, ty="double"):
     return "\n".join(out)
 
 
+def pieces(errs, name, f, lo, w, deg, rnd=float, rel=True):
+    """The sixteen fits of f(i, a) over [lo + i w, lo + (i + 1) w] in u, a
+    minus the centre; the worst error into errs[name]."""
+    out = []
+    h = w / 2
+    for i in range(NINT):
+        c = lo + (i + mp.mpf(1) / 2) * w
+
+        def g(u, i=i, c=c):
+            return f(i, c + u)
+        t = fit(g, -h, h, deg, rnd)
+        errs[name] = max(errs.get(name, 0), worst(t, g, -h, h, rel))
+        out.append(t)
+    return out
+
+
+def erf_piece(i, a):  # the first interval holds S
+    return erf_s(a) if i == 0 else mp.erf(a)
+
+
+def erfcx_piece(i, a):
+    return erfcx(a)
+
+
 def main():
-    errs = {"kErfPieces (abs)": 0, "kErfcxPieces (rel)": 0}
-    pe, px = [], []
-    h = W / 2
-    for i in range(NINT):
-        c = (i + mp.mpf(1) / 2) * W
-        f = erf_s if i == 0 else mp.erf
-        ce = fit(lambda u: f(c + u), -h, h, DEG)
-        cx = fit(lambda u: erfcx(c + u), -h, h, DEG)
-        errs["kErfPieces (abs)"] = max(errs["kErfPieces (abs)"], worst(
-            ce, lambda u: f(c + u), -h, h, False))
-        errs["kErfcxPieces (rel)"] = max(errs["kErfcxPieces (rel)"], worst(
-            cx, lambda u: erfcx(c + u), -h, h, True))
-        pe.append(ce)
-        px.append(cx)
-
-    far = []
-    h = W_FAR / 2
-    for i in range(NINT):
-        c = FAR + (i + mp.mpf(1) / 2) * W_FAR
-        cx = fit(lambda u: erfcx(c + u), -h, h, DEG)
-        errs["kErfcxFar (rel)"] = max(errs.get("kErfcxFar (rel)", 0), worst(
-            cx, lambda u: erfcx(c + u), -h, h, True))
-        far.append(cx)
-
-    flt = []
-    h = W_F / 2
-    for i in range(NINT):
-        c = (i + mp.mpf(1) / 2) * W_F
-        cx = fit(lambda u: erfcx(c + u), -h, h, DEG_F, f32)
-        errs["kErfcxF (rel)"] = max(errs.get("kErfcxF (rel)", 0), worst(
-            cx, lambda u: erfcx(c + u), -h, h, True))
-        flt.append(cx)
-
-    ferf = []
-    h = W_EF / 2
-    for i in range(NINT):
-        c = (i + mp.mpf(1) / 2) * W_EF
-        f = erf_s if i == 0 else mp.erf
-        ce = fit(lambda u: f(c + u), -h, h, DEG_EF, f32)
-        errs["kErfF (abs)"] = max(errs.get("kErfF (abs)", 0), worst(
-            ce, lambda u: f(c + u), -h, h, False))
-        ferf.append(ce)
+    errs = {}
+    pe = pieces(errs, "kErfPieces (abs)", erf_piece, 0, W, DEG, rel=False)
+    px = pieces(errs, "kErfcxPieces (rel)", erfcx_piece, 0, W, DEG)
+    far = pieces(errs, "kErfcxFar (rel)", erfcx_piece, FAR, W_FAR, DEG)
+    flt = pieces(errs, "kErfcxF (rel)", erfcx_piece, 0, W_F, DEG_F, f32)
+    ferf = pieces(errs, "kErfF (abs)", erf_piece, 0, W_EF, DEG_EF, f32,
+                  rel=False)
 
     def by_power(tabs, deg=DEG):  # [degree, highest first, then hi][piece]
         return [[t[k] for t in tabs] for k in [*range(deg, -1, -1), -1]]
