@@ -265,6 +265,13 @@ VD own_atanh_D(VD x) { return atanh_from<double>(x, log_d); }
 // ran at 1.8x torch's time: MKL's vdExp). NaN stays NaN (min/max return
 // their second operand for a NaN); +-inf clamp to 710 / -746, whose
 // results overflow to inf / round to 0. Other levels: SLEEF's.
+#if FASTT_VM_ISA >= 2
+// e^r's Taylor coefficients 1/12!, 1/11!, ..., 1/2, 1 (before the last 1)
+constexpr double kInvFact[] = {
+    1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0, 1.0 / 362880.0,
+    1.0 / 40320.0,     1.0 / 5040.0,     1.0 / 720.0,     1.0 / 120.0,
+    1.0 / 24.0,        1.0 / 6.0,        0.5,             1.0};
+#endif
 #if FASTT_VM_ISA == 3
 VD own_exp_D(VD x) {
   const VD xc = _mm512_max_pd(_mm512_set1_pd(-746.0),
@@ -275,14 +282,8 @@ VD own_exp_D(VD x) {
   VD r = _mm512_fnmadd_pd(k, _mm512_set1_pd(0.6931471805599453), xc);
   r = _mm512_fnmadd_pd(k, _mm512_set1_pd(2.3190468138462996e-17), r);
   VD p = _mm512_set1_pd(1.0 / 6227020800.0);  // 1/13!
-  const double inv_fact[] = {1.0 / 479001600.0, 1.0 / 39916800.0,
-                             1.0 / 3628800.0,   1.0 / 362880.0,
-                             1.0 / 40320.0,     1.0 / 5040.0,
-                             1.0 / 720.0,       1.0 / 120.0,
-                             1.0 / 24.0,        1.0 / 6.0,
-                             0.5,               1.0,
-                             1.0};
-  for (double c : inv_fact) p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(c));
+  for (double c : kInvFact) p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(c));
+  p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(1.0));
   return _mm512_scalef_pd(p, k);
 }
 #else
@@ -450,20 +451,16 @@ VD own_erfinv_D(VD y) {
 // holds erf(a) / a - 1: erf = a + a S, one FMA, keeps erf's relative
 // accuracy down to the subnormals. Past 6 erf is 1 (from 5.93 on in
 // double) and erfcx takes sixteen intervals of 43/32 up to 27.5 (past
-// 27.3 erfc is 0). exp(-a^2) = exp(-hi) (1 - lo), a^2 = hi + lo exactly
-// by an FMA (the product with 1 - lo as one FMA); where hi > 700 the
-// exponential is taken of 50 - hi and the product scaled by exp(-50) last
-// (one rounding into the subnormal range, from a = 26.55). x < 0: erf is
-// odd, erfc(x) = 2 - erfc(-x). They replace glibc's scalar erf and erfc
+// 27.3 erfc is 0). erfc = erfcx 2^n e^r with a^2 = hi + lo exactly (an
+// FMA), n = round(-hi log2 e), r = -hi - n ln 2 - lo, e^r as 1 + q (its
+// Taylor series to r^13), erfcx + erfcx q as one FMA, and 2^n written into
+// the exponent field (2^(n + 128), then 2^-128, where the result may be
+// subnormal: one rounding there, from a = 26.55). x < 0: erf is odd,
+// erfc(x) = 2 - erfc(-x). They replace glibc's scalar erf and erfc
 // (14x and 10x torch's time over [-4, 4]: MKL's vdErf). SSE2 (no FMA, no
 // gather): glibc's, lane by lane.
 #if FASTT_VM_ISA >= 2
 #include "kernels/erf_tables.inc"
-// 1/12!, 1/11!, ..., 1/2, 1
-constexpr double kInvFact[] = {
-    1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0, 1.0 / 362880.0,
-    1.0 / 40320.0,     1.0 / 5040.0,     1.0 / 720.0,     1.0 / 120.0,
-    1.0 / 24.0,        1.0 / 6.0,        0.5,             1.0};
 using VL = long long __attribute__((vector_size(sizeof(VD))));
 constexpr long long kSignD = (long long)(1ULL << 63);
 __attribute__((always_inline)) inline VD abs_d(VD x) {
@@ -560,7 +557,7 @@ VD own_erfc_D(VD x) {
 // Taylor series to r^7 (truncation 6e-9 relative) as 1 + q, g + g q one
 // FMA, and 2^n applied last by vscalefps: one rounding into the subnormal
 // range (from a = 9.2; past 10.1 erfc rounds to 0). x < 0: 2 - erfc(-x).
-// Within 2.5 ulp (the row's bound; 1.76 measured over 2M values in [-11,
+// Within 2 ulp (the row's bound; 1.76 measured over 2M values in [-11,
 // 11]); 64K values in 37-39 us, torch's (MKL's vsErfc) 34, the composed
 // form above (AVX2, SSE2) 104.
 VF own_erfc_F(VF x) {
