@@ -283,12 +283,15 @@ FASTT_VEC_INLINE __m512 vec_erf16(__m512 x) {
   const __m512 u = _mm512_sub_ps(
       ac, _mm512_fmadd_ps(k, _mm512_set1_ps(0.25f), _mm512_set1_ps(0.125f)));
   constexpr int kRows = sizeof(kErfF) / sizeof(kErfF[0]);
-  __m512 p = _mm512_permutexvar_ps(i, _mm512_loadu_ps(kErfF[0]));
+  // (the zero-masked vpermps with every lane: the unmasked intrinsic
+  // starts from _mm512_undefined_ps(), which GCC 12 flags once inlined)
+  auto pick = [&](const float* row) {
+    return _mm512_maskz_permutexvar_ps(kAll16, i, _mm512_loadu_ps(row));
+  };
+  __m512 p = pick(kErfF[0]);
   for (int r = 1; r < kRows - 1; ++r)
-    p = _mm512_fmadd_ps(p, u, _mm512_permutexvar_ps(i,
-                                                    _mm512_loadu_ps(kErfF[r])));
-  p = _mm512_add_ps(p, _mm512_permutexvar_ps(
-                           i, _mm512_loadu_ps(kErfF[kRows - 1])));
+    p = _mm512_fmadd_ps(p, u, pick(kErfF[r]));
+  p = _mm512_add_ps(p, pick(kErfF[kRows - 1]));
   const __mmask16 first =
       _mm512_cmp_ps_mask(k, _mm512_set1_ps(0.5f), _CMP_LT_OQ);
   const __m512 m = _mm512_mask_blend_ps(first, _mm512_set1_ps(1.0f), ac);
