@@ -96,6 +96,24 @@ void int64_min_max(const Tensor& t, int64_t* lo, int64_t* hi) {
   if (!t.is_cpu()) return int64_min_max(t.to(kCPU), lo, hi);
   int64_t a = std::numeric_limits<int64_t>::max();
   int64_t b = std::numeric_limits<int64_t>::min();
+  if (t.is_contiguous()) {  // four independent chains of compare-selects
+    const int64_t* p = static_cast<const int64_t*>(t.data_ptr());
+    const int64_t n = t.numel();
+    int64_t a4[4] = {a, a, a, a}, b4[4] = {b, b, b, b};
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4)
+      for (int k = 0; k < 4; ++k) {
+        a4[k] = p[i + k] < a4[k] ? p[i + k] : a4[k];
+        b4[k] = p[i + k] > b4[k] ? p[i + k] : b4[k];
+      }
+    for (; i < n; ++i) {
+      a4[0] = p[i] < a4[0] ? p[i] : a4[0];
+      b4[0] = p[i] > b4[0] ? p[i] : b4[0];
+    }
+    *lo = std::min(std::min(a4[0], a4[1]), std::min(a4[2], a4[3]));
+    *hi = std::max(std::max(b4[0], b4[1]), std::max(b4[2], b4[3]));
+    return;
+  }
   for_each_int64(t, [&](int64_t v) {
     a = v < a ? v : a;
     b = v > b ? v : b;

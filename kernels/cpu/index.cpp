@@ -198,13 +198,41 @@ void index_select_direct(const KernelArgs& a) {
   const T* src = static_cast<const T*>(a.in[0]->data_ptr());
   const int64_t* idx = static_cast<const int64_t*>(a.in[1]->data_ptr());
   T* out = static_cast<T*>(a.out->data_ptr());
+  const int64_t wrap = size - FASTT_MUTANT(IndexNegWrapOffByOne);
+  if (inner == 1) {  // one element per index (1-D gather, x[idx]): a
+    // tight loop per row of the index, no division or copy call inside
+    auto run = [&](int64_t b, int64_t e) {
+      int64_t o = b / n, j = b - o * n;
+      for (int64_t r = b; r < e; j = 0, ++o) {
+        const T* s = src + o * size;
+        const int64_t* ix = idx + j * is;
+        T* d = out + r;
+        const int64_t m = std::min(e - r, n - j);
+        if (is == 1) {
+          for (int64_t k = 0; k < m; ++k) {
+            const int64_t v = ix[k];
+            d[k] = s[v < 0 ? v + wrap : v];
+          }
+        } else {
+          for (int64_t k = 0; k < m; ++k) {
+            const int64_t v = ix[k * is];
+            d[k] = s[v < 0 ? v + wrap : v];
+          }
+        }
+        r += m;
+      }
+    };
+    if (rows <= kGrainSize) run(0, rows);  // tiny: never touch OpenMP
+    else parallel_for(0, rows, kGrainSize, run);
+    return;
+  }
   auto run_rows = [&](int64_t b, int64_t e) {
     int64_t o = b / n, j = b - o * n;
     for (int64_t r = b; r < e; ++r) {
       int64_t v = idx[j * is];
-      if (v < 0) v += size - FASTT_MUTANT(IndexNegWrapOffByOne);
+      if (v < 0) v += wrap;
       const T* s = src + (o * size + v) * inner;
-      if (inner <= 8)  // short rows (embedding dims, scalars): no memcpy call
+      if (inner <= 8)  // short rows (embedding dims): no memcpy call
         for (int64_t k = 0; k < inner; ++k) out[r * inner + k] = s[k];
       else
         std::memcpy(out + r * inner, s, size_t(inner) * sizeof(T));
