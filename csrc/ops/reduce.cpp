@@ -10,6 +10,7 @@
 #include "../dispatch.h"
 #include "complex.h"
 #include "elementwise.h"
+#include "index.h"
 #include "../mutation.h"
 
 #include "autograd/functions.h"
@@ -488,7 +489,10 @@ Tensor logsumexp(const Tensor& a, IntList dims, bool keepdim) {
 }
 
 // ---- scans and softmax ----
-Tensor cum_extreme_index(const Tensor& a, int64_t dim, bool is_max) {
+namespace {
+// The indices; with `values` (CPU only) the values too, in the same pass.
+Tensor cum_extreme_run(const Tensor& a, int64_t dim, bool is_max,
+                       Tensor* values) {
   const char* name = is_max ? "cummax" : "cummin";
   check_defined(a, name);
   const int64_t d = a.dim() == 0 ? 0 : wrap_dim(dim, a.dim(), name);
@@ -496,15 +500,34 @@ Tensor cum_extreme_index(const Tensor& a, int64_t dim, bool is_max) {
                               a.dtype());
   Tensor src = a.contiguous();
   Tensor out = Tensor::empty(src.sizes(), DType::Int64, src.device());
+  if (values) *values = Tensor::empty(src.sizes(), src.dtype(), src.device());
   if (src.numel() == 0) return out;
   KernelArgs args;
   args.in[0] = &src;
   args.out = &out;
-  args.out2 = nullptr;
+  args.out2 = values;
   args.i0 = d;
   args.i1 = is_max;
   fn(args);
   return out;
+}
+}  // namespace
+
+Tensor cum_extreme_index(const Tensor& a, int64_t dim, bool is_max) {
+  return cum_extreme_run(a, dim, is_max, nullptr);
+}
+
+std::tuple<Tensor, Tensor> cum_extreme(const Tensor& a, int64_t dim,
+                                       bool is_max) {
+  Tensor values;
+  if (a.defined() && a.is_cpu()) {
+    Tensor idx = cum_extreme_run(a, dim, is_max, &values);
+    return {values, idx};
+  }
+  Tensor idx = cum_extreme_run(a, dim, is_max, nullptr);  // (checks dim)
+  NoGradGuard no_grad;
+  return {gather(a, a.dim() == 0 ? 0 : wrap_dim(dim, a.dim(), "cummax"), idx),
+          idx};
 }
 
 Tensor cumsum(const Tensor& a, int64_t dim, std::optional<DType> dtype) {

@@ -5,6 +5,7 @@
 // an entry point here.
 #pragma once
 #include <optional>
+#include <tuple>
 #include <utility>
 
 #include "../tensor.h"
@@ -78,6 +79,10 @@ Tensor logsumexp(const Tensor& a, IntList dims, bool keepdim = false);
 // the running extreme, NaN winning (values and gradients are a gather at
 // these, python/fastt/_composite.py).
 Tensor cum_extreme_index(const Tensor& a, int64_t dim, bool is_max);
+// cummax / cummin's values and indices without a gradient: on the CPU in
+// one pass (the values as the input's elements at the indices).
+std::tuple<Tensor, Tensor> cum_extreme(const Tensor& a, int64_t dim,
+                                       bool is_max);
 Tensor cumsum(const Tensor& a, int64_t dim,
               std::optional<DType> dtype = std::nullopt);
 Tensor cumprod(const Tensor& a, int64_t dim,

@@ -149,6 +149,18 @@ void index_loop(const Plan& p, int K, const int64_t* istride,
       }
       return;
     }
+    if (K == 1) {  // one index tensor (index_add, scatter, bincount's):
+      // its offset without the loop over index tensors
+      const char* ip = ptr[2];
+      const int64_t is = s[2], size = isize[0], st = istride[0];
+      for (int64_t i = 0; i < n; ++i) {
+        int64_t v = *reinterpret_cast<const int64_t*>(ip + i * is);
+        v += v < 0 ? size : 0;
+        apply(ptr[0] + i * s[0] + (kScatter ? v * st : 0),
+              ptr[1] + i * s[1] + (kScatter ? 0 : v * st));
+      }
+      return;
+    }
     for (int64_t i = 0; i < n; ++i) {
       const int64_t off = offset(ptr, s, i);
       apply(ptr[0] + i * s[0] + (kScatter ? off : 0),

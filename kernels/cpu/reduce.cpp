@@ -123,27 +123,35 @@ using CumprodK = ScanK<T, false>;
 // cummax / cummin's indices along dim i0 (i1: 1 max, 0 min) of a
 // contiguous input seen as [outer, n, inner]: the latest index of the
 // running extreme (ties go to the later element) and a NaN, once met,
-// stays (torch's rule). One sequential pass, a block of columns at a time.
+// stays (torch's rule). With out2 (a dense tensor of the input's dtype and
+// shape) the values as well: the input at each index, written in the same
+// pass (cummax without a gradient; a gather of the indices reads the
+// input a second time, in index order). One sequential pass, a block of
+// columns at a time.
 template <class T>
 struct CumExtremeK {
   // One row (inner == 1). Element by element the running extreme is a
   // chain of dependent compare-and-selects; a chunk that cannot move it
   // (no value reaching it, no NaN; after a NaN: no other NaN) is checked
   // as a vector reduction and filled with the standing index instead.
-  template <bool kMax>
-  static void row(const T* x, int64_t* o, int64_t n) {
+  template <bool kMax, bool kVals>
+  static void row(const T* x, int64_t* o, T* vo, int64_t n) {
     using V = M<T>;
     if (n == 0) return;
     V best = static_cast<V>(x[0]);
+    T bx = x[0];  // the input at `at`
     int64_t at = 0;
     o[0] = 0;
+    if (kVals) vo[0] = bx;
     auto step = [&](int64_t i) {
       const V v = static_cast<V>(x[i]);
       if (v != v || (best == best && (kMax ? v >= best : v <= best))) {
         best = v;
+        bx = x[i];
         at = i;
       }
       o[i] = at;
+      if (kVals) vo[i] = bx;
     };
     constexpr int64_t kChunk = 16;
     int64_t i = 1;
@@ -162,17 +170,25 @@ struct CumExtremeK {
       }
       if (quiet) {
         for (int64_t j = 0; j < kChunk; ++j) o[i + j] = at;
+        if (kVals)
+          for (int64_t j = 0; j < kChunk; ++j) vo[i + j] = bx;
       } else {
         for (int64_t j = 0; j < kChunk; ++j) step(i + j);
       }
     }
     for (; i < n; ++i) step(i);
   }
+  template <bool kMax>
+  static void rows(const T* x, int64_t* o, T* vo, int64_t n) {
+    if (vo) row<kMax, true>(x, o, vo, n);
+    else row<kMax, false>(x, o, vo, n);
+  }
   static void run(KernelArgs& a) {
     using V = M<T>;
     const Tensor& in = *a.in[0];
     const T* x = static_cast<const T*>(in.data_ptr());
     int64_t* o = out_ptr<int64_t>(a.out);
+    T* vo = a.out2 ? out_ptr<T>(a.out2) : nullptr;
     const bool is_max = a.i1 != 0;
     int64_t outer = 1, n = 1, inner = 1;
     for (int64_t d = 0; d < in.dim(); ++d) {
@@ -186,8 +202,9 @@ struct CumExtremeK {
           std::max<int64_t>(1, kGrainSize / std::max<int64_t>(n, 1));
       parallel_for(0, outer, grain, [&](int64_t rb, int64_t re) {
         for (int64_t r = rb; r < re; ++r) {
-          if (is_max) row<true>(x + r * n, o + r * n, n);
-          else row<false>(x + r * n, o + r * n, n);
+          T* vr = vo ? vo + r * n : nullptr;
+          if (is_max) rows<true>(x + r * n, o + r * n, vr, n);
+          else rows<false>(x + r * n, o + r * n, vr, n);
         }
       });
       return;
@@ -198,6 +215,7 @@ struct CumExtremeK {
         std::max<int64_t>(1, kGrainSize / std::max<int64_t>(n * B, 1));
     parallel_for(0, outer * blocks, grain, [&](int64_t ub, int64_t ue) {
       V best[B];
+      T bx[B];
       int64_t at[B];
       for (int64_t u = ub; u < ue; ++u) {
         const int64_t oi = u / blocks, j0 = (u % blocks) * B;
@@ -213,10 +231,12 @@ struct CumExtremeK {
                 (best[j] == best[j] && (is_max ? v >= best[j] : v <= best[j]));
             if (take) {
               best[j] = v;
+              bx[j] = xr[j];
               at[j] = i;
             }
             orow[j] = at[j];
           }
+          if (vo) std::copy(bx, bx + w, vo + base + i * inner);
         }
       }
     });

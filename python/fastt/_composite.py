@@ -1777,9 +1777,12 @@ def _cum_extreme(input, dim, is_max, op):
     d = _wrap_dim(dim, input.ndim, op)
     x = input if input.ndim else input.reshape(1)
     # the indices: one sequential pass (a kernel); values and gradients
-    # are a gather at them
-    idx = _C._cum_extreme_index(x.detach(), d, is_max)
-    vals = x.gather(d, idx)
+    # are a gather at them, or without a gradient written in the same pass
+    if x.requires_grad and _C.is_grad_enabled():
+        idx = _C._cum_extreme_index(x.detach(), d, is_max)
+        vals = x.gather(d, idx)
+    else:
+        vals, idx = _C._cum_extreme(x, d, is_max)
     if input.ndim == 0:
         vals, idx = vals.reshape(()), idx.reshape(())
     return _VI[op](vals, idx)

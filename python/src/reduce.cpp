@@ -188,6 +188,8 @@ FASTT_BIND(norm, 0,
 FASTT_BIND_FUNCTION(_cum_extreme_index, 3,
                     fastt::cum_extreme_index(input, dim, is_max),
                     (Tensor, input), (Int, dim), (BoolOr<true>, is_max))
+FASTT_BIND_FUNCTION(_cum_extreme, 3, fastt::cum_extreme(input, dim, is_max),
+                    (Tensor, input), (Int, dim), (BoolOr<true>, is_max))
 
 #define FASTT_BIND_DIM_DTYPE(name)                                          \
   FASTT_BIND(name, 1, maybe_release_gil(t.numel(), [&] {                    \
