@@ -258,6 +258,44 @@ def test_kthvalue_orders_the_extremes_of_each_type():
         fastt.kthvalue(F(f), 13)
 
 
+@pytest.mark.parametrize("dtype", [torch.bool, torch.uint8, torch.int8,
+                                   torch.int16, torch.int32, torch.int64,
+                                   torch.float16, torch.bfloat16,
+                                   torch.float32, torch.float64])
+def test_sort_long_rows_by_radix_is_stable(dtype):
+    # rows past the radix sort's thresholds (256 for 32-bit keys, 4096 for
+    # 64-bit): ties keep their order (the indices say so), NaN above every
+    # number, -0 equal to +0, negative numbers, descending, rows along
+    # either dim, a strided row; narrow values (passes skipped) and wide
+    g = torch.Generator().manual_seed(5)
+    n = 5000
+    if dtype.is_floating_point:
+        x = torch.randint(-6, 7, (3, n), generator=g).to(dtype) / 2
+        x[0, ::97] = math.nan
+        x[1, ::5] = -0.0
+        x[2] = torch.randn(n, generator=g).to(dtype) * 1e3
+    elif dtype == torch.bool:
+        x = torch.randint(0, 2, (3, n), generator=g).bool()
+    else:
+        info = torch.iinfo(dtype)
+        x = torch.randint(info.min, info.max, (3, n), generator=g,
+                          dtype=torch.int64).to(dtype)
+        x[0] = torch.randint(max(info.min, -4), 5, (n,), generator=g)
+    for t, d in ((x, 1), (x.t().contiguous(), 0), (x[:, ::2], 1)):
+        for desc in (False, True):
+            fv, fi = fastt.sort(F(t), dim=d, descending=desc, stable=True)
+            tv, ti = torch.sort(t, dim=d, descending=desc, stable=True)
+            assert torch.equal(T(fi), ti), (dtype, d, desc)
+            if dtype.is_floating_point:
+                assert torch.equal(T(fv).isnan(), tv.isnan())
+                assert torch.equal(T(fv).nan_to_num(0), tv.nan_to_num(0))
+                assert torch.equal(T(fv).signbit(), tv.signbit())
+            else:
+                assert torch.equal(T(fv), tv)
+    u = torch.randint(-3, 1000, (70000,), generator=g)
+    same(fastt.unique(F(u)), torch.unique(u))
+
+
 @pytest.mark.parametrize("op", ["cummax", "cummin"])
 def test_cummax_cummin_ties_and_nan(op):
     x = torch.tensor([[3., 1., 3., math.nan, 2., math.nan, 5.],
