@@ -1518,7 +1518,7 @@ def _contract(a, la, b, lb, keep):
     m = math.prod(size[c] for c in a_only)
     k = math.prod(size[c] for c in summed)
     n = math.prod(size[c] for c in b_only)
-    r = fastt.bmm(A.reshape(nb, m, k), B.reshape(nb, k, n))
+    r = A.reshape(nb, m, k).bmm(B.reshape(nb, k, n))
     r = r.reshape([size[c] for c in batch + a_only + b_only])
     return r, batch + a_only + b_only
 
@@ -1552,6 +1552,79 @@ def einsum(equation, *operands):
         operands = tuple(operands[0])
     if not operands:
         raise RuntimeError("einsum(): must provide at least one operand")
+    if not builtins.all(isinstance(t, fastt.Tensor) for t in operands):
+        return _einsum(equation, operands)
+    key = (equation,) + tuple(tuple(t.shape) for t in operands)
+    plan = _EINSUM_PLANS.get(key)
+    if plan is not None:
+        return _einsum_replay(plan, operands)
+    tape = []
+    r = _einsum(equation, [_Traced(t, k, tape, len(operands))
+                           for k, t in enumerate(operands)])
+    if not isinstance(r, _Traced):
+        return r
+    if builtins.all(not isinstance(a, fastt.Tensor)
+                    for _, _, args in tape for a in args):  # no constants
+        if len(_EINSUM_PLANS) >= 512:
+            _EINSUM_PLANS.clear()
+        _EINSUM_PLANS[key] = (tape, r.k)
+    return r.t
+
+
+# einsum's every decision (labels, diagonals, sums, the contraction order,
+# each product's layout) depends on the equation and the operands' shapes
+# only: the first call for a (equation, shapes) runs on _Traced operands,
+# which record the tensor methods called on them, and later calls replay
+# that tape (20 -> ~6 us for a 4x4 'ij,jk->ik'; torch's C++ einsum 10).
+_EINSUM_PLANS = {}
+
+
+class _Ref:
+    __slots__ = ("k",)
+
+    def __init__(self, k):
+        self.k = k
+
+
+class _Traced:
+    """A tensor that records each method called on it into tape as (its
+    value's number, method, arguments): values 0..nops-1 are the operands,
+    then one per recorded call."""
+    __slots__ = ("t", "k", "tape", "nops")
+
+    def __init__(self, t, k, tape, nops):
+        self.t, self.k, self.tape, self.nops = t, k, tape, nops
+
+    @property
+    def shape(self):
+        return self.t.shape
+
+    @property
+    def ndim(self):
+        return self.t.ndim
+
+    def __getattr__(self, name):
+        method = getattr(self.t, name)
+
+        def call(*args):
+            r = method(*[a.t if isinstance(a, _Traced) else a for a in args])
+            self.tape.append((self.k, name, tuple(
+                _Ref(a.k) if isinstance(a, _Traced) else a for a in args)))
+            return _Traced(r, self.nops + len(self.tape) - 1, self.tape,
+                           self.nops)
+        return call
+
+
+def _einsum_replay(plan, operands):
+    tape, out = plan
+    v = list(operands)
+    for k, name, args in tape:
+        v.append(getattr(v[k], name)(*[v[a.k] if type(a) is _Ref else a
+                                       for a in args]))
+    return v[out]
+
+
+def _einsum(equation, operands):
     ins, outs = _einsum_parse(equation, len(operands))
     ell = 0
     for k, (t, ls) in enumerate(zip(operands, ins)):
