@@ -138,8 +138,8 @@ using VD = __m128d;
 #define FASTT_VM_FN_C(T, name, ulp) own_##name##_##T
 // An own kernel all of vector arithmetic (no SLEEF call), inlined into its
 // range loop: its constants then stay in registers across vectors (GCC
-// kept erfc's as a call per vector; inlined, 64K float64 erfc took 0.88x
-// the time, float32 0.85x). Not one that calls SLEEF: every vector
+// kept erfc's as a call per vector; inlined, 64K float64 erfc took
+// 0.84-0.97x the time, float32 0.83x). Not one that calls SLEEF: every vector
 // register is the callee's, so the constants would be spilled around
 // each call instead (float64 erfinv inlined took 1.3x).
 #define FASTT_VM_OWN __attribute__((always_inline)) inline
@@ -386,7 +386,7 @@ __attribute__((always_inline)) inline VF own_erfc_F(VF x) {
 // same in double halves of the vector was within 2.6 ulp and 2.5x slower.
 // +-1 give +-inf, |y| > 1 and NaN NaN, -0 -0. The second polynomial
 // (and its sqrt) runs only for a vector with a lane past w = 5: 64K
-// values in [0.1, 0.9] took 0.81x the time of both in every vector.
+// values in [0.1, 0.9] took 0.82-0.89x the time of both in every vector.
 constexpr float kErfinvFP[9] = {  // in w - 2.5 (w < 5)
     2.81022636e-08f,  3.43273939e-07f, -3.5233877e-06f,
     -4.39150654e-06f, 0.00021858087f,  -0.00125372503f,
